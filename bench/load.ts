@@ -1,0 +1,40 @@
+/**
+ * Load generator, run in its own process so it does not share a core's event loop with the
+ * server: autocannon over a list of URLs (real cursors collected from a walk).
+ *   node --import tsx bench/load.ts <json: {url, headers, paths, connections, duration}>
+ * Prints one JSON line: requests/s, latency percentiles, errors.
+ */
+import autocannon from 'autocannon';
+
+const spec = JSON.parse(process.argv[2] as string) as {
+  url: string;
+  headers: Record<string, string>;
+  paths: string[];
+  connections: number;
+  duration: number;
+};
+let i = 0;
+const result = await autocannon({
+  url: spec.url,
+  connections: spec.connections,
+  duration: spec.duration,
+  headers: spec.headers,
+  requests: [
+    {
+      setupRequest: (req) => {
+        req.path = spec.paths[i++ % spec.paths.length] as string;
+        return req;
+      },
+    },
+  ],
+});
+process.stdout.write(
+  `${JSON.stringify({
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors,
+    non2xx: result.non2xx,
+    total: result.requests.total,
+  })}\n`,
+);

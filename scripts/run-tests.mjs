@@ -1,0 +1,24 @@
+#!/usr/bin/env node
+// Runs every test file with Node's test runner under tsx, files in parallel. Each file runs
+// its suite once per database dialect (SQLite and PostgreSQL).
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+function find(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return name === 'helpers' ? [] : find(path);
+    return name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+const only = process.argv.slice(2);
+const files = only.length ? only : find('test').sort();
+const concurrency = process.env.WSOPS_TEST_CONCURRENCY ?? '3';
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000', ...files],
+  { stdio: 'inherit', env: { ...process.env, WSOPS_LOG_LEVEL: process.env.WSOPS_LOG_LEVEL ?? 'silent' } },
+);
+process.exit(result.status ?? 1);

@@ -1,0 +1,54 @@
+/**
+ * The internal operator API: the domain actions over HTTP, for back-office tools. Not part of
+ * the public API (not in the OpenAPI document). Authenticated by the operator token
+ * (`WSOPS_OPERATOR_TOKEN`), and refused entirely while no token is configured.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { actionByName } from '../actions/domain/index.js';
+import { AppError } from '../errors.js';
+import type { Services } from '../services.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+const UNAUTHORIZED = 'The operator token was not accepted. Send Authorization: Bearer <WSOPS_OPERATOR_TOKEN>.';
+
+/** Constant-time comparison whatever the lengths: both sides are hashed to 32 bytes first. */
+export function operatorTokenMatches(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given, 'utf8').digest();
+  const b = createHash('sha256').update(expected, 'utf8').digest();
+  return timingSafeEqual(a, b);
+}
+
+/** Runs before the body is read: an unauthenticated caller learns nothing about its body. */
+function authorizeOperator(services: Services, request: FastifyRequest): void {
+  const expected = services.config.operatorToken;
+  if (expected === undefined) {
+    throw new AppError('forbidden', 'The internal API is disabled until WSOPS_OPERATOR_TOKEN is set on the server.');
+  }
+  const header = request.headers.authorization;
+  const m = typeof header === 'string' && header.length <= 1000 ? /^Bearer +(\S+) *$/i.exec(header) : null;
+  if (!m || !operatorTokenMatches(m[1] as string, expected)) throw new AppError('unauthorized', UNAUTHORIZED);
+}
+
+export function registerInternalRoutes(app: FastifyInstance, services: Services): void {
+  app.post<{ Params: { action: string } }>(
+    '/internal/v1/actions/:action',
+    {
+      onRequest: async (request) => authorizeOperator(services, request),
+    },
+    async (request, reply) => {
+      const action = actionByName(request.params.action);
+      const body = request.body;
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+        throw new AppError('invalid_request', 'The body must be a JSON object: {"workspace_id": "wsp_...", ...arguments}.');
+      }
+      const { workspace_id: workspaceId, ...args } = body as Record<string, unknown>;
+      if (typeof workspaceId !== 'string' || workspaceId.length === 0 || workspaceId.length > 100) {
+        throw new AppError('invalid_parameter', 'workspace_id is required: the id of the workspace to act in', { param: 'workspace_id' });
+      }
+      const result = await action.run(services, workspaceId, args, { actor: 'operator' });
+      return reply.code(200).type(JSON_TYPE).send(JSON.stringify(result));
+    },
+  );
+}

@@ -1,0 +1,238 @@
+import { ERROR_CATALOGUE } from '../errors.js';
+import { READ_SCOPES, REGISTERS } from '../registers/catalogue.js';
+import type { JsonSchema } from '../registers/fields.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_SEARCH_LENGTH } from './list-query.js';
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const resp = (name: string) => ({ $ref: `#/components/responses/${name}` });
+
+const commonHeaders = {
+  'Request-Id': { $ref: '#/components/headers/Request-Id' },
+  RateLimit: { $ref: '#/components/headers/RateLimit' },
+  'RateLimit-Policy': { $ref: '#/components/headers/RateLimit-Policy' },
+};
+
+function problemResponse(description: string, extraHeaders: Record<string, unknown> = {}) {
+  return {
+    description,
+    headers: { 'Request-Id': { $ref: '#/components/headers/Request-Id' }, ...extraHeaders },
+    content: { 'application/problem+json': { schema: ref('Problem') } },
+  };
+}
+
+/** The OpenAPI 3.1 document of /api/v1, derived from the register declarations. */
+export function buildOpenApi(baseUrl: string): JsonSchema {
+  const schemas: Record<string, JsonSchema> = {};
+  const paths: Record<string, JsonSchema> = {};
+
+  for (const r of REGISTERS) {
+    schemas[r.resource] = r.recordSchema();
+    schemas[`${r.resource}List`] = {
+      type: 'object',
+      additionalProperties: false,
+      required: ['data', 'has_more', 'next_cursor'],
+      properties: {
+        data: { type: 'array', items: ref(r.resource) },
+        has_more: { type: 'boolean', description: 'True when another page exists.' },
+        next_cursor: {
+          type: ['string', 'null'],
+          description: 'Pass as `cursor` to get the next page. Null exactly when `has_more` is false.',
+        },
+      },
+    };
+    const filterParams = r.filters.map((name) => {
+      const field = r.fields[name];
+      const schema = field?.values
+        ? { type: 'string', enum: [...field.values] }
+        : { type: 'string', pattern: `^${field?.ref}_[A-Za-z0-9]{1,40}$` };
+      return {
+        name,
+        in: 'query',
+        required: false,
+        description: `Exact match on \`${name}\`. A value outside the accepted set is a 400.`,
+        schema,
+      };
+    });
+    const listParams = [
+      { $ref: '#/components/parameters/limit' },
+      { $ref: '#/components/parameters/cursor' },
+      { $ref: '#/components/parameters/updated_since' },
+      ...(r.search.length
+        ? [
+            {
+              name: 'search',
+              in: 'query',
+              required: false,
+              description: `Case-insensitive text search over ${r.search.map((s) => `\`${s}\``).join(', ')}: every word must match a word or word prefix.`,
+              schema: { type: 'string', minLength: 1, maxLength: MAX_SEARCH_LENGTH },
+            },
+          ]
+        : []),
+      ...filterParams,
+    ];
+    const errors = {
+      '400': resp('BadRequest'),
+      '401': resp('Unauthorized'),
+      '403': resp('Forbidden'),
+      '429': resp('TooManyRequests'),
+    };
+    paths[`/api/v1/${r.path}`] = {
+      get: {
+        operationId: `list${r.resource}s`.replace(/ys$/, 'ies').replace(/ss$/, 'sses'),
+        summary: `List ${r.path.replace(/-/g, ' ')}`,
+        description: `${r.description}\n\nOrdered by ascending \`(updated_at, id)\`, the paging and sync order. Requires \`${r.scope}\`. ${
+          r.search.length ? '' : 'This register does not support `search` (400). '
+        }When the \`${r.module}\` module is not installed the list is empty.`,
+        tags: [r.path],
+        security: [{ bearerAuth: [r.scope] }],
+        parameters: listParams,
+        responses: {
+          '200': {
+            description: 'A page of records.',
+            headers: commonHeaders,
+            content: { 'application/json': { schema: ref(`${r.resource}List`) } },
+          },
+          ...errors,
+        },
+      },
+    };
+    paths[`/api/v1/${r.path}/{id}`] = {
+      get: {
+        operationId: `get${r.resource}`,
+        summary: `Get one ${r.resource}`,
+        description: `The same object as in the list. Unknown ids, ids of another workspace and records of an uninstalled module are 404. Requires \`${r.scope}\`.`,
+        tags: [r.path],
+        security: [{ bearerAuth: [r.scope] }],
+        parameters: [
+          { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: `Record id (\`${r.idPrefix}_…\`).` },
+        ],
+        responses: {
+          '200': { description: 'The record.', headers: commonHeaders, content: { 'application/json': { schema: ref(r.resource) } } },
+          ...errors,
+          '404': resp('NotFound'),
+        },
+      },
+    };
+  }
+
+  schemas.Scopes = {
+    type: 'object',
+    additionalProperties: false,
+    required: ['key_id', 'environment', 'workspace_id', 'scopes', 'expires_at'],
+    properties: {
+      key_id: { type: 'string', description: 'Public identifier of the key.' },
+      environment: { type: 'string', enum: ['live', 'test'] },
+      workspace_id: { type: 'string' },
+      scopes: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'Scopes the presented key holds (read scopes and possibly write scopes of other APIs).',
+      },
+      expires_at: { type: 'string', format: 'date-time' },
+    },
+  };
+  paths['/api/v1/scopes'] = {
+    get: {
+      operationId: 'getScopes',
+      summary: 'Scopes of the presented key',
+      tags: ['scopes'],
+      security: [{ bearerAuth: [] }],
+      responses: {
+        '200': {
+          description: 'The key and its scopes.',
+          headers: commonHeaders,
+          content: { 'application/json': { schema: ref('Scopes') } },
+        },
+        '400': resp('BadRequest'),
+        '401': resp('Unauthorized'),
+        '429': resp('TooManyRequests'),
+      },
+    },
+  };
+
+  schemas.Problem = {
+    type: 'object',
+    description: 'RFC 9457 problem details.',
+    required: ['type', 'title', 'status', 'detail', 'code', 'request_id'],
+    properties: {
+      type: { type: 'string', format: 'uri' },
+      title: { type: 'string' },
+      status: { type: 'integer' },
+      detail: { type: 'string', description: 'What was wrong and how to fix it.' },
+      code: { type: 'string', enum: Object.keys(ERROR_CATALOGUE), description: 'Stable, machine-readable code.' },
+      request_id: { type: 'string' },
+      param: { type: 'string', description: 'On a 400 about one parameter: its name.' },
+      missing_scope: { type: 'string', description: 'On a 403: the scope the key lacks.' },
+      key_id: { type: 'string', description: 'On a 429: the key that was limited.' },
+    },
+  };
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'wsops read API',
+      version: '1',
+      description:
+        "Read-only JSON access to a workspace's operational registers. Every request carries `Authorization: Bearer svc_sk_<env>_<key_id>_<secret>`. Lists are paged with signed cursors (400 `invalid_cursor`, `cursor_expired` after 24 h, `cursor_filters_mismatch`) and can be synced with `updated_since` (strictly after). Unknown query parameters are a 400. Errors are RFC 9457 problem details.",
+    },
+    servers: [{ url: baseUrl }],
+    security: [{ bearerAuth: [] }],
+    tags: [...REGISTERS.map((r) => ({ name: r.path, description: r.description })), { name: 'scopes' }],
+    paths,
+    components: {
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: `Workspace API key. Scopes: ${READ_SCOPES.join(', ')}.`,
+        },
+      },
+      parameters: {
+        limit: {
+          name: 'limit',
+          in: 'query',
+          required: false,
+          description: `Records per page, ${1} to ${MAX_LIMIT}. May change between pages of one walk.`,
+          schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
+        },
+        cursor: {
+          name: 'cursor',
+          in: 'query',
+          required: false,
+          description:
+            'The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since.',
+          schema: { type: 'string' },
+        },
+        updated_since: {
+          name: 'updated_since',
+          in: 'query',
+          required: false,
+          description: 'ISO 8601 instant with an offset; only records with `updated_at` strictly after it.',
+          schema: { type: 'string', format: 'date-time' },
+        },
+      },
+      headers: {
+        'Request-Id': { description: 'Identifier of this request; quote it in support requests.', schema: { type: 'string' } },
+        RateLimit: { description: 'Remaining requests (`r`) and seconds until the bucket is full (`t`).', schema: { type: 'string' } },
+        'RateLimit-Policy': { description: 'Per-key token bucket: size `q`, refill window `w` seconds.', schema: { type: 'string' } },
+        'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
+      },
+      responses: {
+        BadRequest: problemResponse(
+          'A parameter is invalid (`invalid_parameter`, `unknown_parameter`, `search_not_supported`, `invalid_cursor`, `cursor_expired`, `cursor_filters_mismatch`).',
+        ),
+        Unauthorized: problemResponse('The key was not accepted (one answer for every reason).', {
+          'WWW-Authenticate': { schema: { type: 'string' } },
+        }),
+        Forbidden: problemResponse('The key lacks the scope this endpoint requires (`missing_scope` names it).'),
+        NotFound: problemResponse('No such record in this workspace.'),
+        TooManyRequests: problemResponse('The key exceeded its rate limit.', {
+          'Retry-After': { $ref: '#/components/headers/Retry-After' },
+          RateLimit: { $ref: '#/components/headers/RateLimit' },
+          'RateLimit-Policy': { $ref: '#/components/headers/RateLimit-Policy' },
+        }),
+      },
+      schemas,
+    },
+  };
+}

@@ -1,0 +1,113 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.js';
+import { REGISTERS } from '../registers/catalogue.js';
+import type { Register } from '../registers/define.js';
+import type { Services } from '../services.js';
+import { authenticate, type KeyContext, requireScope } from './auth.js';
+import { filterDigest } from './cursor.js';
+import { parseListQuery, type RawQuery, rejectUnknown } from './list-query.js';
+import { sendProblem } from './problem.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * The order of checks is part of the contract: authentication (401), rate limit (429),
+ * scope (403, also for an uninstalled module), parameters (400), then the module
+ * (empty list / 404).
+ */
+async function admit(services: Services, request: FastifyRequest, reply: FastifyReply): Promise<KeyContext> {
+  const ctx = await authenticate(services, request);
+  const limiter = services.rateLimiter;
+  const decision = await limiter.take(ctx.keyId, services.clock());
+  const window = Math.ceil(limiter.burst / limiter.perSecond);
+  reply.header('RateLimit-Policy', `"per-key";q=${limiter.burst};w=${window}`);
+  reply.header('RateLimit', `"per-key";r=${decision.remaining};t=${decision.resetSeconds}`);
+  if (!decision.allowed) {
+    reply.header('Retry-After', String(decision.retryAfter));
+    throw new AppError(
+      'rate_limited',
+      `Key ${ctx.keyId} exceeded ${limiter.perSecond} requests per second (burst ${limiter.burst}); retry after ${decision.retryAfter} s.`,
+      { key_id: ctx.keyId },
+    );
+  }
+  return ctx;
+}
+
+function listHandler(services: Services, register: Register) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const ctx = await admit(services, request, reply);
+    requireScope(ctx, register.scope);
+    const params = parseListQuery(register, request.query as RawQuery);
+    const digest = filterDigest({
+      ...params.filters,
+      search: params.search.length ? params.search.join(' ') : undefined,
+      updated_since: params.updatedSince,
+    });
+    const now = services.clock();
+    const after = params.cursor
+      ? services.cursors.decode(params.cursor, { workspaceId: ctx.workspaceId, register: register.path, digest, now })
+      : undefined;
+    if (!ctx.modules.has(register.module)) {
+      return reply.type(JSON_TYPE).send('{"data":[],"has_more":false,"next_cursor":null}');
+    }
+    const page = await services.records.listPage({
+      workspaceId: ctx.workspaceId,
+      register,
+      filters: params.filters,
+      searchWords: params.search,
+      updatedSince: params.updatedSince,
+      after,
+      limit: params.limit,
+    });
+    const next =
+      page.hasMore && page.last
+        ? JSON.stringify(
+            services.cursors.encode({ workspaceId: ctx.workspaceId, register: register.path, position: page.last, digest, issuedAt: now }),
+          )
+        : 'null';
+    // The records are stored as the exact JSON the API returns; the page is assembled, not re-serialized.
+    return reply.type(JSON_TYPE).send(`{"data":[${page.docs.join(',')}],"has_more":${page.hasMore},"next_cursor":${next}}`);
+  };
+}
+
+function detailHandler(services: Services, register: Register) {
+  return async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
+    const ctx = await admit(services, request, reply);
+    requireScope(ctx, register.scope);
+    rejectUnknown(request.query as RawQuery, []);
+    const id = request.params.id;
+    const notFound = new AppError('not_found', `No ${register.resource} with id "${id.slice(0, 60)}" in this workspace.`);
+    if (!ctx.modules.has(register.module) || id.length > 100 || !id.startsWith(`${register.idPrefix}_`)) throw notFound;
+    const doc = await services.records.getDoc(ctx.workspaceId, register, id);
+    if (doc === undefined) throw notFound;
+    return reply.type(JSON_TYPE).send(doc);
+  };
+}
+
+export function registerReadRoutes(app: FastifyInstance, services: Services): void {
+  for (const register of REGISTERS) {
+    app.get(`/api/v1/${register.path}`, listHandler(services, register));
+    app.get(`/api/v1/${register.path}/:id`, detailHandler(services, register));
+  }
+  app.get('/api/v1/scopes', async (request, reply) => {
+    const ctx = await admit(services, request, reply);
+    rejectUnknown(request.query as RawQuery, []);
+    return reply.type(JSON_TYPE).send(
+      JSON.stringify({
+        key_id: ctx.keyId,
+        environment: ctx.environment,
+        workspace_id: ctx.workspaceId,
+        scopes: ctx.scopes,
+        expires_at: ctx.expiresAt,
+      }),
+    );
+  });
+  app.route({
+    method: ['POST', 'PUT', 'PATCH', 'DELETE'],
+    url: '/api/v1/*',
+    handler: async (_request, reply) => {
+      reply.header('Allow', 'GET, HEAD');
+      return sendProblem(reply, 'method_not_allowed', 'The API is read-only: every operation is a GET.');
+    },
+  });
+}

@@ -1,0 +1,12 @@
+import { loadConfig } from '../config.js';
+import { createServices, type Services } from '../services.js';
+
+/** Runs a command with services built from the environment, and always closes them. */
+export async function withServices<T>(fn: (services: Services) => Promise<T>): Promise<T> {
+  const services = await createServices(loadConfig());
+  try {
+    return await fn(services);
+  } finally {
+    await services.close();
+  }
+}

@@ -1,0 +1,136 @@
+import type { Command } from 'commander';
+import type { Services } from '../services.js';
+import { getWorkspace } from '../store/workspaces.js';
+import { createEndpoint, disableEndpoint, enableEndpoint, listEndpoints, rotateSecret, verifyEndpoint } from '../webhooks/endpoints.js';
+import { checkRenewals } from '../webhooks/renewals.js';
+import { withServices } from './context.js';
+import { print, table, UsageError } from './output.js';
+
+async function inWorkspace<T>(workspaceId: string, fn: (s: Services) => Promise<T>): Promise<T> {
+  return withServices(async (s) => {
+    await getWorkspace(s.database.db, workspaceId);
+    return fn(s);
+  });
+}
+
+export function endpointCommands(program: Command): void {
+  const ep = program.command('endpoint').description('register and manage webhook endpoints');
+  ep.command('create')
+    .description('register an endpoint; its signing secret is printed once; a verification event is sent')
+    .requiredOption('--workspace <id>', 'workspace id')
+    .requiredOption('--url <url>', 'https URL on port 443, reachable from the public internet')
+    .requiredOption('--scopes <list>', 'comma-separated read scopes')
+    .requiredOption('--events <list>', 'comma-separated event types')
+    .option('--json', 'machine output')
+    .action(async (opts: { workspace: string; url: string; scopes: string; events: string; json?: boolean }) => {
+      const created = await inWorkspace(opts.workspace, (s) => createEndpoint(s, opts.workspace, opts));
+      print(!!opts.json, created, () =>
+        [
+          `endpoint ${created.id} registered (${created.status}); a signed endpoint.verification was queued.`,
+          `signing secret: ${created.secret}`,
+          'The secret is shown only now; it signs every delivery (X-Service-Signature).',
+        ].join('\n'),
+      );
+    });
+  ep.command('list')
+    .description('list endpoints (disabled ones stay listed)')
+    .requiredOption('--workspace <id>', 'workspace id')
+    .option('--json', 'machine output')
+    .action(async (opts: { workspace: string; json?: boolean }) => {
+      const all = await inWorkspace(opts.workspace, (s) => listEndpoints(s, opts.workspace));
+      print(!!opts.json, all, () => table(all, ['id', 'status', 'disabled_reason', 'url', 'events', 'consecutive_failures']));
+    });
+  const simple = [
+    ['disable', 'switch an endpoint off: deliveries stop at once and its slot is freed', disableEndpoint],
+    ['enable', 'switch a disabled endpoint back on: it is re-verified, then owed deliveries resume', enableEndpoint],
+    ['verify', 'send a new verification challenge to an endpoint awaiting verification', verifyEndpoint],
+  ] as const;
+  for (const [name, description, fn] of simple) {
+    ep.command(name)
+      .description(description)
+      .requiredOption('--workspace <id>', 'workspace id')
+      .argument('<endpoint_id>', 'endpoint id')
+      .option('--json', 'machine output')
+      .action(async (id: string, opts: { workspace: string; json?: boolean }) => {
+        const result = await inWorkspace(opts.workspace, (s) => fn(s, opts.workspace, id));
+        print(!!opts.json, result, () => `endpoint ${result.id} is ${result.status}`);
+      });
+  }
+  ep.command('rotate')
+    .description('rotate the signing secret: the new one signs at once, the old one beside it for the grace period')
+    .requiredOption('--workspace <id>', 'workspace id')
+    .argument('<endpoint_id>', 'endpoint id')
+    .option('--grace-hours <n>', 'hours the old secret keeps signing (0 to 168)', '24')
+    .option('--json', 'machine output')
+    .action(async (id: string, opts: { workspace: string; graceHours: string; json?: boolean }) => {
+      if (!/^\d+(\.\d+)?$/.test(opts.graceHours))
+        throw new UsageError(`--grace-hours must be a number of hours from 0 to 168; got "${opts.graceHours}"`);
+      const rotated = await inWorkspace(opts.workspace, (s) => rotateSecret(s, opts.workspace, id, Number(opts.graceHours)));
+      print(!!opts.json, rotated, () => `new signing secret for ${rotated.id}: ${rotated.secret}\nThe secret is shown only now.`);
+    });
+
+  program
+    .command('deliveries')
+    .description('delivery history: each attempt, its outcome, the next attempt time')
+    .requiredOption('--workspace <id>', 'workspace id')
+    .option('--endpoint <id>', 'only this endpoint')
+    .option('--limit <n>', 'most recent attempts to show', '100')
+    .option('--json', 'machine output')
+    .action(async (opts: { workspace: string; endpoint?: string; limit: string; json?: boolean }) => {
+      if (!/^\d+$/.test(opts.limit) || Number(opts.limit) < 1 || Number(opts.limit) > 10_000) {
+        throw new UsageError(`--limit must be a whole number from 1 to 10000; got "${opts.limit}"`);
+      }
+      const rows = await inWorkspace(opts.workspace, async (s) => {
+        let q = s.database.db
+          .selectFrom('delivery_attempts')
+          .select([
+            'id as delivery_id',
+            'event_id',
+            'event_type',
+            'endpoint_id',
+            'attempt',
+            'status_code',
+            'outcome',
+            'error_class',
+            'latency_ms',
+            'attempted_at',
+            'next_attempt_at',
+            'response_body',
+          ])
+          .where('workspace_id', '=', opts.workspace);
+        if (opts.endpoint) q = q.where('endpoint_id', '=', opts.endpoint);
+        return q.orderBy('attempted_at', 'desc').orderBy('attempt', 'desc').limit(Number(opts.limit)).execute();
+      });
+      print(!!opts.json, rows, () =>
+        table(rows, [
+          'attempted_at',
+          'delivery_id',
+          'event_type',
+          'endpoint_id',
+          'attempt',
+          'outcome',
+          'status_code',
+          'error_class',
+          'next_attempt_at',
+        ]),
+      );
+    });
+
+  const renewals = program.command('renewals').description('vendor renewal warnings');
+  renewals
+    .command('check')
+    .description('run the renewal check now (it also runs at start and every 15 minutes)')
+    .option('--workspace <id>', 'only this workspace')
+    .option('--json', 'machine output')
+    .action(async (opts: { workspace?: string; json?: boolean }) => {
+      const result = await withServices(async (s) => {
+        if (opts.workspace) await getWorkspace(s.database.db, opts.workspace);
+        return checkRenewals(s, opts.workspace);
+      });
+      print(
+        !!opts.json,
+        result,
+        () => `checked ${result.checked} vendors; ${result.events.length} vendor.renewal_approaching events emitted`,
+      );
+    });
+}

@@ -1,0 +1,62 @@
+import type { Command } from 'commander';
+import { buildApp } from '../api/app.js';
+import { loadConfig } from '../config.js';
+import { bootstrapDemo } from '../demo.js';
+import { createServices } from '../services.js';
+import { redactUrl } from '../store/database.js';
+import { startWorker } from '../webhooks/worker.js';
+import { parsePositiveInt, UsageError } from './output.js';
+
+export function serveCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('run the read API, the OpenAPI document, the webhook dispatcher and the renewal scheduler')
+    .option('--port <n>', 'TCP port (default WSOPS_PORT or 8080)')
+    .option('--only <part>', 'api or worker: run one part alone')
+    .action(async (opts: { port?: string; only?: string }) => {
+      if (opts.only !== undefined && opts.only !== 'api' && opts.only !== 'worker') {
+        throw new UsageError(`--only must be api or worker; got "${opts.only}"`);
+      }
+      const config = loadConfig();
+      const port = opts.port !== undefined ? parsePositiveInt('--port', opts.port, 65535) : config.port;
+      const services = await createServices(config);
+      const app = buildApp(services, { logger: { level: config.logLevel } });
+      app.log.info(
+        { database: redactUrl(config.databaseUrl), env: config.env, rate_limit_store: config.redisUrl ? 'redis' : 'memory' },
+        'wsops starting',
+      );
+      if (config.demo) {
+        const demo = await bootstrapDemo(services);
+        if (demo) printDemo(config.baseUrl, port, demo.workspaceId, demo.key, demo.records);
+      }
+      const worker = opts.only === 'api' ? undefined : startWorker(services, {}, (msg, err) => app.log.error({ err }, msg));
+      const shutdown = async () => {
+        await worker?.stop();
+        await app.close();
+        await services.close();
+        process.exit(0);
+      };
+      process.once('SIGTERM', shutdown);
+      process.once('SIGINT', shutdown);
+      if (opts.only !== 'worker') {
+        await app.listen({ port, host: config.host });
+      } else {
+        app.log.info({ worker_id: worker?.dispatcher.workerId }, 'delivery worker running');
+      }
+    });
+}
+
+function printDemo(baseUrl: string, port: number, workspaceId: string, key: string, records: number): void {
+  const base = baseUrl.replace(/:\d+$/, `:${port}`);
+  process.stdout.write(
+    [
+      '',
+      `Demo workspace ${workspaceId} created with ${records} records.`,
+      `Demo API key (shown once; create more with bin/wsops key create): ${key}`,
+      '',
+      'Try it:',
+      `  curl -H "Authorization: Bearer ${key}" "${base}/api/v1/assets?limit=2"`,
+      '',
+    ].join('\n'),
+  );
+}

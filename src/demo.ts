@@ -1,0 +1,40 @@
+import { iso } from './clock.js';
+import { READ_SCOPES } from './registers/define.js';
+import { seedWorkspace } from './seed/seed.js';
+import type { Services } from './services.js';
+import { createKey } from './store/keys.js';
+import { createWorkspace, listWorkspaces } from './store/workspaces.js';
+
+export interface DemoResult {
+  workspaceId: string;
+  key: string;
+  records: number;
+}
+
+/**
+ * On an empty database, make a demo workspace with seeded data and a key holding every read
+ * scope, so a newcomer can call the API at once. Does nothing once any workspace exists.
+ */
+export async function bootstrapDemo(services: Services): Promise<DemoResult | undefined> {
+  if ((await listWorkspaces(services.database.db)).length > 0) return undefined;
+  const now = services.clock();
+  const ws = await createWorkspace(
+    services.database.db,
+    'Demo workspace',
+    ['vendors', 'approvals', 'systems', 'learning', 'handovers', 'transitions', 'assets', 'workplace'],
+    iso(now),
+  );
+  const seeded = await seedWorkspace(services, ws.id, { scale: 1, seed: 'demo', now });
+  const key = await createKey(services.database.db, {
+    workspaceId: ws.id,
+    scopes: [...READ_SCOPES],
+    environment: services.config.env,
+    days: 90,
+    name: 'Demo key',
+    createdBy: 'demo',
+    now,
+    maxKeys: services.config.maxKeys,
+    dialect: services.database.dialect,
+  });
+  return { workspaceId: ws.id, key: key.key, records: seeded.total };
+}

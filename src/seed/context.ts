@@ -1,0 +1,44 @@
+import { Directory } from './directory.js';
+import { KeyedRandom, Random } from './random.js';
+import type { SeedWriter } from './writer.js';
+
+/**
+ * What every generator needs: the clock, keyed randomness for ids and plans, the directory of
+ * references, and the writer. One context per seeding run; `namespace` separates runs that add
+ * to the same workspace (the full seed, each bulk seed) so their ids never collide.
+ */
+export interface SeedContext {
+  readonly now: number;
+  readonly keys: KeyedRandom;
+  readonly dir: Directory;
+  readonly writer: SeedWriter;
+  /** Email domain of the workspace's people. */
+  readonly domain: string;
+  /** An independent content stream per label (usually a register), stable across runs. */
+  stream(label: string): Random;
+  /** Index of the next task: tasks are made by several generators and share one id sequence. */
+  nextTaskIndex: number;
+}
+
+export interface ContextInput {
+  seed: string;
+  workspaceId: string;
+  namespace: string;
+  now: number;
+  writer: SeedWriter;
+  domain: string;
+  dir?: Directory;
+}
+
+export function createContext(input: ContextInput): SeedContext {
+  const base = `${input.seed}:${input.workspaceId}:${input.namespace}`;
+  return {
+    now: input.now,
+    keys: new KeyedRandom(`${base}:keys`),
+    dir: input.dir ?? new Directory(),
+    writer: input.writer,
+    domain: input.domain,
+    stream: (label) => Random.from(`${base}:${label}`),
+    nextTaskIndex: 0,
+  };
+}

@@ -1,0 +1,55 @@
+import { CursorCodec } from './api/cursor.js';
+import { MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from './api/rate-limit.js';
+import { type Clock, systemClock } from './clock.js';
+import type { Config } from './config.js';
+import { type Database, openDatabase } from './store/database.js';
+import { migrate } from './store/migrations.js';
+import { RecordStore } from './store/records.js';
+import { ensureServerSecret } from './store/settings.js';
+import { SecretBox } from './webhooks/secret-box.js';
+
+/** Everything a request or a command needs, built once at start and passed down explicitly. */
+export interface Services {
+  config: Config;
+  database: Database;
+  records: RecordStore;
+  cursors: CursorCodec;
+  /** Encrypts webhook signing secrets at rest. */
+  secretBox: SecretBox;
+  rateLimiter: RateLimiter;
+  clock: Clock;
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  clock?: Clock;
+  /** Skip migrations (they are applied by `wsops migrate` or by the first process). */
+  migrate?: boolean;
+}
+
+export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
+  const database = openDatabase(config.databaseUrl);
+  try {
+    if (options.migrate !== false) await migrate(database);
+    const secret = config.secret ?? (await ensureServerSecret(database.db));
+    const rateLimiter = config.redisUrl
+      ? new RedisRateLimiter(config.redisUrl, config.rateLimitPerSecond, config.rateLimitBurst)
+      : new MemoryRateLimiter(config.rateLimitPerSecond, config.rateLimitBurst);
+    return {
+      config,
+      database,
+      records: new RecordStore(database),
+      cursors: new CursorCodec(secret),
+      secretBox: new SecretBox(secret),
+      rateLimiter,
+      clock: options.clock ?? systemClock,
+      async close() {
+        await rateLimiter.close();
+        await database.close();
+      },
+    };
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
+}

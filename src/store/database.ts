@@ -1,0 +1,68 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { DB } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Database {
+  db: Kysely<DB>;
+  dialect: Dialect;
+  /** The raw better-sqlite3 handle, for bulk loading (SQLite only). */
+  sqlite?: SQLite.Database;
+  /** The raw pg pool, for bulk loading (PostgreSQL only). */
+  pool?: pg.Pool;
+  close(): Promise<void>;
+}
+
+/**
+ * Kysely prepares every query it runs; better-sqlite3's prepare costs tens of microseconds, so
+ * keep prepared statements by SQL text. The set of distinct SQL texts is small and bounded
+ * (one per query shape), so the cache cannot grow without limit.
+ */
+function cachingSqlite(raw: SQLite.Database) {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => raw.close(),
+    prepare(sqlText: string) {
+      let stmt = cache.get(sqlText);
+      if (!stmt) {
+        stmt = raw.prepare(sqlText);
+        if (cache.size < 5000) cache.set(sqlText, stmt);
+      }
+      return stmt;
+    },
+  };
+}
+
+// pg returns int8/numeric as strings; our counters fit in a JS number.
+pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+
+export function openDatabase(url: string): Database {
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length);
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    const raw = new SQLite(path);
+    raw.pragma('journal_mode = WAL');
+    raw.pragma('synchronous = NORMAL');
+    raw.pragma('busy_timeout = 10000');
+    raw.pragma('cache_size = -65536');
+    raw.pragma('temp_store = MEMORY');
+    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingSqlite(raw) }) });
+    return {
+      db,
+      dialect: 'sqlite',
+      sqlite: raw,
+      close: () => db.destroy(),
+    };
+  }
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: 'postgres', pool, close: () => db.destroy() };
+}
+
+export function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:@/]+):([^@/]+)@/, '//$1:***@');
+}

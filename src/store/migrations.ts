@@ -1,0 +1,189 @@
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import type { Database, Dialect } from './database.js';
+
+function migrations(dialect: Dialect): Record<string, Migration> {
+  return {
+    '0001_core': {
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable('settings')
+          .addColumn('name', 'text', (c) => c.primaryKey())
+          .addColumn('value', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('workspaces')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('modules', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('api_keys')
+          .addColumn('key_id', 'text', (c) => c.primaryKey())
+          .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id'))
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('environment', 'text', (c) => c.notNull())
+          .addColumn('secret_hash', 'text', (c) => c.notNull())
+          .addColumn('scopes', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addColumn('expires_at', 'text', (c) => c.notNull())
+          .addColumn('revoked_at', 'text')
+          .addColumn('last_used_at', 'text')
+          .addColumn('created_by', 'text')
+          .execute();
+        await db.schema.createIndex('api_keys_workspace').on('api_keys').columns(['workspace_id']).execute();
+        await db.schema
+          .createTable('audit_events')
+          .addColumn('seq', dialect === 'sqlite' ? 'integer' : 'bigserial', (c) =>
+            dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey(),
+          )
+          .addColumn('id', 'text', (c) => c.notNull().unique())
+          .addColumn('workspace_id', 'text', (c) => c.notNull())
+          .addColumn('at', 'text', (c) => c.notNull())
+          .addColumn('actor', 'text', (c) => c.notNull())
+          .addColumn('action', 'text', (c) => c.notNull())
+          .addColumn('key_id', 'text')
+          .addColumn('target', 'text')
+          .addColumn('detail', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('audit_events_workspace').on('audit_events').columns(['workspace_id', 'seq']).execute();
+        await db.schema
+          .createTable('records')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('workspace_id', 'text', (c) => c.notNull())
+          .addColumn('register', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addColumn('updated_at', 'text', (c) => c.notNull())
+          .addColumn('location_id', 'text')
+          .addColumn('status', 'text')
+          .addColumn('category', 'text')
+          .addColumn('record_type', 'text')
+          .addColumn('search_text', 'text', (c) => c.notNull())
+          .addColumn('doc', 'text', (c) => c.notNull())
+          .execute();
+        // The paging and sync order is (updated_at, id): every list query is a range scan
+        // over one of these indexes, whatever the depth.
+        await db.schema.createIndex('records_order').on('records').columns(['workspace_id', 'register', 'updated_at', 'id']).execute();
+        for (const col of ['location_id', 'status', 'category', 'record_type']) {
+          await db.schema
+            .createIndex(`records_by_${col}`)
+            .on('records')
+            .columns(['workspace_id', 'register', col, 'updated_at', 'id'])
+            .where(sql.ref(col), 'is not', null)
+            .execute();
+        }
+        if (dialect === 'sqlite') {
+          // External-content FTS5 index over search_text, kept in step by triggers.
+          await sql`CREATE VIRTUAL TABLE records_fts USING fts5(search_text, content='records', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2')`.execute(
+            db,
+          );
+          await sql`CREATE TRIGGER records_ai AFTER INSERT ON records BEGIN
+            INSERT INTO records_fts(rowid, search_text) VALUES (new.rowid, new.search_text); END`.execute(db);
+          await sql`CREATE TRIGGER records_ad AFTER DELETE ON records BEGIN
+            INSERT INTO records_fts(records_fts, rowid, search_text) VALUES ('delete', old.rowid, old.search_text); END`.execute(db);
+          await sql`CREATE TRIGGER records_au AFTER UPDATE OF search_text ON records BEGIN
+            INSERT INTO records_fts(records_fts, rowid, search_text) VALUES ('delete', old.rowid, old.search_text);
+            INSERT INTO records_fts(rowid, search_text) VALUES (new.rowid, new.search_text); END`.execute(db);
+        } else {
+          await sql`CREATE INDEX records_search ON records USING gin (to_tsvector('simple', search_text))`.execute(db);
+        }
+      },
+    },
+    '0002_webhooks': {
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable('webhook_endpoints')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id'))
+          .addColumn('url', 'text', (c) => c.notNull())
+          .addColumn('scopes', 'text', (c) => c.notNull())
+          .addColumn('events', 'text', (c) => c.notNull())
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('disabled_reason', 'text')
+          .addColumn('secret_ciphertext', 'text', (c) => c.notNull())
+          .addColumn('previous_secret_ciphertext', 'text')
+          .addColumn('previous_secret_expires_at', 'text')
+          .addColumn('consecutive_failures', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('last_failure', 'text')
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addColumn('updated_at', 'text', (c) => c.notNull())
+          .addColumn('verified_at', 'text')
+          .addColumn('disabled_at', 'text')
+          .execute();
+        await db.schema.createIndex('webhook_endpoints_workspace').on('webhook_endpoints').columns(['workspace_id', 'status']).execute();
+        await db.schema
+          .createTable('events')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('workspace_id', 'text', (c) => c.notNull())
+          .addColumn('type', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addColumn('body', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('events_workspace').on('events').columns(['workspace_id', 'created_at']).execute();
+        await db.schema
+          .createTable('delivery_jobs')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('workspace_id', 'text', (c) => c.notNull())
+          .addColumn('event_id', 'text', (c) => c.notNull())
+          .addColumn('endpoint_id', 'text', (c) => c.notNull())
+          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('next_attempt_at', 'text')
+          .addColumn('lease_until', 'text')
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addColumn('updated_at', 'text', (c) => c.notNull())
+          .execute();
+        // The queue: due pending jobs in run-time order.
+        await db.schema.createIndex('delivery_jobs_due').on('delivery_jobs').columns(['state', 'next_attempt_at']).execute();
+        await db.schema.createIndex('delivery_jobs_endpoint').on('delivery_jobs').columns(['endpoint_id', 'state']).execute();
+        await db.schema
+          .createTable('delivery_attempts')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('job_id', 'text', (c) => c.notNull())
+          .addColumn('workspace_id', 'text', (c) => c.notNull())
+          .addColumn('event_id', 'text', (c) => c.notNull())
+          .addColumn('event_type', 'text', (c) => c.notNull())
+          .addColumn('endpoint_id', 'text', (c) => c.notNull())
+          .addColumn('attempt', 'integer', (c) => c.notNull())
+          .addColumn('attempted_at', 'text', (c) => c.notNull())
+          .addColumn('status_code', 'integer')
+          .addColumn('outcome', 'text', (c) => c.notNull())
+          .addColumn('error_class', 'text')
+          .addColumn('latency_ms', 'integer', (c) => c.notNull())
+          .addColumn('response_body', 'text')
+          .addColumn('next_attempt_at', 'text')
+          .execute();
+        await db.schema
+          .createIndex('delivery_attempts_workspace')
+          .on('delivery_attempts')
+          .columns(['workspace_id', 'attempted_at'])
+          .execute();
+        await db.schema.createIndex('delivery_attempts_job').on('delivery_attempts').columns(['job_id']).execute();
+        await db.schema
+          .createTable('renewal_notices')
+          .addColumn('workspace_id', 'text', (c) => c.notNull())
+          .addColumn('vendor_id', 'text', (c) => c.notNull())
+          .addColumn('renewal_date', 'text', (c) => c.notNull())
+          .addColumn('event_id', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('renewal_notices_pk', ['workspace_id', 'vendor_id', 'renewal_date'])
+          .execute();
+      },
+    },
+  };
+}
+
+class InlineProvider implements MigrationProvider {
+  constructor(private readonly dialect: Dialect) {}
+  async getMigrations() {
+    return migrations(this.dialect);
+  }
+}
+
+/** Applies pending migrations. Safe to run from several processes at once (Kysely locks). */
+export async function migrate(database: Database): Promise<string[]> {
+  const migrator = new Migrator({ db: database.db, provider: new InlineProvider(database.dialect) });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

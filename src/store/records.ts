@@ -1,0 +1,184 @@
+import { type Kysely, sql } from 'kysely';
+import type { Register } from '../registers/define.js';
+import type { Database } from './database.js';
+import type { DB, RecordsTable } from './schema.js';
+import { fts5Query, searchText, tsQuery } from './search-text.js';
+
+export type RecordObject = Record<string, unknown>;
+
+/**
+ * Builds the stored row of a record: its JSON document in the register's field order (only
+ * declared fields, so nothing undeclared can ever reach a client) and the indexed columns.
+ */
+export function toRow(workspaceId: string, register: Register, record: RecordObject): RecordsTable {
+  const doc: RecordObject = {};
+  for (const name of Object.keys(register.allFields)) {
+    const value = record[name];
+    doc[name] = value === undefined ? null : value;
+  }
+  const column = (name: string) => (register.filters.includes(name as never) ? ((doc[name] as string | null) ?? null) : null);
+  return {
+    id: doc.id as string,
+    workspace_id: workspaceId,
+    register: register.path,
+    created_at: doc.created_at as string,
+    updated_at: doc.updated_at as string,
+    location_id: column('location_id'),
+    status: column('status'),
+    category: column('category'),
+    record_type: column('record_type'),
+    search_text: searchText(register.search.map((s) => doc[s])),
+    doc: JSON.stringify(doc),
+  };
+}
+
+export interface ListQuery {
+  workspaceId: string;
+  register: Register;
+  filters: Partial<Record<string, string>>;
+  searchWords: readonly string[];
+  updatedSince?: string;
+  after?: { updatedAt: string; id: string };
+  limit: number;
+}
+
+export interface PageRows {
+  docs: string[];
+  last: { updatedAt: string; id: string } | undefined;
+  hasMore: boolean;
+}
+
+export class RecordStore {
+  constructor(private readonly database: Database) {}
+
+  private get db(): Kysely<DB> {
+    return this.database.db;
+  }
+
+  /** One page in (updated_at, id) order: fetches limit + 1 rows to know whether more exist. */
+  async listPage(q: ListQuery): Promise<PageRows> {
+    let query = this.db
+      .selectFrom('records')
+      .select(['id', 'updated_at', 'doc'])
+      .where('workspace_id', '=', q.workspaceId)
+      .where('register', '=', q.register.path);
+    for (const [name, value] of Object.entries(q.filters)) {
+      if (value !== undefined) query = query.where(name as 'status', '=', value);
+    }
+    if (q.updatedSince !== undefined) query = query.where('updated_at', '>', q.updatedSince);
+    if (q.after) query = query.where(sql<boolean>`(updated_at, id) > (${q.after.updatedAt}, ${q.after.id})`);
+    if (q.searchWords.length > 0) {
+      query =
+        this.database.dialect === 'sqlite'
+          ? query.where(sql<boolean>`rowid IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ${fts5Query(q.searchWords)})`)
+          : query.where(sql<boolean>`to_tsvector('simple', search_text) @@ to_tsquery('simple', ${tsQuery(q.searchWords)})`);
+    }
+    const rows = await query
+      .orderBy('updated_at')
+      .orderBy('id')
+      .limit(q.limit + 1)
+      .execute();
+    const hasMore = rows.length > q.limit;
+    const pageRows = hasMore ? rows.slice(0, q.limit) : rows;
+    const lastRow = pageRows[pageRows.length - 1];
+    return {
+      docs: pageRows.map((r) => r.doc),
+      last: lastRow ? { updatedAt: lastRow.updated_at, id: lastRow.id } : undefined,
+      hasMore,
+    };
+  }
+
+  async getDoc(workspaceId: string, register: Register, id: string): Promise<string | undefined> {
+    const row = await this.db
+      .selectFrom('records')
+      .select('doc')
+      .where('id', '=', id)
+      .where('workspace_id', '=', workspaceId)
+      .where('register', '=', register.path)
+      .executeTakeFirst();
+    return row?.doc;
+  }
+
+  async get(workspaceId: string, register: Register, id: string, db: Kysely<DB> = this.db): Promise<RecordObject | undefined> {
+    const row = await db
+      .selectFrom('records')
+      .select('doc')
+      .where('id', '=', id)
+      .where('workspace_id', '=', workspaceId)
+      .where('register', '=', register.path)
+      .executeTakeFirst();
+    return row ? (JSON.parse(row.doc) as RecordObject) : undefined;
+  }
+
+  /** Writes a whole record (insert or replace). The caller stamps updated_at. */
+  async put(workspaceId: string, register: Register, record: RecordObject, db: Kysely<DB> = this.db): Promise<void> {
+    const row = toRow(workspaceId, register, record);
+    const { id: _id, workspace_id: _w, register: _r, created_at: _c, ...changes } = row;
+    await db
+      .insertInto('records')
+      .values(row)
+      .onConflict((oc) => oc.column('id').doUpdateSet(changes))
+      .execute();
+  }
+
+  /** Removes a record: it leaves every list and detail. Returns whether it existed. */
+  async delete(workspaceId: string, register: Register, id: string): Promise<boolean> {
+    const result = await this.db
+      .deleteFrom('records')
+      .where('id', '=', id)
+      .where('workspace_id', '=', workspaceId)
+      .where('register', '=', register.path)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
+  /** Bulk insert for the seed: fast paths per dialect, in batches. */
+  async insertMany(rows: readonly RecordsTable[]): Promise<void> {
+    if (rows.length === 0) return;
+    const { sqlite, pool } = this.database;
+    if (sqlite) {
+      const stmt = sqlite.prepare(
+        'INSERT INTO records (id, workspace_id, register, created_at, updated_at, location_id, status, category, record_type, search_text, doc) VALUES (?,?,?,?,?,?,?,?,?,?,?)',
+      );
+      sqlite.transaction(() => {
+        for (const r of rows) {
+          stmt.run(
+            r.id,
+            r.workspace_id,
+            r.register,
+            r.created_at,
+            r.updated_at,
+            r.location_id,
+            r.status,
+            r.category,
+            r.record_type,
+            r.search_text,
+            r.doc,
+          );
+        }
+      })();
+      return;
+    }
+    if (pool) {
+      // unnest() of eleven text arrays: one round trip per batch, no parameter-count limit.
+      const cols = [
+        'id',
+        'workspace_id',
+        'register',
+        'created_at',
+        'updated_at',
+        'location_id',
+        'status',
+        'category',
+        'record_type',
+        'search_text',
+        'doc',
+      ] as const;
+      const arrays = cols.map((c) => rows.map((r) => r[c]));
+      await pool.query(
+        `INSERT INTO records (${cols.join(',')}) SELECT * FROM unnest(${cols.map((_, i) => `$${i + 1}::text[]`).join(',')})`,
+        arrays,
+      );
+    }
+  }
+}

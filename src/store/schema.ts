@@ -1,0 +1,140 @@
+/** Table types for Kysely. One schema for both dialects: timestamps are ISO 8601 UTC text. */
+import type { Generated } from 'kysely';
+
+export interface SettingsTable {
+  name: string;
+  value: string;
+}
+
+export interface WorkspacesTable {
+  id: string;
+  name: string;
+  /** Space-separated optional modules that are installed. */
+  modules: string;
+  created_at: string;
+}
+
+export interface ApiKeysTable {
+  key_id: string;
+  workspace_id: string;
+  name: string;
+  environment: string;
+  secret_hash: string;
+  /** Space-separated scopes. */
+  scopes: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+  last_used_at: string | null;
+  created_by: string | null;
+}
+
+export interface AuditEventsTable {
+  seq: Generated<number>;
+  id: string;
+  workspace_id: string;
+  at: string;
+  actor: string;
+  action: string;
+  key_id: string | null;
+  target: string | null;
+  detail: string;
+}
+
+export interface RecordsTable {
+  id: string;
+  workspace_id: string;
+  register: string;
+  created_at: string;
+  updated_at: string;
+  location_id: string | null;
+  status: string | null;
+  category: string | null;
+  record_type: string | null;
+  search_text: string;
+  /** The record's JSON, exactly as the API returns it (built from the register's allow-list). */
+  doc: string;
+}
+
+export interface WebhookEndpointsTable {
+  id: string;
+  workspace_id: string;
+  url: string;
+  /** Space-separated read scopes. */
+  scopes: string;
+  /** Space-separated event types. */
+  events: string;
+  status: 'unverified' | 'active' | 'disabled';
+  disabled_reason: 'user' | 'failures' | null;
+  /** AES-256-GCM ciphertext of the signing secret (it must be recoverable to sign). */
+  secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: string | null;
+  consecutive_failures: number;
+  last_failure: string | null;
+  created_at: string;
+  updated_at: string;
+  verified_at: string | null;
+  disabled_at: string | null;
+}
+
+export interface EventsTable {
+  id: string;
+  workspace_id: string;
+  type: string;
+  created_at: string;
+  /** The exact JSON body every delivery of this event sends. */
+  body: string;
+}
+
+export interface DeliveryJobsTable {
+  id: string;
+  workspace_id: string;
+  event_id: string;
+  endpoint_id: string;
+  state: 'pending' | 'succeeded' | 'exhausted';
+  attempts: number;
+  next_attempt_at: string | null;
+  lease_until: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DeliveryAttemptsTable {
+  /** `dlv_…`: the X-Service-Delivery header of this attempt. */
+  id: string;
+  job_id: string;
+  workspace_id: string;
+  event_id: string;
+  event_type: string;
+  endpoint_id: string;
+  attempt: number;
+  attempted_at: string;
+  status_code: number | null;
+  outcome: 'succeeded' | 'failed';
+  error_class: string | null;
+  latency_ms: number;
+  response_body: string | null;
+  next_attempt_at: string | null;
+}
+
+export interface RenewalNoticesTable {
+  workspace_id: string;
+  vendor_id: string;
+  renewal_date: string;
+  event_id: string;
+  created_at: string;
+}
+
+export interface DB {
+  webhook_endpoints: WebhookEndpointsTable;
+  events: EventsTable;
+  delivery_jobs: DeliveryJobsTable;
+  delivery_attempts: DeliveryAttemptsTable;
+  renewal_notices: RenewalNoticesTable;
+  settings: SettingsTable;
+  workspaces: WorkspacesTable;
+  api_keys: ApiKeysTable;
+  audit_events: AuditEventsTable;
+  records: RecordsTable;
+}

@@ -1,0 +1,100 @@
+import type { Kysely } from 'kysely';
+import { AppError } from '../errors.js';
+import { newId } from '../ids.js';
+import { ALWAYS_INSTALLED, MODULES, OPTIONAL_MODULES } from '../registers/define.js';
+import { recordAudit } from './audit.js';
+import type { DB } from './schema.js';
+
+export interface Workspace {
+  id: string;
+  name: string;
+  modules: string[];
+  created_at: string;
+}
+
+/** Parses `all` or `m1,m2` into optional module names; always-installed ones are implied. */
+export function parseModules(spec: string): string[] {
+  if (spec.trim() === 'all') return [...OPTIONAL_MODULES];
+  const names = spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const n of names) {
+    if (!MODULES.includes(n)) {
+      throw new AppError('invalid_parameter', `unknown module "${n}"; modules are: ${MODULES.join(', ')}`);
+    }
+  }
+  return [...new Set(names.filter((n) => (OPTIONAL_MODULES as readonly string[]).includes(n)))];
+}
+
+function toWorkspace(row: DB['workspaces']): Workspace {
+  return {
+    id: row.id,
+    name: row.name,
+    modules: [...ALWAYS_INSTALLED, ...row.modules.split(' ').filter(Boolean)],
+    created_at: row.created_at,
+  };
+}
+
+export async function createWorkspace(db: Kysely<DB>, name: string, modules: string[], now: string): Promise<Workspace> {
+  const trimmed = name.trim();
+  if (trimmed.length === 0 || trimmed.length > 200) {
+    throw new AppError('invalid_parameter', 'workspace name must be 1 to 200 characters');
+  }
+  const row = { id: newId('wsp'), name: trimmed, modules: modules.join(' '), created_at: now };
+  await db.transaction().execute(async (trx) => {
+    await trx.insertInto('workspaces').values(row).execute();
+    await recordAudit(trx, { workspaceId: row.id, at: now, actor: 'cli', action: 'workspace.created', detail: { name: trimmed, modules } });
+  });
+  return toWorkspace(row);
+}
+
+export async function getWorkspace(db: Kysely<DB>, id: string): Promise<Workspace> {
+  const row = await db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) throw new AppError('not_found', `no workspace ${id}; list them with: wsops workspace list`);
+  return toWorkspace(row);
+}
+
+export async function listWorkspaces(db: Kysely<DB>): Promise<Workspace[]> {
+  const rows = await db.selectFrom('workspaces').selectAll().orderBy('created_at').execute();
+  return rows.map(toWorkspace);
+}
+
+export async function setModule(
+  db: Kysely<DB>,
+  workspaceId: string,
+  module: string,
+  installed: boolean,
+  now: string,
+  actor = 'cli',
+): Promise<Workspace> {
+  if (!MODULES.includes(module)) {
+    throw new AppError('invalid_parameter', `unknown module "${module}"; modules are: ${MODULES.join(', ')}`);
+  }
+  if ((ALWAYS_INSTALLED as readonly string[]).includes(module)) {
+    throw new AppError(
+      'invalid_parameter',
+      `module "${module}" is always installed and cannot be ${installed ? 'installed' : 'uninstalled'}`,
+    );
+  }
+  return db.transaction().execute(async (trx) => {
+    const ws = await getWorkspace(trx, workspaceId);
+    const optional = new Set(ws.modules.filter((m) => (OPTIONAL_MODULES as readonly string[]).includes(m)));
+    if (installed) optional.add(module);
+    else optional.delete(module);
+    const modules = OPTIONAL_MODULES.filter((m) => optional.has(m));
+    await trx
+      .updateTable('workspaces')
+      .set({ modules: modules.join(' ') })
+      .where('id', '=', workspaceId)
+      .execute();
+    await recordAudit(trx, {
+      workspaceId,
+      at: now,
+      actor,
+      action: installed ? 'module.installed' : 'module.uninstalled',
+      target: module,
+    });
+    return { ...ws, modules: [...ALWAYS_INSTALLED, ...modules] };
+  });
+}

@@ -1,0 +1,317 @@
+/**
+ * The delivery worker. A table is the queue: due jobs are claimed with a lease in one statement
+ * (`FOR UPDATE SKIP LOCKED` on PostgreSQL, so several workers never take the same job; SQLite
+ * serializes writers), posted concurrently, and their outcomes recorded in one transaction per
+ * batch. A worker killed mid-attempt loses nothing: its lease expires and another worker
+ * retries the job (at-least-once).
+ */
+import { type Kysely, sql } from 'kysely';
+import { newId } from '../ids.js';
+import type { Services } from '../services.js';
+import type { DB, DeliveryAttemptsTable } from '../store/schema.js';
+import { signingSecrets } from './endpoints.js';
+import { VERIFICATION_EVENT } from './event-types.js';
+import { FAILURES_BEFORE_DISABLE, MAX_ATTEMPTS, nextAttemptAt } from './schedule.js';
+import { AgentPool, type AttemptOutcome, sendAttempt } from './send.js';
+import { signatureHeader } from './signature.js';
+import { type CheckedUrl, checkWebhookUrl } from './url-safety.js';
+
+export interface DispatcherOptions {
+  /** Jobs claimed per round. */
+  batchSize?: number;
+  /** Idle poll interval. */
+  pollMs?: number;
+  /** How long a claimed job is reserved; must exceed the 10 s attempt timeout. */
+  leaseMs?: number;
+  random?: () => number;
+}
+
+interface ClaimedJob {
+  id: string;
+  workspace_id: string;
+  event_id: string;
+  endpoint_id: string;
+  attempts: number;
+  event_type: string;
+  event_body: string;
+  url: string;
+  endpoint_status: string;
+  secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: string | null;
+}
+
+interface Result {
+  job: ClaimedJob;
+  deliveryId: string;
+  attemptedAt: number;
+  outcome: AttemptOutcome;
+}
+
+export class Dispatcher {
+  private readonly agents = new AgentPool();
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private wakeUp: (() => void) | undefined;
+  readonly workerId = newId('wrk');
+  private readonly batchSize: number;
+  private readonly pollMs: number;
+  private readonly leaseMs: number;
+  private readonly random: () => number;
+
+  constructor(
+    private readonly services: Services,
+    options: DispatcherOptions = {},
+  ) {
+    this.batchSize = options.batchSize ?? 500;
+    this.pollMs = options.pollMs ?? 10;
+    this.leaseMs = options.leaseMs ?? services.config.deliveryLeaseSeconds * 1000;
+    this.random = options.random ?? Math.random;
+  }
+
+  private get db(): Kysely<DB> {
+    return this.services.database.db;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = (async () => {
+      while (this.running) {
+        let handled = 0;
+        try {
+          handled = await this.runOnce();
+        } catch (err) {
+          // A fault of the delivery system, not of an endpoint: nothing is recorded against
+          // anyone; leases expire and the jobs are retried.
+          process.stderr.write(`wsops worker: ${err instanceof Error ? err.message : String(err)}\n`);
+          await this.pause(1000);
+        }
+        if (handled === 0) await this.pause(this.pollMs);
+      }
+    })();
+  }
+
+  /** Wakes an idle worker at once (the outbox calls it after committing an event in this process). */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeUp = done;
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake();
+    await this.loop;
+    await this.agents.close();
+  }
+
+  /** Claims due jobs, attempts them, records the outcomes. Returns how many were attempted. */
+  async runOnce(): Promise<number> {
+    const jobs = await this.claim();
+    if (jobs.length === 0) return 0;
+    const checks = await this.checkUrls(jobs);
+    const results = await Promise.all(jobs.map((job) => this.attempt(job, checks.get(job.endpoint_id))));
+    await this.record(results);
+    return jobs.length;
+  }
+
+  private async claim(): Promise<ClaimedJob[]> {
+    const now = this.services.clock();
+    const nowIso = new Date(now).toISOString();
+    const leaseIso = new Date(now + this.leaseMs).toISOString();
+    const lock = this.services.database.dialect === 'postgres' ? sql`FOR UPDATE OF j SKIP LOCKED` : sql``;
+    const claimed = await sql<{ id: string }>`
+      UPDATE delivery_jobs SET lease_until = ${leaseIso}, updated_at = ${nowIso}
+      WHERE id IN (
+        SELECT j.id FROM delivery_jobs j
+        JOIN webhook_endpoints e ON e.id = j.endpoint_id
+        JOIN events ev ON ev.id = j.event_id
+        WHERE j.state = 'pending' AND j.next_attempt_at <= ${nowIso}
+          AND (j.lease_until IS NULL OR j.lease_until < ${nowIso})
+          AND (e.status = 'active' OR (e.status = 'unverified' AND ev.type = ${VERIFICATION_EVENT}))
+        ORDER BY j.next_attempt_at
+        LIMIT ${this.batchSize}
+        ${lock}
+      )
+      RETURNING id`.execute(this.db);
+    const ids = claimed.rows.map((r) => r.id);
+    if (ids.length === 0) return [];
+    const rows: ClaimedJob[] = [];
+    for (let i = 0; i < ids.length; i += 500) {
+      rows.push(
+        ...(await this.db
+          .selectFrom('delivery_jobs as j')
+          .innerJoin('events as ev', 'ev.id', 'j.event_id')
+          .innerJoin('webhook_endpoints as e', 'e.id', 'j.endpoint_id')
+          .select([
+            'j.id',
+            'j.workspace_id',
+            'j.event_id',
+            'j.endpoint_id',
+            'j.attempts',
+            'ev.type as event_type',
+            'ev.body as event_body',
+            'e.url',
+            'e.status as endpoint_status',
+            'e.secret_ciphertext',
+            'e.previous_secret_ciphertext',
+            'e.previous_secret_expires_at',
+          ])
+          .where('j.id', 'in', ids.slice(i, i + 500))
+          .execute()),
+      );
+    }
+    return rows;
+  }
+
+  /** The URL rules hold at every delivery: each endpoint's URL is checked once per batch. */
+  private async checkUrls(jobs: readonly ClaimedJob[]): Promise<Map<string, CheckedUrl | Error>> {
+    const byEndpoint = new Map(jobs.map((j) => [j.endpoint_id, j.url]));
+    const checks = new Map<string, CheckedUrl | Error>();
+    await Promise.all(
+      [...byEndpoint].map(async ([endpointId, url]) => {
+        try {
+          checks.set(endpointId, await checkWebhookUrl(url, { allowPrivate: this.services.config.allowPrivateWebhooks }));
+        } catch (err) {
+          checks.set(endpointId, err instanceof Error ? err : new Error(String(err)));
+        }
+      }),
+    );
+    return checks;
+  }
+
+  private async attempt(job: ClaimedJob, check: CheckedUrl | Error | undefined): Promise<Result> {
+    const deliveryId = newId('dlv');
+    const attemptedAt = this.services.clock();
+    if (!check || check instanceof Error) {
+      return {
+        job,
+        deliveryId,
+        attemptedAt,
+        outcome: {
+          ok: false,
+          statusCode: null,
+          errorClass: 'url_refused',
+          error: check?.message ?? 'URL not checked',
+          body: null,
+          latencyMs: 0,
+        },
+      };
+    }
+    const secrets = signingSecrets(this.services, job, attemptedAt);
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'wsops-webhooks/1',
+      'x-service-event': job.event_type,
+      'x-service-delivery': deliveryId,
+      'x-service-signature': signatureHeader(secrets, Math.floor(attemptedAt / 1000), job.event_body),
+    };
+    const outcome = await sendAttempt(this.agents.get(job.endpoint_id, check.addresses), check.url.toString(), headers, job.event_body);
+    return { job, deliveryId, attemptedAt, outcome };
+  }
+
+  /** All bookkeeping of a batch in one transaction: attempts, jobs, endpoint counters. */
+  private async record(results: readonly Result[]): Promise<void> {
+    const random = this.random;
+    const attempts: DeliveryAttemptsTable[] = [];
+    const jobUpdates: { id: string; state: string; attempts: number; next: string | null }[] = [];
+    for (const r of results) {
+      const attemptNo = r.job.attempts + 1;
+      const failedAt = r.attemptedAt + r.outcome.latencyMs;
+      const next = r.outcome.ok ? undefined : nextAttemptAt(attemptNo, failedAt, random());
+      const nextIso = next === undefined ? null : new Date(next).toISOString();
+      attempts.push({
+        id: r.deliveryId,
+        job_id: r.job.id,
+        workspace_id: r.job.workspace_id,
+        event_id: r.job.event_id,
+        event_type: r.job.event_type,
+        endpoint_id: r.job.endpoint_id,
+        attempt: attemptNo,
+        attempted_at: new Date(r.attemptedAt).toISOString(),
+        status_code: r.outcome.statusCode,
+        outcome: r.outcome.ok ? 'succeeded' : 'failed',
+        error_class: r.outcome.errorClass,
+        latency_ms: r.outcome.latencyMs,
+        response_body: r.outcome.body,
+        next_attempt_at: nextIso,
+      });
+      jobUpdates.push({
+        id: r.job.id,
+        state: r.outcome.ok ? 'succeeded' : attemptNo >= MAX_ATTEMPTS ? 'exhausted' : 'pending',
+        attempts: attemptNo,
+        next: nextIso,
+      });
+    }
+    // Per endpoint: failures after its last success in this batch, whether it succeeded at all.
+    const endpoints = new Map<string, { reset: boolean; failures: number; verified: boolean; lastFailure: string | null }>();
+    const ordered = [...results].sort((a, b) => a.attemptedAt + a.outcome.latencyMs - (b.attemptedAt + b.outcome.latencyMs));
+    for (const r of ordered) {
+      const e = endpoints.get(r.job.endpoint_id) ?? { reset: false, failures: 0, verified: false, lastFailure: null };
+      if (r.outcome.ok) {
+        e.reset = true;
+        e.failures = 0;
+        if (r.job.event_type === VERIFICATION_EVENT) e.verified = true;
+      } else {
+        e.failures++;
+        e.lastFailure = r.outcome.error;
+      }
+      endpoints.set(r.job.endpoint_id, e);
+    }
+    const nowIso = new Date(this.services.clock()).toISOString();
+    await this.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < attempts.length; i += 400) {
+        await trx
+          .insertInto('delivery_attempts')
+          .values(attempts.slice(i, i + 400))
+          .execute();
+      }
+      for (let i = 0; i < jobUpdates.length; i += 400) {
+        const chunk = jobUpdates.slice(i, i + 400);
+        const values = sql.join(chunk.map((u) => sql`(${u.id}, ${u.state}, ${u.attempts}, ${u.next})`));
+        await sql`
+          WITH v(id, state, attempts, next_at) AS (VALUES ${values})
+          UPDATE delivery_jobs SET state = v.state, attempts = CAST(v.attempts AS INTEGER), next_attempt_at = v.next_at,
+            lease_until = NULL, updated_at = ${nowIso}
+          FROM v WHERE delivery_jobs.id = v.id`.execute(trx);
+      }
+      for (const [endpointId, e] of endpoints) {
+        await trx
+          .updateTable('webhook_endpoints')
+          .set((eb) => ({
+            consecutive_failures: e.reset ? e.failures : eb('consecutive_failures', '+', e.failures),
+            ...(e.lastFailure ? { last_failure: e.lastFailure } : {}),
+          }))
+          .where('id', '=', endpointId)
+          .execute();
+        if (e.verified) {
+          await trx
+            .updateTable('webhook_endpoints')
+            .set({ status: 'active', verified_at: nowIso, updated_at: nowIso })
+            .where('id', '=', endpointId)
+            .where('status', '=', 'unverified')
+            .execute();
+        }
+        if (e.failures > 0) {
+          await trx
+            .updateTable('webhook_endpoints')
+            .set({ status: 'disabled', disabled_reason: 'failures', disabled_at: nowIso, updated_at: nowIso })
+            .where('id', '=', endpointId)
+            .where('status', '=', 'active')
+            .where('consecutive_failures', '>=', FAILURES_BEFORE_DISABLE)
+            .execute();
+        }
+      }
+    });
+  }
+}

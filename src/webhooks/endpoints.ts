@@ -1,0 +1,321 @@
+/**
+ * Webhook endpoint registration and its state machine, checked in one place for the CLI now
+ * and the console later: unverified → active (2xx to the verification) → disabled (by a user,
+ * or after 20 failed attempts in a row) → re-verified and switched on. There is no delete.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { AppError } from '../errors.js';
+import { newId, randomBase62 } from '../ids.js';
+import { READ_SCOPES, WRITE_SCOPES } from '../registers/define.js';
+import type { Services } from '../services.js';
+import { recordAudit } from '../store/audit.js';
+import type { DB, WebhookEndpointsTable } from '../store/schema.js';
+import { EVENT_TYPES, isEventType, SUBSCRIBABLE_EVENTS, VERIFICATION_EVENT } from './event-types.js';
+import { emitVerification } from './outbox.js';
+import { checkWebhookUrl } from './url-safety.js';
+
+export const MAX_DELIVERING_ENDPOINTS = 5;
+export const DEFAULT_ROTATION_GRACE_HOURS = 24;
+const MAX_ROTATION_GRACE_HOURS = 24 * 7;
+
+export interface EndpointView {
+  id: string;
+  url: string;
+  scopes: string[];
+  events: string[];
+  status: 'unverified' | 'active' | 'disabled';
+  disabled_reason: 'user' | 'failures' | null;
+  consecutive_failures: number;
+  last_failure: string | null;
+  created_at: string;
+  updated_at: string;
+  verified_at: string | null;
+  disabled_at: string | null;
+  previous_secret_expires_at: string | null;
+}
+
+export function toView(row: WebhookEndpointsTable): EndpointView {
+  return {
+    id: row.id,
+    url: row.url,
+    scopes: row.scopes.split(' '),
+    events: row.events.split(' '),
+    status: row.status,
+    disabled_reason: row.disabled_reason,
+    consecutive_failures: row.consecutive_failures,
+    last_failure: row.last_failure,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    verified_at: row.verified_at,
+    disabled_at: row.disabled_at,
+    previous_secret_expires_at: row.previous_secret_expires_at,
+  };
+}
+
+function list(spec: string | readonly string[]): string[] {
+  const items = typeof spec === 'string' ? spec.split(/[\s,]+/) : [...spec];
+  return [...new Set(items.map((s) => s.trim()).filter(Boolean))];
+}
+
+/** The scope and event rules of registration; the URL rules live in url-safety.ts. */
+export function checkSubscription(scopesSpec: string | readonly string[], eventsSpec: string | readonly string[]) {
+  const scopes = list(scopesSpec);
+  const events = list(eventsSpec);
+  if (scopes.length === 0) throw new AppError('invalid_parameter', 'give at least one read scope', { param: 'scopes', rule: 'scopes' });
+  for (const s of scopes) {
+    if ((WRITE_SCOPES as readonly string[]).includes(s)) {
+      throw new AppError(
+        'invalid_parameter',
+        `${s} is a write scope; webhook endpoints take read scopes only (${READ_SCOPES.join(', ')})`,
+        {
+          param: 'scopes',
+          rule: 'write_scope',
+        },
+      );
+    }
+    if (!(READ_SCOPES as readonly string[]).includes(s)) {
+      throw new AppError('invalid_parameter', `unknown scope "${s}"; read scopes are: ${READ_SCOPES.join(', ')}`, {
+        param: 'scopes',
+        rule: 'scopes',
+      });
+    }
+  }
+  if (events.length === 0) throw new AppError('invalid_parameter', 'give at least one event type', { param: 'events', rule: 'events' });
+  for (const e of events) {
+    if (e === VERIFICATION_EVENT) {
+      throw new AppError('invalid_parameter', `${VERIFICATION_EVENT} is sent to every new endpoint and cannot be subscribed to`, {
+        param: 'events',
+        rule: 'events',
+      });
+    }
+    if (!isEventType(e)) {
+      throw new AppError('invalid_parameter', `unknown event "${e}"; events are: ${SUBSCRIBABLE_EVENTS.join(', ')}`, {
+        param: 'events',
+        rule: 'events',
+      });
+    }
+    const needed = EVENT_TYPES[e].scope;
+    if (!scopes.includes(needed)) {
+      throw new AppError('invalid_parameter', `event ${e} requires the scope ${needed}, which the endpoint's scopes do not include`, {
+        param: 'events',
+        rule: 'event_scope',
+      });
+    }
+  }
+  return { scopes, events };
+}
+
+function newSigningSecret(): string {
+  return `whsec_${randomBase62(32)}`;
+}
+
+async function lockWorkspace(trx: Kysely<DB>, services: Services, workspaceId: string) {
+  let q = trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId);
+  if (services.database.dialect === 'postgres') q = q.forUpdate();
+  if (!(await q.executeTakeFirst())) throw new AppError('not_found', `no workspace ${workspaceId}`);
+}
+
+async function assertSlotFree(trx: Kysely<DB>, workspaceId: string, exceptId?: string) {
+  let q = trx
+    .selectFrom('webhook_endpoints')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('workspace_id', '=', workspaceId)
+    .where('status', '!=', 'disabled');
+  if (exceptId) q = q.where('id', '!=', exceptId);
+  const { n } = await q.executeTakeFirstOrThrow();
+  if (Number(n) >= MAX_DELIVERING_ENDPOINTS) {
+    throw new AppError(
+      'limit_reached',
+      `a workspace may have ${MAX_DELIVERING_ENDPOINTS} endpoints delivering at once (active or awaiting verification); disable one first`,
+      { rule: 'endpoint_limit' },
+    );
+  }
+}
+
+async function getRow(db: Kysely<DB>, workspaceId: string, id: string): Promise<WebhookEndpointsTable> {
+  const row = await db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('id', '=', id)
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirst();
+  if (!row) throw new AppError('not_found', `no webhook endpoint ${id} in workspace ${workspaceId}; list them with: wsops endpoint list`);
+  return row;
+}
+
+export async function createEndpoint(
+  services: Services,
+  workspaceId: string,
+  input: { url: string; scopes: string | readonly string[]; events: string | readonly string[]; actor?: string },
+): Promise<EndpointView & { secret: string; verification_event_id: string }> {
+  const { scopes, events } = checkSubscription(input.scopes, input.events);
+  const checked = await checkWebhookUrl(input.url, { allowPrivate: services.config.allowPrivateWebhooks });
+  const secret = newSigningSecret();
+  const now = services.clock();
+  const at = new Date(now).toISOString();
+  const row: WebhookEndpointsTable = {
+    id: newId('we'),
+    workspace_id: workspaceId,
+    url: checked.url.toString(),
+    scopes: scopes.join(' '),
+    events: events.join(' '),
+    status: 'unverified',
+    disabled_reason: null,
+    secret_ciphertext: services.secretBox.seal(secret),
+    previous_secret_ciphertext: null,
+    previous_secret_expires_at: null,
+    consecutive_failures: 0,
+    last_failure: null,
+    created_at: at,
+    updated_at: at,
+    verified_at: null,
+    disabled_at: null,
+  };
+  const verification = await services.database.db.transaction().execute(async (trx) => {
+    await lockWorkspace(trx, services, workspaceId);
+    await assertSlotFree(trx, workspaceId);
+    await trx.insertInto('webhook_endpoints').values(row).execute();
+    await recordAudit(trx, {
+      workspaceId,
+      at,
+      actor: input.actor ?? 'cli',
+      action: 'endpoint.created',
+      target: row.id,
+      detail: { url: row.url, scopes, events },
+    });
+    return emitVerification(trx, workspaceId, row.id, randomBytes(16).toString('hex'), now);
+  });
+  return { ...toView(row), secret, verification_event_id: verification.id };
+}
+
+export async function listEndpoints(services: Services, workspaceId: string): Promise<EndpointView[]> {
+  const rows = await services.database.db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .orderBy('created_at')
+    .execute();
+  return rows.map(toView);
+}
+
+export async function getEndpoint(services: Services, workspaceId: string, id: string): Promise<EndpointView> {
+  return toView(await getRow(services.database.db, workspaceId, id));
+}
+
+/** A user switches an endpoint off: deliveries stop at once, its slot is freed, history stays. */
+export async function disableEndpoint(services: Services, workspaceId: string, id: string, actor = 'cli'): Promise<EndpointView> {
+  const at = new Date(services.clock()).toISOString();
+  return services.database.db.transaction().execute(async (trx) => {
+    const row = await getRow(trx, workspaceId, id);
+    if (row.status === 'disabled') return toView(row);
+    const updated = { ...row, status: 'disabled' as const, disabled_reason: 'user' as const, disabled_at: at, updated_at: at };
+    await trx
+      .updateTable('webhook_endpoints')
+      .set({ status: 'disabled', disabled_reason: 'user', disabled_at: at, updated_at: at })
+      .where('id', '=', id)
+      .execute();
+    await recordAudit(trx, { workspaceId, at, actor, action: 'endpoint.disabled', target: id });
+    return toView(updated);
+  });
+}
+
+/**
+ * Switching a disabled endpoint back on re-checks its URL and its slot and re-verifies it: it
+ * becomes active when it answers the new verification with a 2xx, and then the deliveries it
+ * still owed resume.
+ */
+export async function enableEndpoint(services: Services, workspaceId: string, id: string, actor = 'cli') {
+  return reverify(services, workspaceId, id, actor, 'enable');
+}
+
+/** Sends a new verification challenge to an endpoint that has not answered one yet. */
+export async function verifyEndpoint(services: Services, workspaceId: string, id: string, actor = 'cli') {
+  return reverify(services, workspaceId, id, actor, 'verify');
+}
+
+async function reverify(services: Services, workspaceId: string, id: string, actor: string, mode: 'enable' | 'verify') {
+  const current = await getRow(services.database.db, workspaceId, id);
+  if (mode === 'enable' && current.status !== 'disabled') {
+    throw new AppError('invalid_state', `endpoint ${id} is ${current.status}, not disabled; nothing to switch on`);
+  }
+  if (mode === 'verify' && current.status !== 'unverified') {
+    throw new AppError(
+      'invalid_state',
+      `endpoint ${id} is ${current.status}; only an endpoint awaiting verification can be re-verified (use enable for a disabled one)`,
+    );
+  }
+  await checkWebhookUrl(current.url, { allowPrivate: services.config.allowPrivateWebhooks });
+  const now = services.clock();
+  const at = new Date(now).toISOString();
+  return services.database.db.transaction().execute(async (trx) => {
+    await lockWorkspace(trx, services, workspaceId);
+    const row = await getRow(trx, workspaceId, id);
+    if (mode === 'enable') await assertSlotFree(trx, workspaceId, id);
+    await trx
+      .updateTable('webhook_endpoints')
+      .set({ status: 'unverified', disabled_reason: null, disabled_at: null, consecutive_failures: 0, updated_at: at })
+      .where('id', '=', id)
+      .execute();
+    await recordAudit(trx, {
+      workspaceId,
+      at,
+      actor,
+      action: mode === 'enable' ? 'endpoint.enabled' : 'endpoint.verification_sent',
+      target: id,
+    });
+    const event = await emitVerification(trx, workspaceId, id, randomBytes(16).toString('hex'), now);
+    return {
+      ...toView({ ...row, status: 'unverified', disabled_reason: null, disabled_at: null, consecutive_failures: 0, updated_at: at }),
+      verification_event_id: event.id,
+    };
+  });
+}
+
+/** A new secret signs at once; the old one keeps signing beside it for the grace period. */
+export async function rotateSecret(
+  services: Services,
+  workspaceId: string,
+  id: string,
+  graceHours = DEFAULT_ROTATION_GRACE_HOURS,
+  actor = 'cli',
+) {
+  if (!Number.isFinite(graceHours) || graceHours < 0 || graceHours > MAX_ROTATION_GRACE_HOURS) {
+    throw new AppError('invalid_parameter', `grace period must be 0 to ${MAX_ROTATION_GRACE_HOURS} hours; got ${graceHours}`, {
+      param: 'grace_hours',
+    });
+  }
+  const now = services.clock();
+  const at = new Date(now).toISOString();
+  const secret = newSigningSecret();
+  return services.database.db.transaction().execute(async (trx) => {
+    const row = await getRow(trx, workspaceId, id);
+    const previous = graceHours > 0 ? row.secret_ciphertext : null;
+    const expires = graceHours > 0 ? new Date(now + graceHours * 3_600_000).toISOString() : null;
+    await trx
+      .updateTable('webhook_endpoints')
+      .set({
+        secret_ciphertext: services.secretBox.seal(secret),
+        previous_secret_ciphertext: previous,
+        previous_secret_expires_at: expires,
+        updated_at: at,
+      })
+      .where('id', '=', id)
+      .execute();
+    await recordAudit(trx, { workspaceId, at, actor, action: 'endpoint.secret_rotated', target: id, detail: { grace_hours: graceHours } });
+    return { ...toView({ ...row, previous_secret_expires_at: expires, updated_at: at }), secret };
+  });
+}
+
+/** The secrets that sign a delivery now: the current one, and the previous one during its grace. */
+export function signingSecrets(
+  services: Services,
+  row: Pick<WebhookEndpointsTable, 'secret_ciphertext' | 'previous_secret_ciphertext' | 'previous_secret_expires_at'>,
+  now: number,
+): string[] {
+  const secrets = [services.secretBox.open(row.secret_ciphertext)];
+  if (row.previous_secret_ciphertext && row.previous_secret_expires_at && Date.parse(row.previous_secret_expires_at) > now) {
+    secrets.push(services.secretBox.open(row.previous_secret_ciphertext));
+  }
+  return secrets;
+}

@@ -1,0 +1,44 @@
+/** Every setting is validated with a message that says how to fix it; the README lists them all. */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { loadConfig, SETTINGS } from '../src/config.js';
+
+describe('settings', () => {
+  it('defaults are safe: test environment, SQLite under ./data, loopback, port 8080', () => {
+    const c = loadConfig({});
+    assert.equal(c.env, 'test');
+    assert.equal(c.databaseUrl, 'sqlite:./data/wsops.db');
+    assert.equal(c.host, '127.0.0.1');
+    assert.equal(c.port, 8080);
+    assert.equal(c.allowPrivateWebhooks, false);
+    assert.equal(c.rateLimitPerSecond, 50);
+    assert.equal(c.rateLimitBurst, 100);
+    assert.equal(c.maxKeys, 20);
+  });
+
+  for (const [env, pattern] of [
+    [{ WSOPS_ENV: 'prod' }, /WSOPS_ENV must be live or test/],
+    [{ WSOPS_PORT: '80a' }, /WSOPS_PORT must be a whole number/],
+    [{ WSOPS_PORT: '70000' }, /WSOPS_PORT/],
+    [{ WSOPS_DATABASE_URL: 'mysql://x' }, /WSOPS_DATABASE_URL must be sqlite:PATH or postgres/],
+    [{ WSOPS_SECRET: 'short' }, /at least 32 characters/],
+    [{ WSOPS_ENV: 'live', WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true' }, /refused when WSOPS_ENV=live/],
+    [{ WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'maybe' }, /must be true or false/],
+    [{ WSOPS_BASE_URL: 'ftp://x' }, /WSOPS_BASE_URL must be an http/],
+    [{ WSOPS_REDIS_URL: 'localhost:6379' }, /redis:\/\//],
+    [{ WSOPS_RATE_LIMIT_BURST: '0' }, /WSOPS_RATE_LIMIT_BURST/],
+    [{ WSOPS_MAX_KEYS: '-1' }, /WSOPS_MAX_KEYS/],
+    [{ WSOPS_LOG_LEVEL: 'loud' }, /WSOPS_LOG_LEVEL/],
+    [{ WSOPS_OPERATOR_TOKEN: 'abc' }, /at least 24/],
+  ] as const) {
+    it(`refuses ${JSON.stringify(env)}`, () => {
+      assert.throws(() => loadConfig(env), pattern);
+    });
+  }
+
+  it('the README documents every setting', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    for (const s of SETTINGS) assert.ok(readme.includes(`\`${s.env}\``), `${s.env} is missing from README.md`);
+  });
+});
