@@ -227,8 +227,8 @@ export class Dispatcher {
     const jobUpdates: { id: string; state: string; attempts: number; next: string | null }[] = [];
     for (const r of results) {
       const attemptNo = r.job.attempts + 1;
-      const failedAt = r.attemptedAt + r.outcome.latencyMs;
-      const next = r.outcome.ok ? undefined : nextAttemptAt(attemptNo, failedAt, random());
+      // Delays run from the start of the previous attempt, so the schedule does not drift with latency.
+      const next = r.outcome.ok ? undefined : nextAttemptAt(attemptNo, r.attemptedAt, random());
       const nextIso = next === undefined ? null : new Date(next).toISOString();
       attempts.push({
         id: r.deliveryId,

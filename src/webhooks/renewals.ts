@@ -4,7 +4,6 @@
  * (workspace, vendor, renewal date) makes "once" hold with several workers checking at once:
  * only the insert that wins emits the event, in the same transaction.
  */
-import { vendors } from '../registers/catalogue.js';
 import type { Services } from '../services.js';
 import { eventData } from './event-types.js';
 import { emitEvent } from './outbox.js';

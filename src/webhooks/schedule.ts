@@ -25,9 +25,9 @@ export const FAILURES_BEFORE_DISABLE = 20;
  * When the attempt after `attemptsMade` failed attempts is due, or undefined when all twelve
  * are spent. `random` in [0, 1) gives the jitter.
  */
-export function nextAttemptAt(attemptsMade: number, failedAt: number, random: number = Math.random()): number | undefined {
+export function nextAttemptAt(attemptsMade: number, previousAttemptAt: number, random: number = Math.random()): number | undefined {
   if (attemptsMade >= MAX_ATTEMPTS) return undefined;
   const delay = ATTEMPT_DELAYS_MS[attemptsMade] as number;
   const jitter = attemptsMade + 1 >= 5 ? Math.floor(delay * 0.1 * random) : 0;
-  return failedAt + delay + jitter;
+  return previousAttemptAt + delay + jitter;
 }

@@ -175,7 +175,7 @@ export class Fixtures {
 /** `updated_at` moved forward, and is now the action's stamp or later. */
 export function assertMoved(before: Rec, after: Rec, now: number): void {
   assert.ok(
-    after.updated_at > (before.updated_at as string),
+    (after.updated_at as string) > (before.updated_at as string),
     `${before.id}: updated_at moved (${before.updated_at} -> ${after.updated_at})`,
   );
   assert.ok(Date.parse(after.updated_at as string) >= now, `${before.id}: updated_at is the action's time or later`);

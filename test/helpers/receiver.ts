@@ -38,7 +38,9 @@ export class Receiver {
   }
 
   get port(): number {
-    return (this.server?.address() as AddressInfo).port;
+    const address = this.server?.address() as AddressInfo | undefined;
+    if (!address) throw new Error('receiver not started');
+    return address.port;
   }
 
   url(path: string): string {

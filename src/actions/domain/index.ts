@@ -50,7 +50,7 @@ export function actionByName(name: string): ActionEntry {
 }
 
 /** Runs the named action. */
-export function runAction(
+export async function runAction(
   services: Services,
   name: string,
   workspaceId: string,
