@@ -1,5 +1,6 @@
 import { Directory } from './directory.js';
 import { KeyedRandom, Random } from './random.js';
+import { orderedStamps, recordStamps, type Stamps } from './time.js';
 import type { SeedWriter } from './writer.js';
 
 /**
@@ -16,6 +17,8 @@ export interface SeedContext {
   readonly domain: string;
   /** An independent content stream per label (usually a register), stable across runs. */
   stream(label: string): Random;
+  /** `created`/`updated` of record `index` of the register being generated. */
+  stamps(rng: Random, index: number, maxAge?: number): Stamps;
   /** Index of the next task: tasks are made by several generators and share one id sequence. */
   nextTaskIndex: number;
 }
@@ -28,6 +31,11 @@ export interface ContextInput {
   writer: SeedWriter;
   domain: string;
   dir?: Directory;
+  /**
+   * For bulk seeds of this many records: make `updated_at` grow with the index (see
+   * `orderedStamps`). Unset: independent draws, so no record's age depends on its position.
+   */
+  orderedCount?: number;
 }
 
 export function createContext(input: ContextInput): SeedContext {
@@ -39,6 +47,10 @@ export function createContext(input: ContextInput): SeedContext {
     writer: input.writer,
     domain: input.domain,
     stream: (label) => Random.from(`${base}:${label}`),
+    stamps: (rng, index, maxAge) =>
+      input.orderedCount === undefined
+        ? recordStamps(rng, input.now, maxAge)
+        : orderedStamps(rng, input.now, index, input.orderedCount, maxAge),
     nextTaskIndex: 0,
   };
 }

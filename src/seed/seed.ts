@@ -157,7 +157,7 @@ export async function seedRegister(
     dir = setup.dir;
   }
 
-  const ctx = createContext({ ...base, namespace: `bulk:${register.path}:${existing}`, dir });
+  const ctx = createContext({ ...base, namespace: `bulk:${register.path}:${existing}`, dir, orderedCount: count });
   writer.total = directoryRecords + count + bulkTaskCount(ctx, register.path, count);
   await runBulk(ctx, register.path, count, existing);
   await writer.flush();

@@ -45,3 +45,14 @@ export function recordStamps(rng: Random, now: number, maxAge = 400 * DAY): Stam
   const created = updated - Math.floor(rng.float() * maxAge);
   return { created, updated };
 }
+
+/**
+ * The same distribution as `recordStamps`, but `updated` never decreases with `index`: a bulk
+ * seed then inserts into the `(updated_at, id)` indexes at their end instead of at random
+ * pages, which on SQLite is several times faster once an index outgrows the page cache.
+ */
+export function orderedStamps(rng: Random, now: number, index: number, count: number, maxAge = 400 * DAY): Stamps {
+  const updated = now - YEAR + Math.floor(((index + rng.float()) / Math.max(count, 1)) * YEAR);
+  const created = updated - Math.floor(rng.float() * maxAge);
+  return { created, updated };
+}

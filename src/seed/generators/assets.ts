@@ -3,7 +3,7 @@ import { ASSET_MODELS, type AssetCategory } from '../catalog.js';
 import type { SeedContext } from '../context.js';
 import { Coverage } from '../coverage.js';
 import type { Random } from '../random.js';
-import { addDaysToDate, between, DAY, iso, isoDate, recordStamps, YEAR } from '../time.js';
+import { addDaysToDate, between, DAY, iso, isoDate, YEAR } from '../time.js';
 
 const CATEGORIES: readonly AssetCategory[] = ['LAPTOP', 'PHONE', 'MONITOR', 'VEHICLE', 'TOOL', 'FURNITURE', 'OTHER'];
 const CATEGORY_WEIGHTS = [30, 20, 20, 3, 7, 12, 8];
@@ -44,7 +44,7 @@ export async function seedAssets(ctx: SeedContext, count: number, options: Asset
     const id = ctx.keys.id('ast', i);
     const category = cover.pick(rng, 'category', CATEGORIES, CATEGORY_WEIGHTS);
     const status = cover.pick(rng, 'status', STATUSES, STATUS_WEIGHTS);
-    const { created, updated } = recordStamps(rng, ctx.now, 3 * YEAR);
+    const { created, updated } = ctx.stamps(rng, i, 3 * YEAR);
     const holder = status === 'ASSIGNED' ? dir.nextAssetHolder(rng) : undefined;
     // Custody: sorted instants between creation and the last write, taken in pairs (from, to);
     // an assigned asset's last instant opens the current holder's entry.

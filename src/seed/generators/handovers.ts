@@ -2,7 +2,7 @@ import { handovers } from '../../registers/catalogue.js';
 import { HANDOVER_ITEMS, HANDOVER_NOTES, type HandoverKind } from '../catalog.js';
 import type { SeedContext } from '../context.js';
 import { coverByIndex } from '../coverage.js';
-import { DAY, HOUR, iso, recordStamps, startOfDay } from '../time.js';
+import { DAY, HOUR, iso, startOfDay } from '../time.js';
 import type { TaskStatus } from './tasks.js';
 import { writeTask } from './tasks.js';
 
@@ -51,7 +51,7 @@ export async function seedHandovers(ctx: SeedContext, count: number): Promise<vo
     const id = ctx.keys.id('hnd', i);
     const from = dir.pickActive(rng);
     const recipient = dir.pickColleague(rng, from);
-    const { created, updated } = recordStamps(rng, ctx.now, 30 * DAY);
+    const { created, updated } = ctx.stamps(rng, i, 30 * DAY);
     // Sending and acknowledging are writes, so they happen no later than the last one.
     const acknowledged = plan.status === 'ACKNOWLEDGED' ? updated : null;
     let starts: number;

@@ -2,7 +2,7 @@ import { learningAssignments } from '../../registers/catalogue.js';
 import { LEARNING_CONTENT } from '../catalog.js';
 import type { SeedContext } from '../context.js';
 import { Coverage } from '../coverage.js';
-import { DAY, iso, recordStamps } from '../time.js';
+import { DAY, iso } from '../time.js';
 import { writeTask } from './tasks.js';
 
 const STATUSES = ['ASSIGNED', 'IN_PROGRESS', 'COMPLETED'] as const;
@@ -25,7 +25,7 @@ export async function seedLearning(ctx: SeedContext, count: number): Promise<voi
     const content = LEARNING_CONTENT[c] as (typeof LEARNING_CONTENT)[number];
     const person = dir.pickActive(rng);
     const status = cover.pick(rng, 'status', STATUSES, STATUS_WEIGHTS);
-    const { created, updated } = recordStamps(rng, ctx.now, 90 * DAY);
+    const { created, updated } = ctx.stamps(rng, i, 90 * DAY);
     const manager = person.managerId ? dir.person(person.managerId) : undefined;
     const assignedBy = rng.chance(0.15) ? undefined : manager?.active ? manager : dir.pickActive(rng, person.siteId);
     const due = rng.chance(0.1) ? null : created + rng.int(14, 45) * DAY;

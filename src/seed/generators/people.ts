@@ -4,7 +4,7 @@ import type { PersonRef, TeamRef } from '../directory.js';
 import { emailLocalPart, nameAt } from '../names.js';
 import { DEPARTMENTS } from '../places.js';
 import type { Random } from '../random.js';
-import { between, DAY, iso, isoDate, recordStamps, startOfDay, YEAR } from '../time.js';
+import { between, DAY, iso, isoDate, startOfDay, YEAR } from '../time.js';
 import type { TransitionPlan } from './transitions.js';
 
 /**
@@ -71,7 +71,7 @@ export async function seedPeople(ctx: SeedContext, layout: PeopleLayout, plans: 
     const dates = lifeDates(rng, ctx.now, i, i >= layout.firstMember && !plan, plan);
     const name = nameAt(i, givenOffset, familyOffset);
     const site = dir.site(siteId);
-    const { created, updated } = recordStamps(rng, ctx.now);
+    const { created, updated } = ctx.stamps(rng, i);
     ctx.writer.add(people, {
       id,
       display_name: `${name.given} ${name.family}`,
@@ -150,7 +150,7 @@ export async function seedMorePeople(ctx: SeedContext, count: number, startIndex
     const name = nameAt(startIndex + i, givenOffset, familyOffset);
     const site = dir.site(siteId);
     const dates = lifeDates(rng, ctx.now, i, true, undefined);
-    const { created, updated } = recordStamps(rng, ctx.now);
+    const { created, updated } = ctx.stamps(rng, i);
     ctx.writer.add(people, {
       id: personId(ctx, i),
       display_name: `${name.given} ${name.family}`,

@@ -4,7 +4,7 @@ import type { SeedContext } from '../context.js';
 import type { PersonRef } from '../directory.js';
 import { moneyMinor } from '../places.js';
 import type { Random } from '../random.js';
-import { between, DAY, iso, recordStamps } from '../time.js';
+import { between, DAY, iso } from '../time.js';
 
 type RequestStatus = 'DRAFT' | 'SUBMITTED' | 'CHANGES_REQUESTED' | 'APPROVED' | 'REJECTED' | 'WITHDRAWN';
 type Decision = 'PENDING' | 'APPROVED' | 'REJECTED' | 'PASSED';
@@ -65,7 +65,7 @@ export async function seedPurchaseRequests(ctx: SeedContext, count: number): Pro
     const chain = approverChain(rng, ctx, requester, finance, planned.approvers);
     // A tiny directory may not have enough distinct approvers: the shape follows the real chain.
     const shape = { ...planned, step: Math.min(planned.step, planned.status === 'APPROVED' ? chain.length + 1 : chain.length) };
-    const { created, updated } = recordStamps(rng, ctx.now, 45 * DAY);
+    const { created, updated } = ctx.stamps(rng, i, 45 * DAY);
     const submitted = Math.min(updated, created + Math.floor(rng.float() * 2 * DAY));
     const decided = decisions(rng, shape, chain.length, submitted, updated);
     const approvers = chain.map((p, k) => ({

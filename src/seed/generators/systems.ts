@@ -3,7 +3,7 @@ import { IN_HOUSE_SYSTEMS, type SystemCategory } from '../catalog.js';
 import type { SeedContext } from '../context.js';
 import { Coverage } from '../coverage.js';
 import type { PersonRef, VendorRef } from '../directory.js';
-import { between, iso, recordStamps } from '../time.js';
+import { between, iso } from '../time.js';
 
 const CATEGORIES: readonly SystemCategory[] = ['PRODUCTIVITY', 'ENGINEERING', 'FINANCE', 'HR', 'SALES', 'SECURITY', 'OTHER'];
 const CATEGORY_WEIGHTS = [25, 22, 12, 10, 12, 12, 7];
@@ -45,7 +45,7 @@ export async function seedSystems(ctx: SeedContext, count: number): Promise<void
     const seen = usedNames.get(base) ?? 0;
     usedNames.set(base, seen + 1);
     const name = seen === 0 ? base : `${base} (${site?.city ?? `instance ${seen + 1}`})`;
-    const { created, updated } = recordStamps(rng, ctx.now);
+    const { created, updated } = ctx.stamps(rng, i);
     const access: { person_id: string; level: string; granted_at: string }[] = [];
     const grant = (p: PersonRef, level: string) => {
       if (access.some((a) => a.person_id === p.id)) return;

@@ -4,7 +4,7 @@ import type { SeedContext } from '../context.js';
 import { Coverage } from '../coverage.js';
 import { moneyMinor } from '../places.js';
 import type { Random } from '../random.js';
-import { addDaysToDate, DAY, iso, isoDate, recordStamps, startOfDay, YEAR } from '../time.js';
+import { addDaysToDate, DAY, iso, isoDate, startOfDay, YEAR } from '../time.js';
 
 type VendorStatus = 'TRIAL' | 'ACTIVE' | 'CANCELLED' | 'EXPIRED';
 /** `ACTIVE_NEAR`: the cancellation deadline falls within the next 30 days (the renewal warning window). */
@@ -117,7 +117,7 @@ export async function seedVendors(ctx: SeedContext, count: number, remember = tr
     }
     const seatsAssigned =
       seats === null ? null : t.status === 'CANCELLED' || t.status === 'EXPIRED' ? 0 : rng.int(Math.ceil(seats * 0.5), seats);
-    const { created, updated } = recordStamps(rng, ctx.now);
+    const { created, updated } = ctx.stamps(rng, i);
     ctx.writer.add(vendors, {
       id,
       name,

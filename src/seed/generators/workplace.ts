@@ -4,7 +4,7 @@ import type { SeedContext } from '../context.js';
 import { Coverage } from '../coverage.js';
 import type { PersonRef } from '../directory.js';
 import type { Random } from '../random.js';
-import { DAY, HOUR, iso, recordStamps, startOfDay } from '../time.js';
+import { DAY, HOUR, iso, startOfDay } from '../time.js';
 
 const TYPES: readonly WorkplaceType[] = ['INCIDENT', 'INSPECTION', 'VISITOR', 'FACILITY_REQUEST', 'DESK_BOOKING'];
 const TYPE_WEIGHTS = [12, 10, 20, 18, 40];
@@ -44,7 +44,7 @@ export async function seedWorkplace(ctx: SeedContext, count: number): Promise<vo
     const status = cover.pick(rng, 'status', STATUSES, STATUS_WEIGHTS);
     const site = rng.chance(0.95) ? rng.pick(ctx.dir.sites) : undefined;
     const people = concerned(rng, ctx, type, site?.id ?? null);
-    const { created, updated } = recordStamps(rng, ctx.now, 20 * DAY);
+    const { created, updated } = ctx.stamps(rng, i, 20 * DAY);
     // Things are reported after they happen; a desk booking is made for a working day ahead.
     const occurred = type === 'DESK_BOOKING' ? startOfDay(created) + rng.int(0, 5) * DAY + 9 * HOUR : created - rng.int(0, 48) * HOUR;
     ctx.writer.add(workplaceRecords, {
