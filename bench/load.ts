@@ -1,12 +1,13 @@
 /**
  * Load generator, run in its own process so it does not share a core's event loop with the
  * server: autocannon over a list of URLs (real cursors collected from a walk).
- *   node --import tsx bench/load.ts <json: {url, headers, paths, connections, duration}>
+ *   node --import tsx bench/load.ts <spec.json: {url, headers, paths, connections, duration}>
  * Prints one JSON line: requests/s, latency percentiles, errors.
  */
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
-const spec = JSON.parse(process.argv[2] as string) as {
+const spec = JSON.parse(readFileSync(process.argv[2] as string, 'utf8')) as {
   url: string;
   headers: Record<string, string>;
   paths: string[];

@@ -3,6 +3,7 @@ import { MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from './api/rat
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { type Database, openDatabase } from './store/database.js';
+import { HotQueries } from './store/hot-queries.js';
 import { migrate } from './store/migrations.js';
 import { RecordStore } from './store/records.js';
 import { ensureServerSecret } from './store/settings.js';
@@ -13,6 +14,8 @@ export interface Services {
   config: Config;
   database: Database;
   records: RecordStore;
+  /** Prepared statements for the queries on every request. */
+  hot: HotQueries;
   cursors: CursorCodec;
   /** Encrypts webhook signing secrets at rest. */
   secretBox: SecretBox;
@@ -35,10 +38,12 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const rateLimiter = config.redisUrl
       ? new RedisRateLimiter(config.redisUrl, config.rateLimitPerSecond, config.rateLimitBurst)
       : new MemoryRateLimiter(config.rateLimitPerSecond, config.rateLimitBurst);
+    const hot = new HotQueries(database);
     return {
       config,
       database,
-      records: new RecordStore(database),
+      hot,
+      records: new RecordStore(database, hot),
       cursors: new CursorCodec(secret),
       secretBox: new SecretBox(secret),
       rateLimiter,

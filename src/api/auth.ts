@@ -30,7 +30,7 @@ export async function authenticate(services: Services, request: FastifyRequest):
   if (!m) throw refused();
   const parsed = parseKey(m[1] as string);
   if (!parsed) throw refused();
-  const row = await findKeyForAuth(services.database.db, parsed.keyId);
+  const row = await findKeyForAuth(services.hot, parsed.keyId);
   const now = services.clock();
   // The hash comparison runs whether or not the key exists, so timing says nothing either.
   const secretOk = secretMatches(parsed.secret, row?.secret_hash);

@@ -9,6 +9,7 @@ import type { SeedWriter } from './writer.js';
  * to the same workspace (the full seed, each bulk seed) so their ids never collide.
  */
 export interface SeedContext {
+  readonly workspaceId: string;
   readonly now: number;
   readonly keys: KeyedRandom;
   readonly dir: Directory;
@@ -41,8 +42,9 @@ export interface ContextInput {
 export function createContext(input: ContextInput): SeedContext {
   const base = `${input.seed}:${input.workspaceId}:${input.namespace}`;
   return {
+    workspaceId: input.workspaceId,
     now: input.now,
-    keys: new KeyedRandom(`${base}:keys`),
+    keys: new KeyedRandom(`${base}:keys`, input.orderedCount !== undefined),
     dir: input.dir ?? new Directory(),
     writer: input.writer,
     domain: input.domain,

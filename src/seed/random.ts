@@ -132,6 +132,16 @@ export class Random {
   }
 }
 
+function base62Fixed(n: number, width: number): string {
+  let out = '';
+  let v = n;
+  for (let i = 0; i < width; i++) {
+    out = BASE62[v % 62] + out;
+    v = Math.floor(v / 62);
+  }
+  return out;
+}
+
 /**
  * Randomness addressed by (label, index) instead of by position in a stream: record `i` gets the
  * same identifier or plan whatever was generated before it, so a count can be computed before
@@ -140,7 +150,14 @@ export class Random {
 export class KeyedRandom {
   private readonly key: SeedWords;
 
-  constructor(keyText: string) {
+  /**
+   * `ordered`: ids grow with the index (see `id`), for bulk seeds. A B-tree takes increasing
+   * keys at its end, where random keys would dirty a different page per row.
+   */
+  constructor(
+    keyText: string,
+    private readonly ordered = false,
+  ) {
     this.key = seedWords(keyText);
   }
 
@@ -154,6 +171,13 @@ export class KeyedRandom {
    * gives different ids in different workspaces: ids are primary keys of one shared table.
    */
   id(prefix: string, index: number): string {
-    return `${prefix}_${this.at(prefix, index).base62(16)}`;
+    if (!this.ordered) return `${prefix}_${this.at(prefix, index).base62(16)}`;
+    // Like a ULID: a per-run head (5 chars), the index from a random start as 7 fixed-width
+    // base62 digits (ASCII order is numeric order), 4 random chars. Still unique, still
+    // different per workspace, and increasing within a run.
+    const run = this.at(prefix, -1);
+    const head = run.base62(5);
+    const start = Math.floor(run.float() * 62 ** 6);
+    return `${prefix}_${head}${base62Fixed(start + index, 7)}${this.at(prefix, index).base62(4)}`;
   }
 }

@@ -87,8 +87,7 @@ export async function seedWorkspace(services: Services, workspaceId: string, opt
     domain: emailDomain(options.seed, workspaceId),
   });
 
-  await seedLocations(ctx, counts);
-  const layout = peopleLayout(ctx, counts.people);
+  // Transition subjects are the last people; their plans decide their status and dates.
   const plans = planTransitions(ctx, counts.transitions, (k) => personId(ctx, counts.people - 1 - k));
   writer.total =
     locationCount(counts) +
@@ -105,7 +104,8 @@ export async function seedWorkspace(services: Services, workspaceId: string, opt
     counts.transitions +
     transitionTaskCount(plans);
 
-  await seedPeople(ctx, layout, plans);
+  await seedLocations(ctx, counts);
+  await seedPeople(ctx, peopleLayout(ctx, counts.people), plans);
   await seedVendors(ctx, counts.vendors);
   // Systems and assets before transitions: a transition lists what its subject holds.
   await seedSystems(ctx, counts.systems);

@@ -5,9 +5,32 @@ export const HOUR = 60 * MINUTE;
 export const DAY = 24 * HOUR;
 export const YEAR = 365 * DAY;
 
-/** ISO 8601 UTC with milliseconds, the only timestamp form of the API. */
+const TWO_DIGITS = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
+/** `YYYY-MM-DDT` by day number: a bulk seed formats a few timestamps per record, and
+ * `Date#toISOString` is five times slower than reusing the day and formatting the time. */
+const dayPrefixes = new Map<number, string>();
+
+function dayPrefix(day: number): string {
+  let prefix = dayPrefixes.get(day);
+  if (prefix === undefined) {
+    prefix = new Date(day * DAY).toISOString().slice(0, 11);
+    if (dayPrefixes.size < 50_000) dayPrefixes.set(day, prefix);
+  }
+  return prefix;
+}
+
+/** ISO 8601 UTC with milliseconds (`new Date(ms).toISOString()`), the API's timestamp form. */
 export function iso(ms: number): string {
-  return new Date(ms).toISOString();
+  if (!Number.isSafeInteger(ms) || ms < 0 || ms >= 253_402_300_800_000) return new Date(ms).toISOString();
+  const day = Math.floor(ms / DAY);
+  let rest = ms - day * DAY;
+  const h = Math.floor(rest / HOUR);
+  rest -= h * HOUR;
+  const m = Math.floor(rest / MINUTE);
+  rest -= m * MINUTE;
+  const s = Math.floor(rest / 1000);
+  const milli = rest - s * 1000;
+  return `${dayPrefix(day)}${TWO_DIGITS[h]}:${TWO_DIGITS[m]}:${TWO_DIGITS[s]}.${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
 }
 
 /** `YYYY-MM-DD` (UTC). */

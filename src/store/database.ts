@@ -59,6 +59,9 @@ export function openDatabase(url: string): Database {
     };
   }
   const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // An idle connection closed by the server (restart, failover) must not crash the process:
+  // the pool drops it and opens another on the next query.
+  pool.on('error', (err) => process.stderr.write(`wsops: idle PostgreSQL connection lost: ${err.message}\n`));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', pool, close: () => db.destroy() };
 }

@@ -5,6 +5,7 @@ import { randomBase62 } from '../ids.js';
 import { ALL_SCOPES } from '../registers/define.js';
 import { recordAudit } from './audit.js';
 import type { Dialect } from './database.js';
+import type { HotQueries } from './hot-queries.js';
 import type { DB } from './schema.js';
 
 export const DEFAULT_KEY_DAYS = 90;
@@ -197,23 +198,25 @@ export interface AuthRow {
 }
 
 /** One indexed lookup per request: the key and its workspace's modules together. */
-export async function findKeyForAuth(db: Kysely<DB>, keyId: string): Promise<AuthRow | undefined> {
-  return db
-    .selectFrom('api_keys')
-    .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
-    .select([
-      'api_keys.key_id',
-      'api_keys.workspace_id',
-      'api_keys.environment',
-      'api_keys.secret_hash',
-      'api_keys.scopes',
-      'api_keys.expires_at',
-      'api_keys.revoked_at',
-      'api_keys.last_used_at',
-      'workspaces.modules',
-    ])
-    .where('api_keys.key_id', '=', keyId)
-    .executeTakeFirst();
+export async function findKeyForAuth(hot: HotQueries, keyId: string): Promise<AuthRow | undefined> {
+  const rows = await hot.rows(
+    `SELECT k.key_id, k.workspace_id, k.environment, k.secret_hash, k.scopes, k.expires_at, k.revoked_at, k.last_used_at, w.modules
+     FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.key_id = ?`,
+    [keyId],
+  );
+  const r = rows[0] as (string | null)[] | undefined;
+  if (!r) return undefined;
+  return {
+    key_id: r[0] as string,
+    workspace_id: r[1] as string,
+    environment: r[2] as string,
+    secret_hash: r[3] as string,
+    scopes: r[4] as string,
+    expires_at: r[5] as string,
+    revoked_at: r[6] ?? null,
+    last_used_at: r[7] ?? null,
+    modules: r[8] as string,
+  };
 }
 
 export async function touchKey(db: Kysely<DB>, keyId: string, at: string): Promise<void> {

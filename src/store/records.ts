@@ -1,6 +1,7 @@
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Register } from '../registers/define.js';
 import type { Database } from './database.js';
+import { HotQueries } from './hot-queries.js';
 import type { DB, RecordsTable } from './schema.js';
 import { fts5Query, searchText, tsQuery } from './search-text.js';
 
@@ -49,7 +50,10 @@ export interface PageRows {
 }
 
 export class RecordStore {
-  constructor(private readonly database: Database) {}
+  constructor(
+    private readonly database: Database,
+    private readonly hot: HotQueries = new HotQueries(database),
+  ) {}
 
   private get db(): Kysely<DB> {
     return this.database.db;
@@ -57,46 +61,52 @@ export class RecordStore {
 
   /** One page in (updated_at, id) order: fetches limit + 1 rows to know whether more exist. */
   async listPage(q: ListQuery): Promise<PageRows> {
-    let query = this.db
-      .selectFrom('records')
-      .select(['id', 'updated_at', 'doc'])
-      .where('workspace_id', '=', q.workspaceId)
-      .where('register', '=', q.register.path);
-    for (const [name, value] of Object.entries(q.filters)) {
-      if (value !== undefined) query = query.where(name as 'status', '=', value);
+    // Column names come from the register's declared filters only, never from the request.
+    let text = 'SELECT id, updated_at, doc FROM records WHERE workspace_id = ? AND register = ?';
+    const params: (string | number)[] = [q.workspaceId, q.register.path];
+    for (const name of q.register.filters) {
+      const value = q.filters[name];
+      if (value === undefined) continue;
+      text += ` AND ${name} = ?`;
+      params.push(value);
     }
-    if (q.updatedSince !== undefined) query = query.where('updated_at', '>', q.updatedSince);
-    if (q.after) query = query.where(sql<boolean>`(updated_at, id) > (${q.after.updatedAt}, ${q.after.id})`);
+    if (q.updatedSince !== undefined) {
+      text += ' AND updated_at > ?';
+      params.push(q.updatedSince);
+    }
+    if (q.after) {
+      text += ' AND (updated_at, id) > (?, ?)';
+      params.push(q.after.updatedAt, q.after.id);
+    }
     if (q.searchWords.length > 0) {
-      query =
-        this.database.dialect === 'sqlite'
-          ? query.where(sql<boolean>`rowid IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ${fts5Query(q.searchWords)})`)
-          : query.where(sql<boolean>`to_tsvector('simple', search_text) @@ to_tsquery('simple', ${tsQuery(q.searchWords)})`);
+      if (this.database.dialect === 'sqlite') {
+        text += ' AND rowid IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ?)';
+        params.push(fts5Query(q.searchWords));
+      } else {
+        text += " AND to_tsvector('simple', search_text) @@ to_tsquery('simple', ?)";
+        params.push(tsQuery(q.searchWords));
+      }
     }
-    const rows = await query
-      .orderBy('updated_at')
-      .orderBy('id')
-      .limit(q.limit + 1)
-      .execute();
+    text += ' ORDER BY updated_at, id LIMIT ?';
+    params.push(q.limit + 1);
+    const rows = (await this.hot.rows(text, params)) as [string, string, string][];
     const hasMore = rows.length > q.limit;
-    const pageRows = hasMore ? rows.slice(0, q.limit) : rows;
-    const lastRow = pageRows[pageRows.length - 1];
+    if (hasMore) rows.pop();
+    const lastRow = rows[rows.length - 1];
     return {
-      docs: pageRows.map((r) => r.doc),
-      last: lastRow ? { updatedAt: lastRow.updated_at, id: lastRow.id } : undefined,
+      docs: rows.map((r) => r[2]),
+      last: lastRow ? { updatedAt: lastRow[1], id: lastRow[0] } : undefined,
       hasMore,
     };
   }
 
   async getDoc(workspaceId: string, register: Register, id: string): Promise<string | undefined> {
-    const row = await this.db
-      .selectFrom('records')
-      .select('doc')
-      .where('id', '=', id)
-      .where('workspace_id', '=', workspaceId)
-      .where('register', '=', register.path)
-      .executeTakeFirst();
-    return row?.doc;
+    const rows = await this.hot.rows('SELECT doc FROM records WHERE id = ? AND workspace_id = ? AND register = ?', [
+      id,
+      workspaceId,
+      register.path,
+    ]);
+    return rows[0]?.[0] as string | undefined;
   }
 
   async get(workspaceId: string, register: Register, id: string, db: Kysely<DB> = this.db): Promise<RecordObject | undefined> {

@@ -123,10 +123,33 @@ for (const dialect of DIALECTS) {
         const base = await fx.first('transitions', (t) => t.status === 'DRAFT');
         await fx.clone('transitions', base, { person_id: person.id, held_asset_ids: ['not-an-asset-id'] });
         const asset = await fx.first('assets', (a) => a.status === 'AVAILABLE');
-        await fx.refused('asset.assign', { asset: asset.id, person: person.id }, 'invalid_parameter', /held_asset_ids/);
+        await fx.refused(
+          'asset.assign',
+          { asset: asset.id, person: person.id },
+          'invalid_state',
+          /Transition trn_\w+ would not be valid after this action \(transitions: held_asset_ids\.0 .*\); fix it with wsops correct/,
+        );
         assert.equal((await fx.api('assets', asset.id)).status, 'AVAILABLE');
         assert.deepEqual(await fx.events(), []);
         assert.deepEqual(await fx.jobs(), []);
+      });
+      it('concurrent asset.assign of one asset: exactly one succeeds and emits, the others are refused', async () => {
+        const fx = await Fixtures.create(h);
+        const asset = await fx.first('assets', (a) => a.status === 'AVAILABLE');
+        const people = [];
+        for (let i = 0; i < 5; i++) people.push(await fx.activePerson());
+        h.clock.advance(60_000);
+        const outcomes = await Promise.allSettled(
+          people.map((p) => runAction(h.services, 'asset.assign', fx.ws, { asset: asset.id, person: p.id })),
+        );
+        const won = outcomes.filter((o) => o.status === 'fulfilled');
+        assert.equal(won.length, 1);
+        for (const o of outcomes) if (o.status === 'rejected') assert.equal((o.reason as { code?: string }).code, 'invalid_state');
+        const events = await fx.events();
+        assert.equal(events.length, 1);
+        const after = await fx.api('assets', asset.id);
+        assert.equal(events[0]?.data.assigned_user_id, after.assigned_user_id);
+        assert.equal((after.custody as unknown[]).length, (asset.custody as unknown[]).length + 1);
       });
     });
 

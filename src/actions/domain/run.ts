@@ -176,7 +176,16 @@ export async function runDomainAction(
           updated_at: updatedAt,
         });
         const stored = asStored(register, stamped);
-        assertValidRecord(register, stored);
+        try {
+          assertValidRecord(register, stored);
+        } catch (err) {
+          // The stored record itself is off (the action only sets valid values): say which, and how to fix it.
+          const why = err instanceof Error ? err.message : String(err);
+          throw new AppError(
+            'invalid_state',
+            `${register.resource} ${id} would not be valid after this action (${why}); fix it with wsops correct`,
+          );
+        }
         await services.records.put(workspaceId, register, stored, trx);
         changed.set(stored.id as string, stored);
         return stored;

@@ -82,6 +82,9 @@ export const transitionComplete: DomainAction = {
     await ctx.write(people, { ...person, status: 'INACTIVE', end_date: earlier(effective, today) });
     await dropFromOpenTransitions(ctx, returned, id);
     const done = await ctx.write(transitions, { ...completed, held_asset_ids: [], held_system_ids: [] });
-    await ctx.emit('transition.completed', eventData.transition(done, { returned_asset_ids: returned, removed_system_ids: removed }));
+    await ctx.emit(
+      'transition.completed',
+      eventData.transition(done, { returned_asset_ids: [...returned].sort(), removed_system_ids: [...removed].sort() }),
+    );
   },
 };

@@ -2,6 +2,7 @@ import { learningAssignments } from '../../registers/catalogue.js';
 import { LEARNING_CONTENT } from '../catalog.js';
 import type { SeedContext } from '../context.js';
 import { Coverage } from '../coverage.js';
+import { KeyedRandom } from '../random.js';
 import { DAY, iso } from '../time.js';
 import { writeTask } from './tasks.js';
 
@@ -17,8 +18,10 @@ export async function seedLearning(ctx: SeedContext, count: number): Promise<voi
   const rng = ctx.stream('learning-assignments');
   const cover = new Coverage();
   const { dir } = ctx;
-  // Content ids come from the workspace's keys, as if the catalogue lived in another service.
-  const contentIds = LEARNING_CONTENT.map((_, k) => ctx.keys.id('cnt', k));
+  // One id per catalogue entry and workspace, whatever the seed or run: a bulk seed's
+  // assignments of "Code of Conduct" name the same content as the workspace's first seed.
+  const contentKeys = new KeyedRandom(`${ctx.workspaceId}:learning-content`);
+  const contentIds = LEARNING_CONTENT.map((_, k) => contentKeys.id('cnt', k));
   for (let i = 0; i < count; i++) {
     const id = ctx.keys.id('lrn', i);
     const c = i < LEARNING_CONTENT.length ? i : rng.int(0, LEARNING_CONTENT.length - 1);

@@ -30,8 +30,10 @@ export async function seedSystems(ctx: SeedContext, count: number): Promise<void
     const id = ctx.keys.id('sys', i);
     const category = cover.pick(rng, 'category', CATEGORIES, CATEGORY_WEIGHTS);
     const status = cover.pick(rng, 'status', STATUSES, STATUS_WEIGHTS);
+    // Prefer a vendor not yet used, so a small picture has one system per product.
     const candidates = vendorsByCategory.get(category) ?? [];
-    const vendor = candidates.length > 0 && rng.chance(0.7) ? rng.pick(candidates) : undefined;
+    const unused = candidates.filter((v) => !usedNames.has(v.name));
+    const vendor = candidates.length > 0 && rng.chance(0.7) ? rng.pick(unused.length > 0 ? unused : candidates) : undefined;
     let base = vendor?.name;
     if (!base) {
       const names = IN_HOUSE_SYSTEMS[category];

@@ -1,0 +1,85 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const ROOT = new URL('..', import.meta.url).pathname;
+
+/** Starts a server process and resolves once its port answers. */
+export async function startProcess(args: string[], env: Record<string, string>, readyUrl: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited with ${child.exitCode}`);
+    try {
+      await fetch(readyUrl);
+      return child;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`${args.join(' ')} did not start`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Samples a process's resident memory until stopped; returns the peak in MB. */
+export function sampleRss(pid: number): () => number {
+  let peak = 0;
+  const timer = setInterval(() => {
+    try {
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (m) peak = Math.max(peak, Number(m[1]) / 1024);
+    } catch {
+      /* process gone */
+    }
+  }, 100);
+  return () => {
+    clearInterval(timer);
+    return peak;
+  };
+}
+
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  total: number;
+}
+
+/** Runs autocannon in its own process against a list of paths. */
+export async function load(
+  url: string,
+  headers: Record<string, string>,
+  paths: string[],
+  connections: number,
+  duration: number,
+): Promise<LoadResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'wsops-load-'));
+  const specFile = join(dir, 'spec.json');
+  writeFileSync(specFile, JSON.stringify({ url, headers, paths, connections, duration }));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/load.ts', specFile], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout?.on('data', (c) => {
+    out += String(c);
+  });
+  await new Promise((r) => child.once('exit', r));
+  rmSync(dir, { recursive: true, force: true });
+  return JSON.parse(out.trim().split('\n').at(-1) as string) as LoadResult;
+}
+
+export function freePort(): number {
+  return 30000 + Math.floor(Math.random() * 20000);
+}

@@ -1,0 +1,72 @@
+/**
+ * `npm run bench`: prints a table of every benchmark and writes it to bench/results/latest.md.
+ *   npm run bench -- [--records N] [--duration S] [--only read|webhooks] [--dialects sqlite,postgres]
+ */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { ROOT } from './processes.js';
+import { readBench } from './read-bench.js';
+import { printTable, type Row } from './table.js';
+import { webhookBench } from './webhook-bench.js';
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? (process.argv[i + 1] ?? fallback) : fallback;
+}
+
+const records = Number(arg('records', '1000000'));
+const duration = Number(arg('duration', '10'));
+const only = arg('only', 'all');
+const dialects = arg('dialects', 'sqlite,postgres').split(',');
+const log = (s: string) => process.stderr.write(`[bench] ${s}\n`);
+
+const dataDir = join(ROOT, 'bench', '.data');
+rmSync(dataDir, { recursive: true, force: true });
+mkdirSync(dataDir, { recursive: true });
+const PG_ADMIN = process.env.WSOPS_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+async function freshPostgres(name: string): Promise<string> {
+  const c = new pg.Client({ connectionString: PG_ADMIN });
+  await c.connect();
+  await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await c.query(`CREATE DATABASE ${name}`);
+  await c.end();
+  const url = new URL(PG_ADMIN);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+const sections: string[] = [];
+const header = `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; ${new Date().toISOString().slice(0, 10)}; ${records.toLocaleString('en')} records, ${duration} s per load run.`;
+process.stdout.write(`${header}\n`);
+
+if (only === 'all' || only === 'read') {
+  const rows: Row[] = [];
+  let baselineRps: number | undefined;
+  const plans: string[] = [];
+  for (const d of dialects) {
+    const url = d === 'sqlite' ? `sqlite:${join(dataDir, 'read.db')}` : await freshPostgres('wsops_bench_read');
+    const r = await readBench({ records, duration, databaseUrl: url, baselineRps, withBaseline: d === 'sqlite' }, log);
+    baselineRps = r.baselineRps ?? baselineRps;
+    rows.push(...r.rows);
+    plans.push(`${d} query plan of the updated_since walk:\n\n\`\`\`\n${r.plan}\n\`\`\``);
+  }
+  sections.push(printTable('Read API', rows), ...plans);
+  process.stdout.write(`\n${plans.join('\n\n')}\n`);
+}
+
+if (only === 'all' || only === 'webhooks') {
+  const rows: Row[] = [];
+  for (const d of dialects) {
+    const url = d === 'sqlite' ? `sqlite:${join(dataDir, 'webhooks.db')}` : await freshPostgres('wsops_bench_webhooks');
+    rows.push(...(await webhookBench({ databaseUrl: url, events: 10_000 }, log)));
+  }
+  sections.push(printTable('Webhooks', rows));
+}
+
+mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+writeFileSync(join(ROOT, 'bench', 'results', 'latest.md'), `${header}\n\n${sections.join('\n\n')}\n`);
+rmSync(dataDir, { recursive: true, force: true });
+process.exit(0);

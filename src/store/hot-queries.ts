@@ -1,0 +1,43 @@
+/**
+ * The few queries on every API request (key lookup, list page, detail) skip the query builder:
+ * their SQL is fixed text per query shape, prepared once and run with positional parameters,
+ * rows returned as arrays. Written with `?` placeholders; PostgreSQL gets `$n` and a named
+ * (server-side prepared) statement.
+ */
+import { createHash } from 'node:crypto';
+import type SQLite from 'better-sqlite3';
+import type { Database } from './database.js';
+
+type Value = string | number | null;
+
+export class HotQueries {
+  private readonly sqliteStatements = new Map<string, SQLite.Statement>();
+  private readonly pgText = new Map<string, { name: string; text: string }>();
+
+  constructor(private readonly database: Database) {}
+
+  /** Runs a query and returns its rows as arrays, columns in SELECT order. */
+  async rows(sqlText: string, params: readonly Value[]): Promise<unknown[][]> {
+    const { sqlite, pool } = this.database;
+    if (sqlite) {
+      let stmt = this.sqliteStatements.get(sqlText);
+      if (!stmt) {
+        stmt = sqlite.prepare(sqlText).raw(true);
+        this.sqliteStatements.set(sqlText, stmt);
+      }
+      return stmt.all(...params) as unknown[][];
+    }
+    if (!pool) throw new Error('no database connection');
+    let prepared = this.pgText.get(sqlText);
+    if (!prepared) {
+      let n = 0;
+      prepared = {
+        name: `wsops_${createHash('sha1').update(sqlText).digest('hex').slice(0, 16)}`,
+        text: sqlText.replace(/\?/g, () => `$${++n}`),
+      };
+      this.pgText.set(sqlText, prepared);
+    }
+    const result = await pool.query({ name: prepared.name, text: prepared.text, values: params as Value[], rowMode: 'array' });
+    return result.rows as unknown[][];
+  }
+}
