@@ -33,8 +33,9 @@ export interface ContextInput {
   domain: string;
   dir?: Directory;
   /**
-   * For bulk seeds of this many records: make `updated_at` grow with the index (see
-   * `orderedStamps`). Unset: independent draws, so no record's age depends on its position.
+   * For bulk seeds of this many records: ids and `updated_at` grow with the index (see
+   * `KeyedRandom.id` and `orderedStamps`), so SQLite appends to its indexes. Unset: random
+   * ids and independent draws, so no record's id or age depends on its position.
    */
   orderedCount?: number;
 }

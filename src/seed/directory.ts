@@ -54,11 +54,6 @@ export interface Holdings {
   systems: string[];
 }
 
-interface Tracked extends Holdings {
-  wantAssets: number;
-  wantSystems: number;
-}
-
 export class Directory {
   readonly sites: SiteRef[] = [];
   readonly departments: DepartmentRef[] = [];
@@ -75,7 +70,7 @@ export class Directory {
   private readonly activeBySite = new Map<string, PersonRef[]>();
   private readonly activeByTeam = new Map<string, PersonRef[]>();
   private readonly frozen = new Set<string>();
-  private readonly tracked = new Map<string, Tracked>();
+  private readonly tracked = new Map<string, Holdings>();
   private readonly wantAssets: string[] = [];
   private readonly wantSystems: string[] = [];
 
@@ -126,7 +121,7 @@ export class Directory {
     return rng.pick(this.active);
   }
 
-  /** An active colleague from the same team when there is one, other than `exclude`. */
+  /** An active colleague of `person` (same team when possible, else same site), never `person`. */
   pickColleague(rng: Random, person: PersonRef): PersonRef {
     const team = person.teamId ? this.activeByTeam.get(person.teamId) : undefined;
     for (let attempt = 0; attempt < 6; attempt++) {
@@ -147,7 +142,7 @@ export class Directory {
    * `systems` accesses to be given to them first, so the transition has something to list.
    */
   track(personId: string, assets: number, systems: number): void {
-    this.tracked.set(personId, { assets: [], systems: [], wantAssets: assets, wantSystems: systems });
+    this.tracked.set(personId, { assets: [], systems: [] });
     for (let i = 0; i < assets; i++) this.wantAssets.push(personId);
     for (let i = 0; i < systems; i++) this.wantSystems.push(personId);
   }

@@ -28,7 +28,7 @@ import { SeedWriter } from './writer.js';
 export { ASSETS_PER_SCALE, countsForScale, scaleForAssets } from './plan.js';
 
 export interface SeedOptions {
-  /** 1 is the small complete picture (about 450 records); N multiplies the counts by about N. */
+  /** 1 is the small complete picture (about 490 records); N multiplies the counts by about N. */
   scale: number;
   seed: string;
   /** The instant the data is relative to (renewals due soon, `updated_at` over the past year). */
@@ -44,7 +44,11 @@ export interface SeedResult {
 
 export type BulkSeedOptions = Omit<SeedOptions, 'scale'>;
 
-/** Registers `seedRegister` can fill; the others only make sense together with their sources. */
+/**
+ * Registers `seedRegister` can fill. Locations, transitions and tasks are left out: they only
+ * make sense as part of a whole organisation (a transition lists what its subject holds, a
+ * task exists because of its source).
+ */
 export const BULK_REGISTERS = [
   'assets',
   'people',

@@ -69,6 +69,12 @@ export function recordStamps(rng: Random, now: number, maxAge = 400 * DAY): Stam
   return { created, updated };
 }
 
+/** A record written within `window` before `now`, created up to `window` before that. */
+export function recentStamps(rng: Random, now: number, window: number): Stamps {
+  const updated = now - Math.floor(rng.float() * window);
+  return { created: updated - Math.floor(rng.float() * window), updated };
+}
+
 /**
  * The same distribution as `recordStamps`, but `updated` never decreases with `index`: a bulk
  * seed then inserts into the `(updated_at, id)` indexes at their end instead of at random

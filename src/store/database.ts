@@ -26,7 +26,12 @@ function cachingSqlite(raw: SQLite.Database) {
   const cache = new Map<string, SQLite.Statement>();
   return {
     close: () => raw.close(),
-    prepare(sqlText: string) {
+    prepare(text: string) {
+      // Kysely opens transactions with a plain (deferred) BEGIN. A deferred transaction that reads
+      // first and writes later fails with SQLITE_BUSY_SNAPSHOT when another process (an API node
+      // beside a worker) committed in between; busy_timeout cannot help. BEGIN IMMEDIATE takes
+      // the write lock up front, so writers queue on busy_timeout instead.
+      const sqlText = /^begin$/i.test(text.trim()) ? 'BEGIN IMMEDIATE' : text;
       let stmt = cache.get(sqlText);
       if (!stmt) {
         stmt = raw.prepare(sqlText);

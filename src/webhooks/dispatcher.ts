@@ -23,6 +23,11 @@ export interface DispatcherOptions {
   pollMs?: number;
   /** How long a claimed job is reserved; must exceed the 10 s attempt timeout. */
   leaseMs?: number;
+  /**
+   * Claim loops run side by side, so one batch's bookkeeping overlaps another's HTTP (claims
+   * never overlap: each takes different jobs).
+   */
+  loops?: number;
   random?: () => number;
 }
 
@@ -51,13 +56,14 @@ interface Result {
 export class Dispatcher {
   private readonly agents = new AgentPool();
   private running = false;
-  private loop: Promise<void> | undefined;
-  private wakeUp: (() => void) | undefined;
+  private loops: Promise<void>[] = [];
+  private readonly sleepers = new Set<() => void>();
   readonly workerId = newId('wrk');
   private readonly batchSize: number;
   private readonly pollMs: number;
   private readonly leaseMs: number;
   private readonly random: () => number;
+  private readonly loopCount: number;
 
   constructor(
     private readonly services: Services,
@@ -67,6 +73,7 @@ export class Dispatcher {
     this.pollMs = options.pollMs ?? 10;
     this.leaseMs = options.leaseMs ?? services.config.deliveryLeaseSeconds * 1000;
     this.random = options.random ?? Math.random;
+    this.loopCount = options.loops ?? 2;
   }
 
   private get db(): Kysely<DB> {
@@ -76,42 +83,45 @@ export class Dispatcher {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.loop = (async () => {
-      while (this.running) {
-        let handled = 0;
-        try {
-          handled = await this.runOnce();
-        } catch (err) {
-          // A fault of the delivery system, not of an endpoint: nothing is recorded against
-          // anyone; leases expire and the jobs are retried.
-          process.stderr.write(`wsops worker: ${err instanceof Error ? err.message : String(err)}\n`);
-          await this.pause(1000);
-        }
-        if (handled === 0) await this.pause(this.pollMs);
+    this.loops = Array.from({ length: this.loopCount }, () => this.runLoop());
+  }
+
+  private async runLoop(): Promise<void> {
+    while (this.running) {
+      let handled = 0;
+      try {
+        handled = await this.runOnce();
+      } catch (err) {
+        // A fault of the delivery system, not of an endpoint: nothing is recorded against
+        // anyone; leases expire and the jobs are retried.
+        process.stderr.write(`wsops worker: ${err instanceof Error ? err.message : String(err)}\n`);
+        await this.pause(1000);
       }
-    })();
+      if (handled === 0) await this.pause(this.pollMs);
+    }
   }
 
   /** Wakes an idle worker at once (the outbox calls it after committing an event in this process). */
   wake(): void {
-    this.wakeUp?.();
+    for (const wakeUp of [...this.sleepers]) wakeUp();
   }
 
   private pause(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
+      const done = () => {
         clearTimeout(timer);
+        this.sleepers.delete(done);
         resolve();
-      }
-      this.wakeUp = done;
+      };
+      const timer = setTimeout(done, ms);
+      this.sleepers.add(done);
     });
   }
 
   async stop(): Promise<void> {
     this.running = false;
     this.wake();
-    await this.loop;
+    await Promise.all(this.loops);
     await this.agents.close();
   }
 
@@ -120,7 +130,13 @@ export class Dispatcher {
     const jobs = await this.claim();
     if (jobs.length === 0) return 0;
     const checks = await this.checkUrls(jobs);
-    const results = await Promise.all(jobs.map((job) => this.attempt(job, checks.get(job.endpoint_id))));
+    // Secrets are decrypted once per endpoint and batch, not once per attempt.
+    const secrets = new Map<string, string[]>();
+    const now = this.services.clock();
+    for (const job of jobs) if (!secrets.has(job.endpoint_id)) secrets.set(job.endpoint_id, signingSecrets(this.services, job, now));
+    const results = await Promise.all(
+      jobs.map((job) => this.attempt(job, checks.get(job.endpoint_id), secrets.get(job.endpoint_id) ?? [])),
+    );
     await this.record(results);
     return jobs.length;
   }
@@ -190,7 +206,7 @@ export class Dispatcher {
     return checks;
   }
 
-  private async attempt(job: ClaimedJob, check: CheckedUrl | Error | undefined): Promise<Result> {
+  private async attempt(job: ClaimedJob, check: CheckedUrl | Error | undefined, secrets: readonly string[]): Promise<Result> {
     const deliveryId = newId('dlv');
     const attemptedAt = this.services.clock();
     if (!check || check instanceof Error) {
@@ -208,7 +224,6 @@ export class Dispatcher {
         },
       };
     }
-    const secrets = signingSecrets(this.services, job, attemptedAt);
     const headers = {
       'content-type': 'application/json',
       'user-agent': 'wsops-webhooks/1',
@@ -270,22 +285,40 @@ export class Dispatcher {
     }
     const nowIso = new Date(this.services.clock()).toISOString();
     await this.db.transaction().execute(async (trx) => {
-      for (let i = 0; i < attempts.length; i += 400) {
-        await trx
-          .insertInto('delivery_attempts')
-          .values(attempts.slice(i, i + 400))
-          .execute();
-      }
-      for (let i = 0; i < jobUpdates.length; i += 400) {
-        const chunk = jobUpdates.slice(i, i + 400);
-        const values = sql.join(chunk.map((u) => sql`(${u.id}, ${u.state}, ${u.attempts}, ${u.next})`));
+      if (this.services.database.dialect === 'postgres') {
+        // One statement per table whatever the batch size: arrays unnested server-side, instead
+        // of thousands of bound parameters.
+        const col = <K extends keyof DeliveryAttemptsTable>(k: K) => attempts.map((a) => a[k]);
         await sql`
-          WITH v(id, state, attempts, next_at) AS (VALUES ${values})
-          UPDATE delivery_jobs SET state = v.state, attempts = CAST(v.attempts AS INTEGER), next_attempt_at = v.next_at,
-            lease_until = NULL, updated_at = ${nowIso}
-          FROM v WHERE delivery_jobs.id = v.id`.execute(trx);
+          INSERT INTO delivery_attempts (id, job_id, workspace_id, event_id, event_type, endpoint_id, attempt, attempted_at,
+            status_code, outcome, error_class, latency_ms, response_body, next_attempt_at)
+          SELECT * FROM unnest(${col('id')}::text[], ${col('job_id')}::text[], ${col('workspace_id')}::text[], ${col('event_id')}::text[],
+            ${col('event_type')}::text[], ${col('endpoint_id')}::text[], ${col('attempt')}::int[], ${col('attempted_at')}::text[],
+            ${col('status_code')}::int[], ${col('outcome')}::text[], ${col('error_class')}::text[], ${col('latency_ms')}::int[],
+            ${col('response_body')}::text[], ${col('next_attempt_at')}::text[])`.execute(trx);
+        await sql`
+          UPDATE delivery_jobs SET state = v.state, attempts = v.attempts, next_attempt_at = v.next_at, lease_until = NULL, updated_at = ${nowIso}
+          FROM unnest(${jobUpdates.map((u) => u.id)}::text[], ${jobUpdates.map((u) => u.state)}::text[],
+            ${jobUpdates.map((u) => u.attempts)}::int[], ${jobUpdates.map((u) => u.next)}::text[]) AS v(id, state, attempts, next_at)
+          WHERE delivery_jobs.id = v.id`.execute(trx);
+      } else {
+        for (let i = 0; i < attempts.length; i += 400) {
+          await trx
+            .insertInto('delivery_attempts')
+            .values(attempts.slice(i, i + 400))
+            .execute();
+        }
+        for (let i = 0; i < jobUpdates.length; i += 400) {
+          const values = sql.join(jobUpdates.slice(i, i + 400).map((u) => sql`(${u.id}, ${u.state}, ${u.attempts}, ${u.next})`));
+          await sql`
+            WITH v(id, state, attempts, next_at) AS (VALUES ${values})
+            UPDATE delivery_jobs SET state = v.state, attempts = CAST(v.attempts AS INTEGER), next_attempt_at = v.next_at,
+              lease_until = NULL, updated_at = ${nowIso}
+            FROM v WHERE delivery_jobs.id = v.id`.execute(trx);
+        }
       }
-      for (const [endpointId, e] of endpoints) {
+      // Endpoints in id order: concurrent batches lock their rows in the same order (no deadlock).
+      for (const [endpointId, e] of [...endpoints].sort(([a], [b]) => (a < b ? -1 : 1))) {
         await trx
           .updateTable('webhook_endpoints')
           .set((eb) => ({

@@ -29,48 +29,84 @@ async function insertEvent(trx: Kysely<DB>, workspaceId: string, type: string, d
   return { id, createdAt };
 }
 
-async function insertJobs(trx: Kysely<DB>, workspaceId: string, eventId: string, endpointIds: readonly string[], at: string) {
-  if (endpointIds.length === 0) return;
-  await trx
-    .insertInto('delivery_jobs')
-    .values(
-      endpointIds.map((endpointId) => ({
-        id: newId('job'),
-        workspace_id: workspaceId,
-        event_id: eventId,
-        endpoint_id: endpointId,
-        state: 'pending' as const,
-        attempts: 0,
-        next_attempt_at: at,
-        lease_until: null,
-        created_at: at,
-        updated_at: at,
-      })),
-    )
-    .execute();
+function jobRows(workspaceId: string, eventId: string, endpointIds: readonly string[], at: string): DB['delivery_jobs'][] {
+  return endpointIds.map((endpointId) => ({
+    id: newId('job'),
+    workspace_id: workspaceId,
+    event_id: eventId,
+    endpoint_id: endpointId,
+    state: 'pending' as const,
+    attempts: 0,
+    next_attempt_at: at,
+    lease_until: null,
+    created_at: at,
+    updated_at: at,
+  }));
+}
+
+async function insertJobs(trx: Kysely<DB>, rows: readonly DB['delivery_jobs'][]) {
+  for (let i = 0; i < rows.length; i += 500)
+    await trx
+      .insertInto('delivery_jobs')
+      .values(rows.slice(i, i + 500))
+      .execute();
+}
+
+export interface PendingEvent {
+  type: EventType;
+  data: unknown;
 }
 
 /**
- * Emits a domain event inside the caller's transaction, fanned out to every active endpoint
- * that subscribed to it and whose scopes cover it.
+ * Emits domain events inside the caller's transaction, each fanned out to every active
+ * endpoint that subscribed to it and whose scopes cover it. Several events of one transaction
+ * share one endpoint lookup and one insert per table.
  */
-export async function emitEvent(trx: Kysely<DB>, workspaceId: string, type: EventType, data: unknown, now: number): Promise<EmittedEvent> {
-  const event = await insertEvent(trx, workspaceId, type, data, now);
+export async function emitEvents(
+  trx: Kysely<DB>,
+  workspaceId: string,
+  events: readonly PendingEvent[],
+  now: number,
+): Promise<EmittedEvent[]> {
+  if (events.length === 0) return [];
   const endpoints = await trx
     .selectFrom('webhook_endpoints')
     .select(['id', 'events', 'scopes'])
     .where('workspace_id', '=', workspaceId)
     .where('status', '=', 'active')
     .execute();
-  const scope = EVENT_TYPES[type].scope;
-  const receivers = endpoints.filter((e) => e.events.split(' ').includes(type) && e.scopes.split(' ').includes(scope)).map((e) => e.id);
-  await insertJobs(trx, workspaceId, event.id, receivers, event.createdAt);
-  return { id: event.id, type, jobs: receivers.length };
+  const createdAt = new Date(now).toISOString();
+  const eventRows: DB['events'][] = [];
+  const jobs: DB['delivery_jobs'][] = [];
+  const emitted: EmittedEvent[] = [];
+  for (const e of events) {
+    const id = newId('evt');
+    const scope = EVENT_TYPES[e.type].scope;
+    const receivers = endpoints
+      .filter((ep) => ep.events.split(' ').includes(e.type) && ep.scopes.split(' ').includes(scope))
+      .map((ep) => ep.id);
+    eventRows.push({ id, workspace_id: workspaceId, type: e.type, created_at: createdAt, body: body(id, e.type, createdAt, e.data) });
+    jobs.push(...jobRows(workspaceId, id, receivers, createdAt));
+    emitted.push({ id, type: e.type, jobs: receivers.length });
+  }
+  for (let i = 0; i < eventRows.length; i += 500)
+    await trx
+      .insertInto('events')
+      .values(eventRows.slice(i, i + 500))
+      .execute();
+  await insertJobs(trx, jobs);
+  return emitted;
+}
+
+/** Emits one domain event inside the caller's transaction (see emitEvents). */
+export async function emitEvent(trx: Kysely<DB>, workspaceId: string, type: EventType, data: unknown, now: number): Promise<EmittedEvent> {
+  const [emitted] = await emitEvents(trx, workspaceId, [{ type, data }], now);
+  return emitted as EmittedEvent;
 }
 
 /** The signed challenge sent to one endpoint after registration or re-verification. */
 export async function emitVerification(trx: Kysely<DB>, workspaceId: string, endpointId: string, challenge: string, now: number) {
   const event = await insertEvent(trx, workspaceId, VERIFICATION_EVENT, { endpoint_id: endpointId, challenge }, now);
-  await insertJobs(trx, workspaceId, event.id, [endpointId], event.createdAt);
+  await insertJobs(trx, jobRows(workspaceId, event.id, [endpointId], event.createdAt));
   return { id: event.id, type: VERIFICATION_EVENT, jobs: 1 };
 }

@@ -1,7 +1,7 @@
 import { transitions } from '../../registers/catalogue.js';
 import { CHECKLISTS, type TransitionKind } from '../catalog.js';
 import type { SeedContext } from '../context.js';
-import { between, DAY, HOUR, iso, isoDate, recordStamps, type Stamps, startOfDay } from '../time.js';
+import { between, DAY, HOUR, iso, isoDate, recentStamps, recordStamps, type Stamps, startOfDay } from '../time.js';
 import { type TaskStatus, writeTask } from './tasks.js';
 
 export type TransitionStatus = 'DRAFT' | 'IN_PROGRESS' | 'COMPLETED' | 'CANCELLED';
@@ -50,7 +50,10 @@ export function planTransitions(ctx: SeedContext, count: number, personIdAt: (k:
     const first = FIRST[k];
     const kind = first ? first[0] : rng.pick(KINDS);
     const status = first ? first[1] : rng.weighted(STATUSES, STATUS_WEIGHTS);
-    const stamps = recordStamps(rng, ctx.now, 60 * DAY);
+    const open = status === 'DRAFT' || status === 'IN_PROGRESS';
+    // An open transition is about to take effect, so it was prepared in the last weeks (the
+    // few such records barely move the spread of updated_at over the year).
+    const stamps = open ? recentStamps(rng, ctx.now, 30 * DAY) : recordStamps(rng, ctx.now, 60 * DAY);
     const today = startOfDay(ctx.now);
     let effective: number;
     // A subject is INACTIVE exactly when their end date has passed: open offboardings end in
@@ -61,7 +64,6 @@ export function planTransitions(ctx: SeedContext, count: number, personIdAt: (k:
     else effective = today + (kind === 'ONBOARDING' ? -rng.int(1, 45) : rng.int(-30, 30)) * DAY;
     // A completed offboarding deactivated its person; a cancelled onboarding never started.
     const subjectActive = !(status === 'COMPLETED' && kind === 'OFFBOARDING') && !(status === 'CANCELLED' && kind === 'ONBOARDING');
-    const open = status === 'DRAFT' || status === 'IN_PROGRESS';
     const want = k === 0 ? 2 : subjectActive && (open || kind === 'ONBOARDING') ? 1 : 0;
     plans.push({ kind, status, effective, stamps, subjectActive, wantAssets: want, wantSystems: want, personId: personIdAt(k) });
   }
