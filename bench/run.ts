@@ -27,6 +27,15 @@ rmSync(dataDir, { recursive: true, force: true });
 mkdirSync(dataDir, { recursive: true });
 const PG_ADMIN = process.env.WSOPS_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
+async function dropPostgres(name: string): Promise<void> {
+  const c = new pg.Client({ connectionString: PG_ADMIN });
+  await c.connect();
+  await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  // Flush what the load left dirty, so a checkpoint does not land in the next measurement.
+  await c.query('CHECKPOINT');
+  await c.end();
+}
+
 async function freshPostgres(name: string): Promise<string> {
   const c = new pg.Client({ connectionString: PG_ADMIN });
   await c.connect();
@@ -50,6 +59,8 @@ if (only === 'all' || only === 'read') {
     const url = d === 'sqlite' ? `sqlite:${join(dataDir, 'read.db')}` : await freshPostgres('wsops_bench_read');
     const r = await readBench({ records, duration, databaseUrl: url, baselineRps, withBaseline: d === 'sqlite' }, log);
     baselineRps = r.baselineRps ?? baselineRps;
+    if (d === 'sqlite') rmSync(join(dataDir, 'read.db'), { force: true });
+    else await dropPostgres('wsops_bench_read');
     rows.push(...r.rows);
     plans.push(`${d} query plan of the updated_since walk:\n\n\`\`\`\n${r.plan}\n\`\`\``);
   }
@@ -62,6 +73,7 @@ if (only === 'all' || only === 'webhooks') {
   for (const d of dialects) {
     const url = d === 'sqlite' ? `sqlite:${join(dataDir, 'webhooks.db')}` : await freshPostgres('wsops_bench_webhooks');
     rows.push(...(await webhookBench({ databaseUrl: url, events: 10_000 }, log)));
+    if (d !== 'sqlite') await dropPostgres('wsops_bench_webhooks');
   }
   sections.push(printTable('Webhooks', rows));
 }

@@ -53,7 +53,7 @@ export function openDatabase(url: string): Database {
     raw.pragma('journal_mode = WAL');
     raw.pragma('synchronous = NORMAL');
     raw.pragma('busy_timeout = 10000');
-    raw.pragma('cache_size = -65536');
+    raw.pragma('cache_size = -32768'); // 32 MB page cache
     raw.pragma('temp_store = MEMORY');
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingSqlite(raw) }) });
     return {

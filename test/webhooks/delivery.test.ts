@@ -72,6 +72,13 @@ for (const dialect of DIALECTS) {
       }
       return { ...created, path: p };
     };
+    const firstAssetAttempt = (endpointId: string) =>
+      h.services.database.db
+        .selectFrom('delivery_attempts')
+        .selectAll()
+        .where('endpoint_id', '=', endpointId)
+        .where('event_type', '=', 'asset.assigned')
+        .executeTakeFirst();
     const status = async (id: string) =>
       h.services.database.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
@@ -205,12 +212,7 @@ for (const dialect of DIALECTS) {
       await emit('asset.assigned');
       await drain();
       assert.equal(rx.at('/redirect-target').length, 0);
-      const [attempt] = await h.services.database.db
-        .selectFrom('delivery_attempts')
-        .selectAll()
-        .where('endpoint_id', '=', ep.id)
-        .where('event_type', '=', 'asset.assigned')
-        .execute();
+      const attempt = await firstAssetAttempt(ep.id);
       assert.equal(attempt?.error_class, 'redirect');
       await disableEndpoint(h.services, ws, ep.id);
     });
@@ -220,12 +222,7 @@ for (const dialect of DIALECTS) {
       rx.on(ep.path, (req) => req.socket.destroy());
       await emit('asset.assigned');
       await drain();
-      const [attempt] = await h.services.database.db
-        .selectFrom('delivery_attempts')
-        .selectAll()
-        .where('endpoint_id', '=', ep.id)
-        .where('event_type', '=', 'asset.assigned')
-        .execute();
+      const attempt = await firstAssetAttempt(ep.id);
       assert.equal(attempt?.outcome, 'failed');
       assert.equal(attempt?.error_class, 'connection');
       await disableEndpoint(h.services, ws, ep.id);
