@@ -2,11 +2,13 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
+import { splitList } from '../lists.js';
 import { ALL_SCOPES } from '../registers/define.js';
 import { recordAudit } from './audit.js';
 import type { Dialect } from './database.js';
 import type { HotQueries } from './hot-queries.js';
 import type { DB } from './schema.js';
+import { lockWorkspace } from './workspaces.js';
 
 export const DEFAULT_KEY_DAYS = 90;
 export const MAX_KEY_DAYS = 365;
@@ -46,14 +48,7 @@ export function secretMatches(secret: string, storedHash: string | undefined): b
 }
 
 export function parseScopes(spec: string): string[] {
-  const scopes = [
-    ...new Set(
-      spec
-        .split(/[\s,]+/)
-        .map((s) => s.trim())
-        .filter(Boolean),
-    ),
-  ];
+  const scopes = splitList(spec);
   if (scopes.length === 0) throw new AppError('invalid_parameter', 'at least one scope is required', { param: 'scopes' });
   for (const s of scopes) {
     if (!ALL_SCOPES.includes(s)) {
@@ -132,10 +127,8 @@ export async function createKey(db: Kysely<DB>, input: CreateKeyInput): Promise<
     created_by: input.createdBy ?? null,
   };
   await db.transaction().execute(async (trx) => {
-    // Lock the workspace row so two concurrent creations cannot both pass the plan limit.
-    let lock = trx.selectFrom('workspaces').select('id').where('id', '=', input.workspaceId);
-    if (input.dialect === 'postgres') lock = lock.forUpdate();
-    if (!(await lock.executeTakeFirst())) throw new AppError('not_found', `no workspace ${input.workspaceId}`);
+    // Two concurrent creations must not both pass the plan limit.
+    await lockWorkspace(trx, input.dialect, input.workspaceId);
     const { n } = await trx
       .selectFrom('api_keys')
       .select((eb) => eb.fn.countAll<number>().as('n'))

@@ -1,8 +1,10 @@
 import type { Kysely } from 'kysely';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
+import { splitList } from '../lists.js';
 import { ALWAYS_INSTALLED, MODULES, OPTIONAL_MODULES } from '../registers/define.js';
 import { recordAudit } from './audit.js';
+import type { Dialect } from './database.js';
 import type { DB } from './schema.js';
 
 export interface Workspace {
@@ -15,10 +17,7 @@ export interface Workspace {
 /** Parses `all` or `m1,m2` into optional module names; always-installed ones are implied. */
 export function parseModules(spec: string): string[] {
   if (spec.trim() === 'all') return [...OPTIONAL_MODULES];
-  const names = spec
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
+  const names = splitList(spec);
   for (const n of names) {
     if (!MODULES.includes(n)) {
       throw new AppError('invalid_parameter', `unknown module "${n}"; modules are: ${MODULES.join(', ')}`);
@@ -53,6 +52,17 @@ export async function getWorkspace(db: Kysely<DB>, id: string): Promise<Workspac
   const row = await db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row) throw new AppError('not_found', `no workspace ${id}; list them with: wsops workspace list`);
   return toWorkspace(row);
+}
+
+/**
+ * Locks a workspace's row for the rest of the transaction, so checks of per-workspace limits
+ * (keys, endpoints) cannot be passed by two concurrent writers at once. SQLite transactions
+ * already hold the database's write lock (BEGIN IMMEDIATE).
+ */
+export async function lockWorkspace(trx: Kysely<DB>, dialect: Dialect, workspaceId: string): Promise<void> {
+  let q = trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId);
+  if (dialect === 'postgres') q = q.forUpdate();
+  if (!(await q.executeTakeFirst())) throw new AppError('not_found', `no workspace ${workspaceId}; list them with: wsops workspace list`);
 }
 
 export async function listWorkspaces(db: Kysely<DB>): Promise<Workspace[]> {

@@ -7,10 +7,12 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { AppError } from '../errors.js';
 import { newId, randomBase62 } from '../ids.js';
+import { splitList } from '../lists.js';
 import { READ_SCOPES, WRITE_SCOPES } from '../registers/define.js';
 import type { Services } from '../services.js';
 import { recordAudit } from '../store/audit.js';
 import type { DB, WebhookEndpointsTable } from '../store/schema.js';
+import { lockWorkspace } from '../store/workspaces.js';
 import { EVENT_TYPES, isEventType, SUBSCRIBABLE_EVENTS, VERIFICATION_EVENT } from './event-types.js';
 import { emitVerification } from './outbox.js';
 import { checkWebhookUrl } from './url-safety.js';
@@ -53,15 +55,10 @@ export function toView(row: WebhookEndpointsTable): EndpointView {
   };
 }
 
-function list(spec: string | readonly string[]): string[] {
-  const items = typeof spec === 'string' ? spec.split(/[\s,]+/) : [...spec];
-  return [...new Set(items.map((s) => s.trim()).filter(Boolean))];
-}
-
 /** The scope and event rules of registration; the URL rules live in url-safety.ts. */
 export function checkSubscription(scopesSpec: string | readonly string[], eventsSpec: string | readonly string[]) {
-  const scopes = list(scopesSpec);
-  const events = list(eventsSpec);
+  const scopes = splitList(scopesSpec);
+  const events = splitList(eventsSpec);
   if (scopes.length === 0) throw new AppError('invalid_parameter', 'give at least one read scope', { param: 'scopes', rule: 'scopes' });
   for (const s of scopes) {
     if ((WRITE_SCOPES as readonly string[]).includes(s)) {
@@ -108,12 +105,6 @@ export function checkSubscription(scopesSpec: string | readonly string[], events
 
 function newSigningSecret(): string {
   return `whsec_${randomBase62(32)}`;
-}
-
-async function lockWorkspace(trx: Kysely<DB>, services: Services, workspaceId: string) {
-  let q = trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId);
-  if (services.database.dialect === 'postgres') q = q.forUpdate();
-  if (!(await q.executeTakeFirst())) throw new AppError('not_found', `no workspace ${workspaceId}`);
 }
 
 async function assertSlotFree(trx: Kysely<DB>, workspaceId: string, exceptId?: string) {
@@ -173,7 +164,7 @@ export async function createEndpoint(
     disabled_at: null,
   };
   const verification = await services.database.db.transaction().execute(async (trx) => {
-    await lockWorkspace(trx, services, workspaceId);
+    await lockWorkspace(trx, services.database.dialect, workspaceId);
     await assertSlotFree(trx, workspaceId);
     await trx.insertInto('webhook_endpoints').values(row).execute();
     await recordAudit(trx, {
@@ -249,7 +240,7 @@ async function reverify(services: Services, workspaceId: string, id: string, act
   const now = services.clock();
   const at = new Date(now).toISOString();
   return services.database.db.transaction().execute(async (trx) => {
-    await lockWorkspace(trx, services, workspaceId);
+    await lockWorkspace(trx, services.database.dialect, workspaceId);
     const row = await getRow(trx, workspaceId, id);
     if (mode === 'enable') await assertSlotFree(trx, workspaceId, id);
     await trx
