@@ -126,6 +126,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .addColumn('workspace_id', 'text', (c) => c.notNull())
           .addColumn('event_id', 'text', (c) => c.notNull())
           .addColumn('endpoint_id', 'text', (c) => c.notNull())
+          .addColumn('event_type', 'text', (c) => c.notNull())
           .addColumn('state', 'text', (c) => c.notNull())
           .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
           .addColumn('next_attempt_at', 'text')
@@ -133,9 +134,11 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .addColumn('created_at', 'text', (c) => c.notNull())
           .addColumn('updated_at', 'text', (c) => c.notNull())
           .execute();
-        // The queue: due pending jobs in run-time order.
+        // The queue: due pending jobs in run-time order. Deliberately the only index beside the
+        // primary key: the claim must always walk it in order, and a second index on
+        // endpoint_id would tempt the planner (with stale statistics) into reading every
+        // pending job of an endpoint and sorting them.
         await db.schema.createIndex('delivery_jobs_due').on('delivery_jobs').columns(['state', 'next_attempt_at']).execute();
-        await db.schema.createIndex('delivery_jobs_endpoint').on('delivery_jobs').columns(['endpoint_id', 'state']).execute();
         await db.schema
           .createTable('delivery_attempts')
           .addColumn('id', 'text', (c) => c.primaryKey())
@@ -160,6 +163,11 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .execute();
         await db.schema.createIndex('delivery_attempts_job').on('delivery_attempts').columns(['job_id']).execute();
         await db.schema
+          .createIndex('delivery_attempts_endpoint')
+          .on('delivery_attempts')
+          .columns(['endpoint_id', 'attempted_at'])
+          .execute();
+        await db.schema
           .createTable('renewal_notices')
           .addColumn('workspace_id', 'text', (c) => c.notNull())
           .addColumn('vendor_id', 'text', (c) => c.notNull())
@@ -168,6 +176,18 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .addColumn('created_at', 'text', (c) => c.notNull())
           .addPrimaryKeyConstraint('renewal_notices_pk', ['workspace_id', 'vendor_id', 'renewal_date'])
           .execute();
+      },
+    },
+    '0003_job_notifications': {
+      async up(db: Kysely<unknown>) {
+        // PostgreSQL tells idle delivery workers when jobs are committed (LISTEN wsops_jobs), so
+        // they can poll rarely when idle and still start within milliseconds. NOTIFY is sent at
+        // commit, once per transaction. SQLite workers poll (a local query costs microseconds).
+        if (dialect !== 'postgres') return;
+        await sql`CREATE FUNCTION wsops_notify_jobs() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN PERFORM pg_notify('wsops_jobs', ''); RETURN NULL; END $$`.execute(db);
+        await sql`CREATE TRIGGER delivery_jobs_notify AFTER INSERT ON delivery_jobs
+          FOR EACH STATEMENT EXECUTE FUNCTION wsops_notify_jobs()`.execute(db);
       },
     },
   };

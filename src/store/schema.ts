@@ -92,6 +92,8 @@ export interface DeliveryJobsTable {
   workspace_id: string;
   event_id: string;
   endpoint_id: string;
+  /** Copied from the event, so the claim can read the queue alone (no join before the LIMIT). */
+  event_type: string;
   state: 'pending' | 'succeeded' | 'exhausted';
   attempts: number;
   next_attempt_at: string | null;

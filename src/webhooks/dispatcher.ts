@@ -6,6 +6,7 @@
  * retries the job (at-least-once).
  */
 import { type Kysely, sql } from 'kysely';
+import pg from 'pg';
 import { newId } from '../ids.js';
 import type { Services } from '../services.js';
 import type { DB, DeliveryAttemptsTable } from '../store/schema.js';
@@ -19,8 +20,10 @@ import { type CheckedUrl, checkWebhookUrl } from './url-safety.js';
 export interface DispatcherOptions {
   /** Jobs claimed per round. */
   batchSize?: number;
-  /** Idle poll interval. */
+  /** Poll interval right after work; it doubles while idle, up to maxIdleMs. */
   pollMs?: number;
+  /** Longest idle poll interval (default: 1 s on PostgreSQL, which also wakes workers by NOTIFY; 50 ms on SQLite). */
+  maxIdleMs?: number;
   /** How long a claimed job is reserved; must exceed the 10 s attempt timeout. */
   leaseMs?: number;
   /**
@@ -61,6 +64,8 @@ export class Dispatcher {
   readonly workerId = newId('wrk');
   private readonly batchSize: number;
   private readonly pollMs: number;
+  private readonly maxIdleMs: number;
+  private listener: pg.Client | undefined;
   private readonly leaseMs: number;
   private readonly random: () => number;
   private readonly loopCount: number;
@@ -71,6 +76,7 @@ export class Dispatcher {
   ) {
     this.batchSize = options.batchSize ?? 500;
     this.pollMs = options.pollMs ?? 10;
+    this.maxIdleMs = options.maxIdleMs ?? (services.database.dialect === 'postgres' ? 1000 : 50);
     this.leaseMs = options.leaseMs ?? services.config.deliveryLeaseSeconds * 1000;
     this.random = options.random ?? Math.random;
     this.loopCount = options.loops ?? 2;
@@ -83,10 +89,36 @@ export class Dispatcher {
   start(): void {
     if (this.running) return;
     this.running = true;
+    if (this.services.database.dialect === 'postgres') void this.listen();
     this.loops = Array.from({ length: this.loopCount }, () => this.runLoop());
   }
 
+  /** LISTEN for committed jobs (PostgreSQL); reconnects while running. */
+  private async listen(): Promise<void> {
+    while (this.running) {
+      const client = new pg.Client({ connectionString: this.services.config.databaseUrl });
+      const lost = new Promise<void>((resolve) => {
+        client.on('error', () => resolve());
+        client.on('end', () => resolve());
+      });
+      client.on('notification', () => this.wake());
+      try {
+        await client.connect();
+        await client.query('LISTEN wsops_jobs');
+        this.listener = client;
+        this.wake(); // anything committed while not listening
+        await lost;
+      } catch {
+        /* retried below */
+      }
+      this.listener = undefined;
+      await client.end().catch(() => {});
+      if (this.running) await this.pause(1000);
+    }
+  }
+
   private async runLoop(): Promise<void> {
+    let idleMs = this.pollMs;
     while (this.running) {
       let handled = 0;
       try {
@@ -97,7 +129,12 @@ export class Dispatcher {
         process.stderr.write(`wsops worker: ${err instanceof Error ? err.message : String(err)}\n`);
         await this.pause(1000);
       }
-      if (handled === 0) await this.pause(this.pollMs);
+      if (handled === 0) {
+        await this.pause(idleMs);
+        idleMs = Math.min(this.maxIdleMs, idleMs * 2);
+      } else {
+        idleMs = this.pollMs;
+      }
     }
   }
 
@@ -108,6 +145,7 @@ export class Dispatcher {
 
   private pause(ms: number): Promise<void> {
     return new Promise((resolve) => {
+      if (!this.running) return resolve();
       const done = () => {
         clearTimeout(timer);
         this.sleepers.delete(done);
@@ -121,6 +159,7 @@ export class Dispatcher {
   async stop(): Promise<void> {
     this.running = false;
     this.wake();
+    await this.listener?.end().catch(() => {});
     await Promise.all(this.loops);
     await this.agents.close();
   }
@@ -145,23 +184,39 @@ export class Dispatcher {
     const now = this.services.clock();
     const nowIso = new Date(now).toISOString();
     const leaseIso = new Date(now + this.leaseMs).toISOString();
-    const lock = this.services.database.dialect === 'postgres' ? sql`FOR UPDATE OF j SKIP LOCKED` : sql``;
+    // The queue alone, walked in run-time order; endpoint states come from two small subqueries
+    // evaluated once, so no join can make the planner read every pending job before the LIMIT.
+    const due = sql`
+      SELECT j.id FROM delivery_jobs j
+      WHERE j.state = 'pending' AND j.next_attempt_at <= ${nowIso}
+        AND (j.lease_until IS NULL OR j.lease_until < ${nowIso})
+        AND (j.endpoint_id IN (SELECT id FROM webhook_endpoints WHERE status = 'active')
+          OR (j.event_type = ${VERIFICATION_EVENT} AND j.endpoint_id IN (SELECT id FROM webhook_endpoints WHERE status = 'unverified')))
+      ORDER BY j.next_attempt_at
+      LIMIT ${this.batchSize}`;
+    if (this.services.database.dialect === 'postgres') {
+      // One round trip: claim and read. `= ANY(ARRAY(...))` keeps the update on the primary key;
+      // a plain `IN (...)` lets the planner hash-join against a scan of the whole jobs table.
+      // The queue must be walked in index order whatever the statistics say: right after a
+      // burst, stale statistics make the planner fetch every pending job and sort them (seen:
+      // 125 ms per claim at 50,000 pending, against 10 ms in index order).
+      const result = await this.db.transaction().execute(async (trx) => {
+        await sql`SELECT set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true)`.execute(trx);
+        return sql<ClaimedJob>`
+        WITH claimed AS (
+          UPDATE delivery_jobs SET lease_until = ${leaseIso}, updated_at = ${nowIso}
+          WHERE id = ANY(ARRAY(${due} FOR UPDATE OF j SKIP LOCKED))
+          RETURNING id, workspace_id, event_id, endpoint_id, attempts)
+        SELECT c.id, c.workspace_id, c.event_id, c.endpoint_id, c.attempts, ev.type AS event_type, ev.body AS event_body,
+          e.url, e.status AS endpoint_status, e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at
+        FROM claimed c JOIN events ev ON ev.id = c.event_id JOIN webhook_endpoints e ON e.id = c.endpoint_id`.execute(trx);
+      });
+      return result.rows;
+    }
+    // SQLite: writers are serialized, so claiming and then reading cannot race another worker.
     const claimed = await sql<{ id: string }>`
-      UPDATE delivery_jobs SET lease_until = ${leaseIso}, updated_at = ${nowIso}
-      WHERE id IN (
-        SELECT j.id FROM delivery_jobs j
-        JOIN webhook_endpoints e ON e.id = j.endpoint_id
-        JOIN events ev ON ev.id = j.event_id
-        WHERE j.state = 'pending' AND j.next_attempt_at <= ${nowIso}
-          AND (j.lease_until IS NULL OR j.lease_until < ${nowIso})
-          AND (e.status = 'active' OR (e.status = 'unverified' AND ev.type = ${VERIFICATION_EVENT}))
-        ORDER BY j.next_attempt_at
-        LIMIT ${this.batchSize}
-        ${lock}
-      )
-      RETURNING id`.execute(this.db);
+      UPDATE delivery_jobs SET lease_until = ${leaseIso}, updated_at = ${nowIso} WHERE id IN (${due}) RETURNING id`.execute(this.db);
     const ids = claimed.rows.map((r) => r.id);
-    if (ids.length === 0) return [];
     const rows: ClaimedJob[] = [];
     for (let i = 0; i < ids.length; i += 500) {
       rows.push(

@@ -29,12 +29,19 @@ async function insertEvent(trx: Kysely<DB>, workspaceId: string, type: string, d
   return { id, createdAt };
 }
 
-function jobRows(workspaceId: string, eventId: string, endpointIds: readonly string[], at: string): DB['delivery_jobs'][] {
+function jobRows(
+  workspaceId: string,
+  eventId: string,
+  eventType: string,
+  endpointIds: readonly string[],
+  at: string,
+): DB['delivery_jobs'][] {
   return endpointIds.map((endpointId) => ({
     id: newId('job'),
     workspace_id: workspaceId,
     event_id: eventId,
     endpoint_id: endpointId,
+    event_type: eventType,
     state: 'pending' as const,
     attempts: 0,
     next_attempt_at: at,
@@ -86,7 +93,7 @@ export async function emitEvents(
       .filter((ep) => ep.events.split(' ').includes(e.type) && ep.scopes.split(' ').includes(scope))
       .map((ep) => ep.id);
     eventRows.push({ id, workspace_id: workspaceId, type: e.type, created_at: createdAt, body: body(id, e.type, createdAt, e.data) });
-    jobs.push(...jobRows(workspaceId, id, receivers, createdAt));
+    jobs.push(...jobRows(workspaceId, id, e.type, receivers, createdAt));
     emitted.push({ id, type: e.type, jobs: receivers.length });
   }
   for (let i = 0; i < eventRows.length; i += 500)
@@ -107,6 +114,6 @@ export async function emitEvent(trx: Kysely<DB>, workspaceId: string, type: Even
 /** The signed challenge sent to one endpoint after registration or re-verification. */
 export async function emitVerification(trx: Kysely<DB>, workspaceId: string, endpointId: string, challenge: string, now: number) {
   const event = await insertEvent(trx, workspaceId, VERIFICATION_EVENT, { endpoint_id: endpointId, challenge }, now);
-  await insertJobs(trx, jobRows(workspaceId, event.id, [endpointId], event.createdAt));
+  await insertJobs(trx, jobRows(workspaceId, event.id, VERIFICATION_EVENT, [endpointId], event.createdAt));
   return { id: event.id, type: VERIFICATION_EVENT, jobs: 1 };
 }
