@@ -128,7 +128,7 @@ export async function webhookBench(o: { databaseUrl: string; events: number }, l
     });
 
     // A dead receiver beside healthy ones: 4 healthy alone, then 4 healthy + 1 refusing
-    // connections; alternated twice and the better run of each kept, as short runs are noisy.
+    // connections; alternated three times and the best run of each kept, as short runs are noisy.
     const deadPort = freePort();
     const setDead = async (on: boolean) => {
       await services.database.db
@@ -144,7 +144,7 @@ export async function webhookBench(o: { databaseUrl: string; events: number }, l
     };
     let healthyAlone = 0;
     let withDead = 0;
-    for (let round = 0; round < 2; round++) {
+    for (let round = 0; round < 3; round++) {
       await setDead(false);
       healthyAlone = Math.max(healthyAlone, await timedDelivery(services, ws.id, o.events, o.events * 4, stats));
       await setDead(true);
