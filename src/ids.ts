@@ -18,13 +18,3 @@ export function randomBase62(length: number): string {
 export function newId(prefix: string): string {
   return `${prefix}_${randomBase62(16)}`;
 }
-
-export function toBase62(n: bigint, width: number): string {
-  let out = '';
-  let v = n;
-  while (v > 0n) {
-    out = BASE62[Number(v % 62n)] + out;
-    v /= 62n;
-  }
-  return out.padStart(width, '0').slice(-width);
-}

@@ -190,10 +190,6 @@ export async function listEndpoints(services: Services, workspaceId: string): Pr
   return rows.map(toView);
 }
 
-export async function getEndpoint(services: Services, workspaceId: string, id: string): Promise<EndpointView> {
-  return toView(await getRow(services.database.db, workspaceId, id));
-}
-
 /** A user switches an endpoint off: deliveries stop at once, its slot is freed, history stays. */
 export async function disableEndpoint(services: Services, workspaceId: string, id: string, actor = 'cli'): Promise<EndpointView> {
   const at = new Date(services.clock()).toISOString();
