@@ -12,6 +12,13 @@ export interface Database {
   dialect: Dialect;
   /** The raw better-sqlite3 handle, for bulk loading (SQLite only). */
   sqlite?: SQLite.Database;
+  /**
+   * A second, read-only SQLite connection for the hot read queries. It sees committed data
+   * only: a read on the writer connection would run inside whatever transaction that
+   * connection has open between two awaits (a domain action, say) and could see its
+   * uncommitted writes.
+   */
+  sqliteReader?: SQLite.Database;
   /** The raw pg pool, for bulk loading (PostgreSQL only). */
   pool?: pg.Pool;
   close(): Promise<void>;
@@ -56,11 +63,18 @@ export function openDatabase(url: string): Database {
     raw.pragma('cache_size = -32768'); // 32 MB page cache
     raw.pragma('temp_store = MEMORY');
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingSqlite(raw) }) });
+    const reader = path === ':memory:' ? undefined : new SQLite(path, { readonly: true });
+    reader?.pragma('busy_timeout = 10000');
+    reader?.pragma('cache_size = -32768');
     return {
       db,
       dialect: 'sqlite',
       sqlite: raw,
-      close: () => db.destroy(),
+      sqliteReader: reader,
+      async close() {
+        reader?.close();
+        await db.destroy();
+      },
     };
   }
   const pool = new pg.Pool({ connectionString: url, max: 10 });

@@ -18,7 +18,8 @@ export class HotQueries {
 
   /** Runs a query and returns its rows as arrays, columns in SELECT order. */
   async rows(sqlText: string, params: readonly Value[]): Promise<unknown[][]> {
-    const { sqlite, pool } = this.database;
+    const { pool } = this.database;
+    const sqlite = this.database.sqliteReader ?? this.database.sqlite;
     if (sqlite) {
       let stmt = this.sqliteStatements.get(sqlText);
       if (!stmt) {

@@ -1,7 +1,8 @@
 /** Sync by updated_since, text search, corrections and deletions, as an integrator sees them. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { correctRecord, deleteRecord } from '../../src/actions/correct.js';
+import { correctRecord, deleteRecord, nextStamp } from '../../src/actions/correct.js';
+import { assets } from '../../src/registers/catalogue.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
@@ -157,6 +158,27 @@ for (const dialect of DIALECTS) {
         assert.equal(res.json.param, 'search');
       });
     }
+
+    it('reads see committed data only: a write inside an open transaction is invisible until commit, and forever after a rollback', async () => {
+      const [asset] = await walk(h, key, '/api/v1/assets');
+      const id = (asset as { id: string }).id;
+      await h.services.database.db
+        .transaction()
+        .execute(async (trx) => {
+          const record = await h.services.records.get(ws, assets, id, trx);
+          await h.services.records.put(
+            ws,
+            assets,
+            { ...record, name: 'Uncommitted name', updated_at: nextStamp(record?.updated_at as string, h.clock()) },
+            trx,
+          );
+          const during = await h.get(`/api/v1/assets/${id}`, key);
+          assert.deepEqual(during.json, asset, 'no dirty read while the transaction is open');
+          throw new Error('roll back');
+        })
+        .catch((err: Error) => assert.equal(err.message, 'roll back'));
+      assert.deepEqual((await h.get(`/api/v1/assets/${id}`, key)).json, asset);
+    });
 
     it('a parameter given twice is a 400 naming it', async () => {
       const res = await h.get('/api/v1/assets?status=ASSIGNED&status=AVAILABLE', key);
