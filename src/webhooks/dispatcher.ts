@@ -9,6 +9,7 @@ import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { newId } from '../ids.js';
 import type { Services } from '../services.js';
+import { insertBatches } from '../store/insert-batches.js';
 import type { DB, DeliveryAttemptsTable } from '../store/schema.js';
 import { signingSecrets } from './endpoints.js';
 import { VERIFICATION_EVENT } from './event-types.js';
@@ -55,6 +56,11 @@ interface Result {
   attemptedAt: number;
   outcome: AttemptOutcome;
 }
+
+/** What an attempt needs of a claimed job, read in the same shape by both dialects' claims. */
+const CLAIMED_COLUMNS = sql`SELECT c.id, c.workspace_id, c.event_id, c.endpoint_id, c.attempts, ev.type AS event_type, ev.body AS event_body,
+  e.url, e.status AS endpoint_status, e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at`;
+const CLAIMED_JOINS = sql`JOIN events ev ON ev.id = c.event_id JOIN webhook_endpoints e ON e.id = c.endpoint_id`;
 
 export class Dispatcher {
   private readonly agents = new AgentPool();
@@ -207,9 +213,7 @@ export class Dispatcher {
           UPDATE delivery_jobs SET lease_until = ${leaseIso}, updated_at = ${nowIso}
           WHERE id = ANY(ARRAY(${due} FOR UPDATE OF j SKIP LOCKED))
           RETURNING id, workspace_id, event_id, endpoint_id, attempts)
-        SELECT c.id, c.workspace_id, c.event_id, c.endpoint_id, c.attempts, ev.type AS event_type, ev.body AS event_body,
-          e.url, e.status AS endpoint_status, e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at
-        FROM claimed c JOIN events ev ON ev.id = c.event_id JOIN webhook_endpoints e ON e.id = c.endpoint_id`.execute(trx);
+        ${CLAIMED_COLUMNS} FROM claimed c ${CLAIMED_JOINS}`.execute(trx);
       });
       return result.rows;
     }
@@ -219,27 +223,9 @@ export class Dispatcher {
     const ids = claimed.rows.map((r) => r.id);
     const rows: ClaimedJob[] = [];
     for (let i = 0; i < ids.length; i += 500) {
+      const chunk = sql.join(ids.slice(i, i + 500));
       rows.push(
-        ...(await this.db
-          .selectFrom('delivery_jobs as j')
-          .innerJoin('events as ev', 'ev.id', 'j.event_id')
-          .innerJoin('webhook_endpoints as e', 'e.id', 'j.endpoint_id')
-          .select([
-            'j.id',
-            'j.workspace_id',
-            'j.event_id',
-            'j.endpoint_id',
-            'j.attempts',
-            'ev.type as event_type',
-            'ev.body as event_body',
-            'e.url',
-            'e.status as endpoint_status',
-            'e.secret_ciphertext',
-            'e.previous_secret_ciphertext',
-            'e.previous_secret_expires_at',
-          ])
-          .where('j.id', 'in', ids.slice(i, i + 500))
-          .execute()),
+        ...(await sql<ClaimedJob>`${CLAIMED_COLUMNS} FROM delivery_jobs c ${CLAIMED_JOINS} WHERE c.id IN (${chunk})`.execute(this.db)).rows,
       );
     }
     return rows;
@@ -357,12 +343,7 @@ export class Dispatcher {
             ${jobUpdates.map((u) => u.attempts)}::int[], ${jobUpdates.map((u) => u.next)}::text[]) AS v(id, state, attempts, next_at)
           WHERE delivery_jobs.id = v.id`.execute(trx);
       } else {
-        for (let i = 0; i < attempts.length; i += 400) {
-          await trx
-            .insertInto('delivery_attempts')
-            .values(attempts.slice(i, i + 400))
-            .execute();
-        }
+        await insertBatches(trx, 'delivery_attempts', attempts);
         for (let i = 0; i < jobUpdates.length; i += 400) {
           const values = sql.join(jobUpdates.slice(i, i + 400).map((u) => sql`(${u.id}, ${u.state}, ${u.attempts}, ${u.next})`));
           await sql`

@@ -5,6 +5,7 @@
  */
 import type { Kysely } from 'kysely';
 import { newId } from '../ids.js';
+import { insertBatches } from '../store/insert-batches.js';
 import type { DB } from '../store/schema.js';
 import { EVENT_TYPES, type EventType, VERIFICATION_EVENT } from './event-types.js';
 
@@ -19,14 +20,9 @@ function body(id: string, type: string, createdAt: string, data: unknown): strin
   return JSON.stringify({ id, type, created: createdAt, api_version: '1', data });
 }
 
-async function insertEvent(trx: Kysely<DB>, workspaceId: string, type: string, data: unknown, now: number) {
+function eventRow(workspaceId: string, type: string, data: unknown, createdAt: string): DB['events'] {
   const id = newId('evt');
-  const createdAt = new Date(now).toISOString();
-  await trx
-    .insertInto('events')
-    .values({ id, workspace_id: workspaceId, type, created_at: createdAt, body: body(id, type, createdAt, data) })
-    .execute();
-  return { id, createdAt };
+  return { id, workspace_id: workspaceId, type, created_at: createdAt, body: body(id, type, createdAt, data) };
 }
 
 function jobRows(
@@ -49,14 +45,6 @@ function jobRows(
     created_at: at,
     updated_at: at,
   }));
-}
-
-async function insertJobs(trx: Kysely<DB>, rows: readonly DB['delivery_jobs'][]) {
-  for (let i = 0; i < rows.length; i += 500)
-    await trx
-      .insertInto('delivery_jobs')
-      .values(rows.slice(i, i + 500))
-      .execute();
 }
 
 export interface PendingEvent {
@@ -87,21 +75,17 @@ export async function emitEvents(
   const jobs: DB['delivery_jobs'][] = [];
   const emitted: EmittedEvent[] = [];
   for (const e of events) {
-    const id = newId('evt');
+    const row = eventRow(workspaceId, e.type, e.data, createdAt);
     const scope = EVENT_TYPES[e.type].scope;
     const receivers = endpoints
       .filter((ep) => ep.events.split(' ').includes(e.type) && ep.scopes.split(' ').includes(scope))
       .map((ep) => ep.id);
-    eventRows.push({ id, workspace_id: workspaceId, type: e.type, created_at: createdAt, body: body(id, e.type, createdAt, e.data) });
-    jobs.push(...jobRows(workspaceId, id, e.type, receivers, createdAt));
-    emitted.push({ id, type: e.type, jobs: receivers.length });
+    eventRows.push(row);
+    jobs.push(...jobRows(workspaceId, row.id, e.type, receivers, createdAt));
+    emitted.push({ id: row.id, type: e.type, jobs: receivers.length });
   }
-  for (let i = 0; i < eventRows.length; i += 500)
-    await trx
-      .insertInto('events')
-      .values(eventRows.slice(i, i + 500))
-      .execute();
-  await insertJobs(trx, jobs);
+  await insertBatches(trx, 'events', eventRows);
+  await insertBatches(trx, 'delivery_jobs', jobs);
   return emitted;
 }
 
@@ -113,7 +97,8 @@ export async function emitEvent(trx: Kysely<DB>, workspaceId: string, type: Even
 
 /** The signed challenge sent to one endpoint after registration or re-verification. */
 export async function emitVerification(trx: Kysely<DB>, workspaceId: string, endpointId: string, challenge: string, now: number) {
-  const event = await insertEvent(trx, workspaceId, VERIFICATION_EVENT, { endpoint_id: endpointId, challenge }, now);
-  await insertJobs(trx, jobRows(workspaceId, event.id, VERIFICATION_EVENT, [endpointId], event.createdAt));
-  return { id: event.id, type: VERIFICATION_EVENT, jobs: 1 };
+  const row = eventRow(workspaceId, VERIFICATION_EVENT, { endpoint_id: endpointId, challenge }, new Date(now).toISOString());
+  await insertBatches(trx, 'events', [row]);
+  await insertBatches(trx, 'delivery_jobs', jobRows(workspaceId, row.id, VERIFICATION_EVENT, [endpointId], row.created_at));
+  return { id: row.id, type: VERIFICATION_EVENT, jobs: 1 };
 }
