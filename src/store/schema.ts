@@ -94,7 +94,8 @@ export interface DeliveryJobsTable {
   endpoint_id: string;
   /** Copied from the event, so the claim can read the queue alone (no join before the LIMIT). */
   event_type: string;
-  state: 'pending' | 'succeeded' | 'exhausted';
+  /** `held`: owed to a disabled endpoint, kept until it is active again. */
+  state: 'pending' | 'held' | 'succeeded' | 'exhausted';
   attempts: number;
   next_attempt_at: string | null;
   lease_until: string | null;

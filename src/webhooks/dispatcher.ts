@@ -13,6 +13,7 @@ import { insertBatches } from '../store/insert-batches.js';
 import type { DB, DeliveryAttemptsTable } from '../store/schema.js';
 import { signingSecrets } from './endpoints.js';
 import { VERIFICATION_EVENT } from './event-types.js';
+import { holdOwedJobs, releaseOwedJobs } from './owed-jobs.js';
 import { FAILURES_BEFORE_DISABLE, MAX_ATTEMPTS, nextAttemptAt } from './schedule.js';
 import { AgentPool, type AttemptOutcome, sendAttempt } from './send.js';
 import { signatureHeader } from './signature.js';
@@ -370,15 +371,17 @@ export class Dispatcher {
             .where('id', '=', endpointId)
             .where('status', '=', 'unverified')
             .execute();
+          await releaseOwedJobs(trx, endpointId, nowIso);
         }
         if (e.failures > 0) {
-          await trx
+          const disabled = await trx
             .updateTable('webhook_endpoints')
             .set({ status: 'disabled', disabled_reason: 'failures', disabled_at: nowIso, updated_at: nowIso })
             .where('id', '=', endpointId)
             .where('status', '=', 'active')
             .where('consecutive_failures', '>=', FAILURES_BEFORE_DISABLE)
-            .execute();
+            .executeTakeFirst();
+          if (Number(disabled.numUpdatedRows) > 0) await holdOwedJobs(trx, endpointId, nowIso);
         }
       }
     });

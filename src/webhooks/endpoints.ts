@@ -15,6 +15,7 @@ import type { DB, WebhookEndpointsTable } from '../store/schema.js';
 import { lockWorkspace } from '../store/workspaces.js';
 import { EVENT_TYPES, isEventType, SUBSCRIBABLE_EVENTS, VERIFICATION_EVENT } from './event-types.js';
 import { emitVerification } from './outbox.js';
+import { holdOwedJobs } from './owed-jobs.js';
 import { checkWebhookUrl } from './url-safety.js';
 
 export const MAX_DELIVERING_ENDPOINTS = 5;
@@ -202,6 +203,7 @@ export async function disableEndpoint(services: Services, workspaceId: string, i
       .set({ status: 'disabled', disabled_reason: 'user', disabled_at: at, updated_at: at })
       .where('id', '=', id)
       .execute();
+    await holdOwedJobs(trx, id, at);
     await recordAudit(trx, { workspaceId, at, actor, action: 'endpoint.disabled', target: id });
     return toView(updated);
   });

@@ -4,14 +4,18 @@ const DAY_MS = 86_400_000;
 
 /**
  * Prunes delivery history older than the retention setting: attempts, finished jobs, and
- * events that no pending job still needs. Pending deliveries are never pruned.
+ * events that no unfinished job still needs. Pending and held deliveries are never pruned.
  */
 export async function pruneDeliveryHistory(services: Services): Promise<{ attempts: number; jobs: number; events: number }> {
   const cutoff = new Date(services.clock() - services.config.deliveryRetentionDays * DAY_MS).toISOString();
   const db = services.database.db;
   return db.transaction().execute(async (trx) => {
     const attempts = await trx.deleteFrom('delivery_attempts').where('attempted_at', '<', cutoff).executeTakeFirst();
-    const jobs = await trx.deleteFrom('delivery_jobs').where('state', '!=', 'pending').where('updated_at', '<', cutoff).executeTakeFirst();
+    const jobs = await trx
+      .deleteFrom('delivery_jobs')
+      .where('state', 'in', ['succeeded', 'exhausted'])
+      .where('updated_at', '<', cutoff)
+      .executeTakeFirst();
     const events = await trx
       .deleteFrom('events')
       .where('created_at', '<', cutoff)
