@@ -20,6 +20,8 @@ export const EVENT_TYPES = {
 
 export type EventType = keyof typeof EVENT_TYPES;
 export const VERIFICATION_EVENT = 'endpoint.verification';
+/** Sent on demand from the console or CLI; outside the eight event types, never counted toward auto-disable. */
+export const TEST_EVENT = 'endpoint.test';
 export const SUBSCRIBABLE_EVENTS = Object.keys(EVENT_TYPES) as EventType[];
 
 export function isEventType(name: string): name is EventType {
