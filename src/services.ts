@@ -2,6 +2,7 @@ import { CursorCodec } from './api/cursor.js';
 import { MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from './api/rate-limit.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
+import { type Logger, silentLogger } from './logger.js';
 import { type Database, openDatabase } from './store/database.js';
 import { HotQueries } from './store/hot-queries.js';
 import { migrate } from './store/migrations.js';
@@ -21,11 +22,14 @@ export interface Services {
   secretBox: SecretBox;
   rateLimiter: RateLimiter;
   clock: Clock;
+  logger: Logger;
   close(): Promise<void>;
 }
 
 export interface ServiceOptions {
   clock?: Clock;
+  /** Where the database, dispatcher and scheduler log (default: silent). */
+  logger?: Logger;
   /** Skip migrations (they are applied by `wsops migrate` or by the first process). */
   migrate?: boolean;
 }
@@ -48,6 +52,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       secretBox: new SecretBox(secret),
       rateLimiter,
       clock: options.clock ?? systemClock,
+      logger: options.logger ?? silentLogger,
       async close() {
         await rateLimiter.close();
         await database.close();

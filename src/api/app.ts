@@ -1,6 +1,7 @@
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
+import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
 import { registerInternalRoutes } from './internal-routes.js';
 import { buildOpenApi } from './openapi.js';
@@ -8,13 +9,14 @@ import { PROBLEM_CONTENT_TYPE, problem, sendProblem } from './problem.js';
 import { registerReadRoutes } from './read-routes.js';
 
 export interface AppOptions {
-  logger?: boolean | { level: string };
+  /** Request-scoped logging goes through this logger (default: the services' logger). */
+  logger?: Logger;
 }
 
 /** Builds the HTTP application without listening, so tests can use inject() and the CLI can listen. */
 export function buildApp(services: Services, options: AppOptions = {}): FastifyInstance {
   const app = Fastify({
-    logger: options.logger ?? false,
+    loggerInstance: (options.logger ?? services.logger) as FastifyBaseLogger,
     genReqId: () => `req_${randomBase62(20)}`,
     bodyLimit: 64 * 1024,
     // The read API takes no body; bound the query string parser's work too.

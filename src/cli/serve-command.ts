@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { buildApp } from '../api/app.js';
 import { loadConfig } from '../config.js';
 import { bootstrapDemo } from '../demo.js';
+import { createLogger } from '../logger.js';
 import { createServices } from '../services.js';
 import { redactUrl } from '../store/database.js';
 import { startWorker } from '../webhooks/worker.js';
@@ -19,8 +20,9 @@ export function serveCommand(program: Command): void {
       }
       const config = loadConfig();
       const port = opts.port !== undefined ? parsePositiveInt('--port', opts.port, 65535) : config.port;
-      const services = await createServices(config);
-      const app = buildApp(services, { logger: { level: config.logLevel } });
+      const logger = createLogger({ level: config.logLevel });
+      const services = await createServices(config, { logger });
+      const app = buildApp(services);
       app.log.info(
         { database: redactUrl(config.databaseUrl), env: config.env, rate_limit_store: config.redisUrl ? 'redis' : 'memory' },
         'wsops starting',
