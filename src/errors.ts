@@ -4,24 +4,113 @@
  * and the CLI turns the same errors into a one-line reason and exit status 2.
  */
 export const ERROR_CATALOGUE = {
-  invalid_parameter: { status: 400, title: 'Invalid parameter' },
-  unknown_parameter: { status: 400, title: 'Unknown parameter' },
-  search_not_supported: { status: 400, title: 'Search not supported' },
-  invalid_cursor: { status: 400, title: 'Invalid cursor' },
-  cursor_expired: { status: 400, title: 'Cursor expired' },
-  cursor_filters_mismatch: { status: 400, title: 'Cursor filters mismatch' },
-  invalid_request: { status: 400, title: 'Invalid request' },
-  unauthorized: { status: 401, title: 'Unauthorized' },
-  missing_scope: { status: 403, title: 'Missing scope' },
-  forbidden: { status: 403, title: 'Forbidden' },
-  not_found: { status: 404, title: 'Not found' },
-  method_not_allowed: { status: 405, title: 'Method not allowed' },
-  conflict: { status: 409, title: 'Conflict' },
-  invalid_state: { status: 409, title: 'Action does not fit the record state' },
-  limit_reached: { status: 409, title: 'Plan limit reached' },
-  rate_limited: { status: 429, title: 'Too many requests' },
-  internal_error: { status: 500, title: 'Internal error' },
-} as const;
+  invalid_parameter: {
+    status: 400,
+    title: 'Invalid parameter',
+    meaning: 'A query parameter has a value outside the set the endpoint accepts (a filter value, `limit`, `updated_since`, an id).',
+    fix: '`param` names the parameter and `detail` the accepted values; correct it and send the request again.',
+  },
+  unknown_parameter: {
+    status: 400,
+    title: 'Unknown parameter',
+    meaning:
+      'The query string holds a parameter this endpoint does not know, or one given twice. It is refused so that a typo never silently widens a sync.',
+    fix: "Remove or correct the parameter named in `param`; the OpenAPI document lists each endpoint's parameters.",
+  },
+  search_not_supported: {
+    status: 400,
+    title: 'Search not supported',
+    meaning: '`search` was sent to a register that has no text search.',
+    fix: "Drop `search`, or filter on the register's exact-match filters instead.",
+  },
+  invalid_cursor: {
+    status: 400,
+    title: 'Invalid cursor',
+    meaning: 'The cursor was altered, truncated, issued to another workspace, or is not a cursor of this service.',
+    fix: 'Pass back `next_cursor` exactly as received, or start the walk again without `cursor`.',
+  },
+  cursor_expired: {
+    status: 400,
+    title: 'Cursor expired',
+    meaning: 'The cursor was issued more than 24 hours ago. Cursors finish a walk; they do not resume one later.',
+    fix: 'Start a new walk; to resume a sync later, pass the highest `updated_at` seen as `updated_since`.',
+  },
+  cursor_filters_mismatch: {
+    status: 400,
+    title: 'Cursor filters mismatch',
+    meaning:
+      'The cursor was sent with filters, `search` or `updated_since` different from those it was issued under. Only `limit` may change between pages.',
+    fix: 'Send the same filters as on the first page, or start a new walk without `cursor`.',
+  },
+  invalid_request: {
+    status: 400,
+    title: 'Invalid request',
+    meaning: 'The request itself could not be read: a malformed URL or header, or a body where none is accepted.',
+    fix: 'Check the URL encoding and headers; every API operation is a GET without a body.',
+  },
+  unauthorized: {
+    status: 401,
+    title: 'Unauthorized',
+    meaning:
+      'The API key was not accepted: missing, malformed, unknown, wrong secret, revoked, expired, or of the other environment. The reason is never told apart.',
+    fix: "Send `Authorization: Bearer svc_sk_<env>_<key_id>_<secret>` with a valid key of this deployment's environment; create a new key in the console if in doubt.",
+  },
+  missing_scope: {
+    status: 403,
+    title: 'Missing scope',
+    meaning: 'The key is valid but lacks the scope this endpoint requires; `missing_scope` names it.',
+    fix: 'Create a key that holds the named scope (keys cannot be changed), deploy it, then revoke the old one.',
+  },
+  forbidden: {
+    status: 403,
+    title: 'Forbidden',
+    meaning: 'The credential is valid but not allowed to perform this operation.',
+    fix: 'Use a credential that is allowed to, or ask an administrator of the workspace.',
+  },
+  not_found: {
+    status: 404,
+    title: 'Not found',
+    meaning:
+      "No such record in this key's workspace (unknown id, another workspace's id, a deleted record, or a module that is not installed), or no such route.",
+    fix: 'Check the id and the path; lists show which ids exist.',
+  },
+  method_not_allowed: {
+    status: 405,
+    title: 'Method not allowed',
+    meaning: 'The API is read-only: every operation is a GET (or HEAD).',
+    fix: "Use GET. Changes are made in the workspace's own tools, not through this API.",
+  },
+  conflict: {
+    status: 409,
+    title: 'Conflict',
+    meaning: 'The operation conflicts with the current state of what it changes.',
+    fix: 'Read the current state again and retry the operation if it still applies.',
+  },
+  invalid_state: {
+    status: 409,
+    title: 'Action does not fit the record state',
+    meaning: "The action does not fit the record's current state (for example assigning an asset that is already assigned).",
+    fix: '`detail` says which state the record is in; act on a record in the state the action needs.',
+  },
+  limit_reached: {
+    status: 409,
+    title: 'Plan limit reached',
+    meaning: 'A plan limit is reached: unrevoked keys per workspace, or five webhook endpoints delivering at once.',
+    fix: 'Revoke a key or disable an endpoint first.',
+  },
+  rate_limited: {
+    status: 429,
+    title: 'Too many requests',
+    meaning: 'The key (`key_id`) used up its request budget, or too many requests from this address were refused.',
+    fix: 'Wait `Retry-After` seconds; pace requests using the `RateLimit` header of successful responses.',
+  },
+  internal_error: {
+    status: 500,
+    title: 'Internal error',
+    meaning: 'The service failed to answer; nothing about the request was wrong.',
+    fix: 'Retry with backoff. If it persists, report it with the `request_id`.',
+  },
+} as const satisfies Record<string, { status: number; title: string; meaning: string; fix: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 
@@ -39,6 +128,9 @@ export class AppError extends Error {
   }
 }
 
-export function problemType(code: ErrorCode): string {
-  return `https://wsops.dev/problems/${code}`;
+/** Where a problem `type` resolves: this deployment's error catalogue page, at the code's anchor. */
+export function problemType(code: ErrorCode, baseUrl: string): string {
+  return `${baseUrl}${ERRORS_PAGE_PATH}#${code}`;
 }
+
+export const ERRORS_PAGE_PATH = '/developers/errors';

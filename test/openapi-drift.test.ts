@@ -12,7 +12,7 @@ describe('OpenAPI document', () => {
   });
   after(() => h.close());
 
-  it('the committed openapi.json matches /developers/openapi.json (run `npm run openapi` after changing a register)', async () => {
+  it('the committed openapi.json matches /developers/openapi.json (run `npm run openapi` after changing a register or an event type)', async () => {
     const served = await h.app.inject({ url: '/developers/openapi.json' });
     assert.equal(served.statusCode, 200);
     const committed = JSON.parse(readFileSync(new URL('../openapi.json', import.meta.url), 'utf8'));

@@ -3,8 +3,8 @@ import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
+import { registerDeveloperRoutes } from './developer-routes.js';
 import { registerInternalRoutes } from './internal-routes.js';
-import { buildOpenApi } from './openapi.js';
 import { PROBLEM_CONTENT_TYPE, problem, sendProblem } from './problem.js';
 import { registerReadRoutes } from './read-routes.js';
 
@@ -25,6 +25,8 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
   });
 
+  app.decorate('problemTypeBase', services.config.baseUrl);
+
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id);
     reply.header('Cache-Control', 'no-store');
@@ -39,7 +41,7 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
     const status = (error as { statusCode?: number }).statusCode;
     if (typeof status === 'number' && status >= 400 && status < 500) {
       // Fastify's own client errors (malformed URL, bad content type, body too large...).
-      const body = problem('invalid_request', (error as Error).message, String(request.id));
+      const body = problem('invalid_request', (error as Error).message, String(request.id), app.problemTypeBase);
       return reply
         .code(status)
         .type(PROBLEM_CONTENT_TYPE)
@@ -57,8 +59,7 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
     ),
   );
 
-  const openapi = JSON.stringify(buildOpenApi(services.config.baseUrl), null, 2);
-  app.get('/developers/openapi.json', async (_request, reply) => reply.type('application/json; charset=utf-8').send(openapi));
+  registerDeveloperRoutes(app, services);
   app.get('/healthz', async (_request, reply) => reply.type('application/json; charset=utf-8').send('{"ok":true}'));
 
   registerReadRoutes(app, services);

@@ -2,6 +2,7 @@ import { ERROR_CATALOGUE } from '../errors.js';
 import { READ_SCOPES, REGISTERS } from '../registers/catalogue.js';
 import type { JsonSchema } from '../registers/fields.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_SEARCH_LENGTH } from './list-query.js';
+import { buildWebhooks } from './openapi-webhooks.js';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const resp = (name: string) => ({ $ref: `#/components/responses/${name}` });
@@ -167,18 +168,28 @@ export function buildOpenApi(baseUrl: string): JsonSchema {
     },
   };
 
+  const webhooks = buildWebhooks(schemas);
+
   return {
     openapi: '3.1.0',
     info: {
       title: 'wsops read API',
       version: '1',
+      summary: 'Read API (/api/v1) and signed webhooks of a workspace-operations service.',
+      contact: { name: 'wsops API support: quote the request_id of the response', url: `${baseUrl}/developers/errors` },
+      license: { name: 'MIT', identifier: 'MIT' },
       description:
         "Read-only JSON access to a workspace's operational registers. Every request carries `Authorization: Bearer svc_sk_<env>_<key_id>_<secret>`. Lists are paged with signed cursors (400 `invalid_cursor`, `cursor_expired` after 24 h, `cursor_filters_mismatch`) and can be synced with `updated_since` (strictly after). Unknown query parameters are a 400. Errors are RFC 9457 problem details.",
     },
     servers: [{ url: baseUrl }],
     security: [{ bearerAuth: [] }],
-    tags: [...REGISTERS.map((r) => ({ name: r.path, description: r.description })), { name: 'scopes' }],
+    tags: [
+      ...REGISTERS.map((r) => ({ name: r.path, description: r.description })),
+      { name: 'scopes' },
+      { name: 'webhooks', description: 'Signed deliveries this service POSTs to registered endpoints.' },
+    ],
     paths,
+    webhooks,
     components: {
       securitySchemes: {
         bearerAuth: {

@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import { newId } from '../ids.js';
 import { insertBatches } from '../store/insert-batches.js';
 import type { DB } from '../store/schema.js';
-import { EVENT_TYPES, type EventType, VERIFICATION_EVENT } from './event-types.js';
+import { EVENT_TYPES, type EventType, eventData, VERIFICATION_EVENT } from './event-types.js';
 
 export interface EmittedEvent {
   id: string;
@@ -97,7 +97,7 @@ export async function emitEvent(trx: Kysely<DB>, workspaceId: string, type: Even
 
 /** The signed challenge sent to one endpoint after registration or re-verification. */
 export async function emitVerification(trx: Kysely<DB>, workspaceId: string, endpointId: string, challenge: string, now: number) {
-  const row = eventRow(workspaceId, VERIFICATION_EVENT, { endpoint_id: endpointId, challenge }, new Date(now).toISOString());
+  const row = eventRow(workspaceId, VERIFICATION_EVENT, eventData.verification(endpointId, challenge), new Date(now).toISOString());
   await insertBatches(trx, 'events', [row]);
   await insertBatches(trx, 'delivery_jobs', jobRows(workspaceId, row.id, VERIFICATION_EVENT, [endpointId], row.created_at));
   return { id: row.id, type: VERIFICATION_EVENT, jobs: 1 };

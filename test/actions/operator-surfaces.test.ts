@@ -36,7 +36,7 @@ for (const dialect of DIALECTS) {
       const p = JSON.parse(res.body);
       assert.equal(p.status, status);
       assert.equal(p.code, code);
-      assert.equal(p.type, `https://wsops.dev/problems/${code}`);
+      assert.equal(p.type, `${h.services.config.baseUrl}/developers/errors#${code}`);
       assert.equal(typeof p.title, 'string');
       assert.equal(typeof p.detail, 'string');
       assert.equal(p.request_id, res.headers['request-id']);

@@ -4,8 +4,11 @@ import addFormats from 'ajv-formats';
 
 type Doc = {
   paths: Record<string, Record<string, { responses: Record<string, Record<string, unknown>> }>>;
+  webhooks: Record<string, { post: { parameters: { name: string; in: string; required: boolean; schema: object }[] } }>;
   components: { responses: Record<string, Record<string, unknown>> };
 };
+
+const pointerPart = (text: string) => text.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /**
  * Validates real responses against the OpenAPI document the server serves: the path template,
@@ -51,5 +54,46 @@ export class OpenApiValidator {
     }
     assert.ok(validate(body), `${method} ${url} ${status} does not match OpenAPI: ${this.ajv.errorsText(validate.errors)}`);
     return true;
+  }
+
+  /**
+   * Checks a received webhook delivery against the document's `webhooks` entry for its event
+   * type: every declared header and the JSON body. Returns the problems found (none: valid).
+   */
+  checkWebhook(headers: Record<string, string | string[] | undefined>, rawBody: string): string[] {
+    const type = headers['x-service-event'];
+    if (typeof type !== 'string') return ['no X-Service-Event header'];
+    const op = this.doc.webhooks[type]?.post;
+    if (!op) return [`OpenAPI describes no webhook ${type}`];
+    const problems: string[] = [];
+    const base = `openapi#/webhooks/${pointerPart(type)}/post`;
+    op.parameters.forEach((p, i) => {
+      const value = headers[p.name.toLowerCase()];
+      if (value === undefined) {
+        if (p.required) problems.push(`header ${p.name} missing`);
+        return;
+      }
+      const validate = this.compile(`${base}/parameters/${i}/schema`);
+      if (!validate(value)) problems.push(`header ${p.name}: ${this.ajv.errorsText(validate.errors)}`);
+    });
+    if (headers['content-type'] !== 'application/json') problems.push(`content-type ${headers['content-type']}`);
+    let body: unknown;
+    try {
+      body = JSON.parse(rawBody);
+    } catch {
+      return [...problems, 'body is not JSON'];
+    }
+    const validate = this.compile(`${base}/requestBody/content/application~1json/schema`);
+    if (!validate(body)) problems.push(`${type} body: ${this.ajv.errorsText(validate.errors)}`);
+    return problems;
+  }
+
+  private compile(pointer: string): ValidateFunction {
+    let validate = this.cache.get(pointer);
+    if (!validate) {
+      validate = this.ajv.compile({ $ref: pointer });
+      this.cache.set(pointer, validate);
+    }
+    return validate;
   }
 }

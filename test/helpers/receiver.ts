@@ -1,5 +1,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { buildOpenApi } from '../../src/api/openapi.js';
+import { OpenApiValidator } from './openapi-validator.js';
+
+/** Every delivery a test receives is checked against the `webhooks` section of the served document. */
+let validator: OpenApiValidator | undefined;
+function webhookProblems(headers: IncomingMessage['headers'], body: string): string[] {
+  validator ??= new OpenApiValidator(buildOpenApi('http://localhost:8080') as ConstructorParameters<typeof OpenApiValidator>[0]);
+  return validator.checkWebhook(headers, body);
+}
 
 export interface Received {
   path: string;
@@ -18,6 +27,8 @@ export const answer =
 /** A real webhook receiver on 127.0.0.1; its behaviour can be changed per path at any time. */
 export class Receiver {
   readonly received: Received[] = [];
+  /** Deliveries that did not match the OpenAPI document; `stop()` fails when there are any. */
+  readonly invalid: string[] = [];
   private server: Server | undefined;
   private readonly behaviours = new Map<string, Behaviour>();
   fallback: Behaviour = answer(200);
@@ -30,6 +41,7 @@ export class Receiver {
         const body = Buffer.concat(chunks).toString('utf8');
         const path = req.url ?? '/';
         this.received.push({ path, headers: req.headers, body });
+        if (req.method === 'POST') this.invalid.push(...webhookProblems(req.headers, body).map((p) => `${path}: ${p}`));
         (this.behaviours.get(path) ?? this.fallback)(req, res, body);
       });
     });
@@ -58,5 +70,7 @@ export class Receiver {
   async stop(): Promise<void> {
     this.server?.closeAllConnections();
     await new Promise((resolve) => this.server?.close(resolve));
+    if (this.invalid.length)
+      throw new Error(`deliveries that do not match the OpenAPI webhooks section:\n${this.invalid.slice(0, 10).join('\n')}`);
   }
 }

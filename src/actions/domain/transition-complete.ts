@@ -58,7 +58,7 @@ export const transitionComplete: DomainAction = {
     const completed: RecordObject = { ...transition, status: 'COMPLETED', completed_at: ctx.nowIso, checklist };
     if (transition.kind !== 'OFFBOARDING') {
       const done = await ctx.write(transitions, completed);
-      await ctx.emit('transition.completed', eventData.transition(done));
+      await ctx.emit('transition.completed', eventData.transition('transition.completed', done));
       return;
     }
 
@@ -84,7 +84,10 @@ export const transitionComplete: DomainAction = {
     const done = await ctx.write(transitions, { ...completed, held_asset_ids: [], held_system_ids: [] });
     await ctx.emit(
       'transition.completed',
-      eventData.transition(done, { returned_asset_ids: [...returned].sort(), removed_system_ids: [...removed].sort() }),
+      eventData.transition('transition.completed', done, {
+        returned_asset_ids: [...returned].sort(),
+        removed_system_ids: [...removed].sort(),
+      }),
     );
   },
 };

@@ -55,6 +55,6 @@ export const transitionStart: DomainAction = {
       checklist.push({ ...item, task_id: task.id as string });
     }
     const started = await ctx.write(transitions, { ...transition, status: 'IN_PROGRESS', started_at: ctx.nowIso, checklist });
-    await ctx.emit('transition.started', eventData.transition(started));
+    await ctx.emit('transition.started', eventData.transition('transition.started', started));
   },
 };

@@ -1,0 +1,120 @@
+/**
+ * The `webhooks` section of the OpenAPI document (3.1): one entry per event a receiver can
+ * get, derived from the event catalogue. Record members refer to the same component schemas
+ * as the read API (`#/components/schemas/Asset/properties/asset_tag`), so a field's type is
+ * described once.
+ */
+import type { JsonSchema } from '../registers/fields.js';
+import { ALL_EVENTS, type DataPart } from '../webhooks/event-types.js';
+import { ATTEMPT_DELAYS_MS, FAILURES_BEFORE_DISABLE, MAX_ATTEMPTS } from '../webhooks/schedule.js';
+import { ATTEMPT_TIMEOUT_MS } from '../webhooks/send.js';
+import { DEFAULT_TOLERANCE_SECONDS } from '../webhooks/signature.js';
+
+const propertyRef = (resource: string, field: string) => ({ $ref: `#/components/schemas/${resource}/properties/${field}` });
+
+function partSchema(part: DataPart): JsonSchema {
+  switch (part.kind) {
+    case 'record':
+      return {
+        type: 'object',
+        description: `${part.description} The fields named here exactly, as \`GET /api/v1/${part.register.path}/{id}\` returns them.`,
+        additionalProperties: false,
+        required: [...part.fields],
+        properties: Object.fromEntries(part.fields.map((name) => [name, propertyRef(part.register.resource, name)])),
+      };
+    case 'field':
+      return { ...propertyRef(part.register.resource, part.field), description: part.description };
+    case 'own':
+      return { ...part.schema, description: part.description };
+  }
+}
+
+/** Component name of an event's body schema: `asset.assigned` → `AssetAssignedEvent`. */
+export function eventSchemaName(type: string): string {
+  return `${type
+    .split(/[._]/)
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join('')}Event`;
+}
+
+const minutes = (ms: number) => (ms < 3_600_000 ? `${ms / 60_000} min` : `${ms / 3_600_000} h`);
+const SCHEDULE = ATTEMPT_DELAYS_MS.map(minutes).join(', ');
+
+/** Adds each event's body schema to `schemas` and returns the `webhooks` object. */
+export function buildWebhooks(schemas: Record<string, JsonSchema>): Record<string, JsonSchema> {
+  const webhooks: Record<string, JsonSchema> = {};
+  for (const [type, declaration] of Object.entries(ALL_EVENTS)) {
+    const name = eventSchemaName(type);
+    const members = Object.keys(declaration.data);
+    schemas[name] = {
+      type: 'object',
+      description: `Body of a \`${type}\` delivery.`,
+      additionalProperties: false,
+      required: ['id', 'type', 'created', 'api_version', 'data'],
+      properties: {
+        id: {
+          type: 'string',
+          pattern: '^evt_[A-Za-z0-9]{1,40}$',
+          description: 'Event id: the same on every retry. Use it as the idempotency key.',
+        },
+        type: { type: 'string', const: type },
+        created: { type: 'string', format: 'date-time', description: 'When the event was created (UTC).' },
+        api_version: { type: 'string', const: '1', description: 'Version of the data shape.' },
+        data: {
+          type: 'object',
+          additionalProperties: false,
+          required: members.filter((m) => !declaration.optional?.includes(m)),
+          properties: Object.fromEntries(Object.entries(declaration.data).map(([member, part]) => [member, partSchema(part)])),
+        },
+      },
+    };
+    const scope = declaration.scope;
+    webhooks[type] = {
+      post: {
+        operationId: `receive${name}`,
+        summary: type,
+        description: `${declaration.description}\n\n${
+          scope
+            ? `Sent to every active endpoint that subscribed to \`${type}\` and whose scopes include \`${scope}\`.`
+            : 'Sent to one endpoint; no subscription or scope is needed.'
+        } Verify \`X-Service-Signature\` over the raw body before parsing it.`,
+        tags: ['webhooks'],
+        ...(scope ? { 'x-wsops-scope': scope } : {}),
+        security: [],
+        parameters: [
+          {
+            name: 'X-Service-Event',
+            in: 'header',
+            required: true,
+            description: 'The event type.',
+            schema: { type: 'string', const: type },
+          },
+          {
+            name: 'X-Service-Delivery',
+            in: 'header',
+            required: true,
+            description: 'Identifier of this delivery attempt (a retry has a new one; the event id stays).',
+            schema: { type: 'string', pattern: '^dlv_[A-Za-z0-9]{1,40}$' },
+          },
+          {
+            name: 'X-Service-Signature',
+            in: 'header',
+            required: true,
+            description: `\`t=<unix_seconds>,v1=<hex>\`: lowercase hex HMAC-SHA256, keyed with the endpoint's signing secret, over \`<t>.\` followed by the raw body. During a secret rotation's grace period a second \`v1\` (old secret) is present; accept if any matches (constant-time). Reject when |now − t| > ${DEFAULT_TOLERANCE_SECONDS} s.`,
+            schema: { type: 'string', pattern: '^t=[0-9]+(,v1=[0-9a-f]{64})+$' },
+          },
+        ],
+        requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } } },
+        responses: {
+          '2XX': {
+            description: `Received. Answer within ${ATTEMPT_TIMEOUT_MS / 1000} s; the response body is ignored (a snippet is kept in the delivery history).`,
+          },
+          default: {
+            description: `Any other status, a timeout (${ATTEMPT_TIMEOUT_MS / 1000} s), a redirect (never followed) or a TLS error is a failure. Delays before each of the ${MAX_ATTEMPTS} attempts: ${SCHEDULE}. After ${FAILURES_BEFORE_DISABLE} failed deliveries in a row the endpoint is disabled; nothing is lost.`,
+          },
+        },
+      },
+    };
+  }
+  return webhooks;
+}
