@@ -3,7 +3,7 @@
  * prom-client's global one, so tests can build several services side by side. Served as text on
  * the internal listener only (`GET /metrics`).
  *
- * Label sets are bounded: the route is the route pattern (`/api/v1/:register`), never the URL,
+ * Label sets are bounded: the route is the route pattern (`/api/v1/assets/:id`), never the URL,
  * and an unmatched request is `route="unmatched"`; the error class is the dispatcher's small
  * fixed set. Database gauges are read at scrape time with one grouped query each.
  */
