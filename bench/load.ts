@@ -1,7 +1,7 @@
 /**
  * Load generator, run in its own process so it does not share a core's event loop with the
  * server: autocannon over a list of URLs (real cursors collected from a walk).
- *   node --import tsx bench/load.ts <spec.json: {url, headers, paths, connections, duration}>
+ *   node --import tsx bench/load.ts <spec.json: {url, headers, paths, connections, duration, overallRate?}>
  * Prints one JSON line: requests/s, latency percentiles, errors.
  */
 import { readFileSync } from 'node:fs';
@@ -13,12 +13,15 @@ const spec = JSON.parse(readFileSync(process.argv[2] as string, 'utf8')) as {
   paths: string[];
   connections: number;
   duration: number;
+  /** Requests per second across all connections (the soak's fixed rate); unset: as fast as possible. */
+  overallRate?: number;
 };
 let i = 0;
 const result = await autocannon({
   url: spec.url,
   connections: spec.connections,
   duration: spec.duration,
+  ...(spec.overallRate ? { overallRate: spec.overallRate } : {}),
   headers: spec.headers,
   requests: [
     {

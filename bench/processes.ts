@@ -63,10 +63,11 @@ export async function load(
   paths: string[],
   connections: number,
   duration: number,
+  overallRate?: number,
 ): Promise<LoadResult> {
   const dir = mkdtempSync(join(tmpdir(), 'wsops-load-'));
   const specFile = join(dir, 'spec.json');
-  writeFileSync(specFile, JSON.stringify({ url, headers, paths, connections, duration }));
+  writeFileSync(specFile, JSON.stringify({ url, headers, paths, connections, duration, overallRate }));
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/load.ts', specFile], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: prints a table of every benchmark and writes it to bench/results/latest.md.
  *   npm run bench -- [--records N] [--duration S] [--only read|webhooks] [--dialects sqlite,postgres]
+ *   npm run bench -- --soak SECONDS [--records N] [--dialects sqlite|postgres]   the soak alone (bench/soak.ts)
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -8,6 +9,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { ROOT } from './processes.js';
 import { readBench } from './read-bench.js';
+import { soakBench } from './soak.js';
 import { printTable, type Row } from './table.js';
 import { webhookBench } from './webhook-bench.js';
 
@@ -16,7 +18,9 @@ function arg(name: string, fallback: string): string {
   return i > 0 ? (process.argv[i + 1] ?? fallback) : fallback;
 }
 
-const records = Number(arg('records', '1000000'));
+const soakSeconds = process.argv.includes('--soak') ? Number(arg('soak', '600')) : undefined;
+// The soak measures stability, not depth: a smaller register seeds quickly.
+const records = Number(arg('records', soakSeconds === undefined ? '1000000' : '100000'));
 const duration = Number(arg('duration', '10'));
 const only = arg('only', 'all');
 const dialects = arg('dialects', 'sqlite,postgres').split(',');
@@ -45,6 +49,21 @@ async function freshPostgres(name: string): Promise<string> {
   const url = new URL(PG_ADMIN);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+if (soakSeconds !== undefined) {
+  if (!Number.isInteger(soakSeconds) || soakSeconds < 20) {
+    process.stderr.write('--soak takes whole seconds, at least 20 (600 for the full soak)\n');
+    process.exit(2);
+  }
+  const d = dialects[0] ?? 'sqlite';
+  const url = d === 'sqlite' ? `sqlite:${join(dataDir, 'soak.db')}` : await freshPostgres('wsops_bench_soak');
+  const result = await soakBench({ seconds: soakSeconds, databaseUrl: url, records }, log);
+  if (d !== 'sqlite') await dropPostgres('wsops_bench_soak');
+  mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+  writeFileSync(join(ROOT, 'bench', 'results', 'soak.md'), `${result.table}\n`);
+  rmSync(dataDir, { recursive: true, force: true });
+  process.exit(result.ok ? 0 : 1);
 }
 
 const sections: string[] = [];

@@ -6,9 +6,15 @@ export interface Config {
   databaseUrl: string;
   port: number;
   host: string;
+  /** Port of the internal listener (operator API, /metrics, /readyz); unset: no internal listener. */
+  internalPort: number | undefined;
+  internalHost: string;
   baseUrl: string;
   env: 'live' | 'test';
-  /** Signs cursors. When unset, generated once and stored in the database. */
+  /**
+   * Signs cursors and keys the encryption of webhook signing secrets. Required when live; in
+   * test, when unset, generated once and stored in the database (beside what it protects).
+   */
   secret: string | undefined;
   allowPrivateWebhooks: boolean;
   demo: boolean;
@@ -37,6 +43,17 @@ export const SETTINGS: readonly SettingSpec[] = [
   { env: 'WSOPS_PORT', default: '8080', description: 'TCP port of `wsops serve`.' },
   { env: 'WSOPS_HOST', default: '127.0.0.1', description: 'Interface to listen on (`0.0.0.0` for all).' },
   {
+    env: 'WSOPS_INTERNAL_PORT',
+    default: '(unset)',
+    description:
+      'Port of the internal listener: the operator API `/internal/v1`, `/metrics`, `/readyz`, `/healthz`. Unset: no internal listener (the public one never serves them). `0` picks a free port.',
+  },
+  {
+    env: 'WSOPS_INTERNAL_HOST',
+    default: '127.0.0.1',
+    description: 'Interface of the internal listener. Keep it on loopback or a private network; it is never meant to be public.',
+  },
+  {
     env: 'WSOPS_BASE_URL',
     default: 'http://localhost:8080',
     description: 'Public base address, used in the OpenAPI `servers` entry and printed links.',
@@ -49,7 +66,8 @@ export const SETTINGS: readonly SettingSpec[] = [
   {
     env: 'WSOPS_SECRET',
     default: '(generated)',
-    description: 'At least 32 characters; signs cursors. When unset, one is generated on first start and stored in the database.',
+    description:
+      'At least 32 characters (`openssl rand -hex 32`); signs cursors and encrypts webhook signing secrets at rest. Required when `WSOPS_ENV=live`. In test, when unset, one is generated and stored in the database (a warning is logged: anyone with the database file can then read the signing secrets).',
   },
   {
     env: 'WSOPS_ALLOW_PRIVATE_WEBHOOKS',
@@ -64,7 +82,8 @@ export const SETTINGS: readonly SettingSpec[] = [
   {
     env: 'WSOPS_REDIS_URL',
     default: '(unset)',
-    description: '`redis://...`: shared rate-limit store for several API processes. Unset: limits are kept in process memory.',
+    description:
+      '`redis://...`: shared store of the rate limits (per key, and failed operator tokens per address) for several API processes; checked by `/readyz`. Unset: kept in process memory.',
   },
   { env: 'WSOPS_RATE_LIMIT_PER_SECOND', default: '50', description: 'Per-key token bucket refill rate (requests/second).' },
   { env: 'WSOPS_RATE_LIMIT_BURST', default: '100', description: 'Per-key token bucket size.' },
@@ -72,7 +91,8 @@ export const SETTINGS: readonly SettingSpec[] = [
   {
     env: 'WSOPS_OPERATOR_TOKEN',
     default: '(unset)',
-    description: 'Bearer token for the internal `/internal/v1` API; that API refuses every request while unset.',
+    description:
+      'Bearer token for the internal `/internal/v1` API; that API refuses every request while unset. At least 32 characters and 8 distinct ones (`openssl rand -hex 32`); 10 failed tokens per minute from one address are then answered 429.',
   },
   {
     env: 'WSOPS_DELIVERY_LEASE_SECONDS',
@@ -104,6 +124,30 @@ function int(name: string, raw: string, min: number, max: number): number {
   return n;
 }
 
+/** Fewer distinct characters than this is a pattern, not a secret (`abababab...`, `12341234...`). */
+export const OPERATOR_TOKEN_MIN_DISTINCT = 8;
+export const OPERATOR_TOKEN_MIN_LENGTH = 32;
+
+/**
+ * The operator token guards every domain action, so a guessable one is refused at start: at
+ * least 32 characters, at least 8 distinct ones (which also refuses one repeated character),
+ * no whitespace (a Bearer token is one word), at most 512 characters.
+ */
+function checkOperatorToken(token: string): void {
+  const how = 'Make one with `openssl rand -hex 32`.';
+  if (token.length < OPERATOR_TOKEN_MIN_LENGTH) {
+    throw new ConfigError(`WSOPS_OPERATOR_TOKEN must be at least ${OPERATOR_TOKEN_MIN_LENGTH} characters; got ${token.length}. ${how}`);
+  }
+  if (token.length > 512) throw new ConfigError(`WSOPS_OPERATOR_TOKEN must be at most 512 characters. ${how}`);
+  if (/\s/.test(token)) throw new ConfigError(`WSOPS_OPERATOR_TOKEN must not contain whitespace. ${how}`);
+  const distinct = new Set(token).size;
+  if (distinct < OPERATOR_TOKEN_MIN_DISTINCT) {
+    throw new ConfigError(
+      `WSOPS_OPERATOR_TOKEN has no real entropy: only ${distinct} distinct character(s), at least ${OPERATOR_TOKEN_MIN_DISTINCT} are required. ${how}`,
+    );
+  }
+}
+
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const get = (name: string): string | undefined => {
     const v = source[name];
@@ -119,6 +163,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const secret = get('WSOPS_SECRET');
   if (secret !== undefined && secret.length < 32) {
     throw new ConfigError('WSOPS_SECRET must be at least 32 characters (try: openssl rand -hex 32)');
+  }
+  if (secret === undefined && env === 'live') {
+    throw new ConfigError(
+      'WSOPS_SECRET is required when WSOPS_ENV=live: without it the secret that encrypts the webhook signing secrets would be stored in the database beside them. Make one with `openssl rand -hex 32`, keep it in your secret store, and set WSOPS_SECRET to it.',
+    );
   }
   const allowPrivateWebhooks = bool('WSOPS_ALLOW_PRIVATE_WEBHOOKS', get('WSOPS_ALLOW_PRIVATE_WEBHOOKS') ?? 'false');
   if (allowPrivateWebhooks && env === 'live') {
@@ -140,13 +189,18 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`WSOPS_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got "${logLevel}"`);
   }
   const operatorToken = get('WSOPS_OPERATOR_TOKEN');
-  if (operatorToken !== undefined && operatorToken.length < 24) {
-    throw new ConfigError('WSOPS_OPERATOR_TOKEN must be at least 24 characters');
+  if (operatorToken !== undefined) checkOperatorToken(operatorToken);
+  const internalPortRaw = get('WSOPS_INTERNAL_PORT');
+  const internalPort = internalPortRaw === undefined ? undefined : int('WSOPS_INTERNAL_PORT', internalPortRaw, 0, 65535);
+  if (internalPort !== undefined && internalPort !== 0 && internalPort === port) {
+    throw new ConfigError(`WSOPS_INTERNAL_PORT must differ from WSOPS_PORT (both are ${port})`);
   }
   return {
     databaseUrl: databaseUrl.replace(/^postgresql:/, 'postgres:'),
     port,
     host: get('WSOPS_HOST') ?? '127.0.0.1',
+    internalPort,
+    internalHost: get('WSOPS_INTERNAL_HOST') ?? '127.0.0.1',
     baseUrl: baseUrl.replace(/\/+$/, ''),
     env,
     secret,

@@ -1,8 +1,11 @@
+import { Redis } from 'ioredis';
 import { CursorCodec } from './api/cursor.js';
+import { type FailureThrottle, MemoryFailureThrottle, RedisFailureThrottle } from './api/failure-throttle.js';
 import { MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from './api/rate-limit.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { type Logger, silentLogger } from './logger.js';
+import { Metrics } from './metrics.js';
 import { type Database, openDatabase } from './store/database.js';
 import { HotQueries } from './store/hot-queries.js';
 import { migrate } from './store/migrations.js';
@@ -21,6 +24,12 @@ export interface Services {
   /** Encrypts webhook signing secrets at rest. */
   secretBox: SecretBox;
   rateLimiter: RateLimiter;
+  /** Failed operator tokens per client address (the internal API). */
+  operatorThrottle: FailureThrottle;
+  /** Set when WSOPS_REDIS_URL is: checked by /readyz. */
+  redis: Redis | undefined;
+  /** This process's Prometheus registry; also the dispatcher's DeliveryObserver. */
+  metrics: Metrics;
   clock: Clock;
   logger: Logger;
   close(): Promise<void>;
@@ -43,6 +52,9 @@ export async function createServices(config: Config, options: ServiceOptions = {
       ? new RedisRateLimiter(config.redisUrl, config.rateLimitPerSecond, config.rateLimitBurst)
       : new MemoryRateLimiter(config.rateLimitPerSecond, config.rateLimitBurst);
     const hot = new HotQueries(database);
+    const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true }) : undefined;
+    // Reported by /readyz; an unhandled 'error' event would only be printed by ioredis.
+    redis?.on('error', () => {});
     return {
       config,
       database,
@@ -51,10 +63,14 @@ export async function createServices(config: Config, options: ServiceOptions = {
       cursors: new CursorCodec(secret),
       secretBox: new SecretBox(secret),
       rateLimiter,
+      operatorThrottle: redis ? new RedisFailureThrottle(redis) : new MemoryFailureThrottle(),
+      redis,
+      metrics: new Metrics(database),
       clock: options.clock ?? systemClock,
       logger: options.logger ?? silentLogger,
       async close() {
         await rateLimiter.close();
+        redis?.disconnect();
         await database.close();
       },
     };

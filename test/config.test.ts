@@ -23,14 +23,14 @@ describe('settings', () => {
     [{ WSOPS_PORT: '70000' }, /WSOPS_PORT/],
     [{ WSOPS_DATABASE_URL: 'mysql://x' }, /WSOPS_DATABASE_URL must be sqlite:PATH or postgres/],
     [{ WSOPS_SECRET: 'short' }, /at least 32 characters/],
-    [{ WSOPS_ENV: 'live', WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true' }, /refused when WSOPS_ENV=live/],
+    [{ WSOPS_ENV: 'live', WSOPS_SECRET: 'x'.repeat(32), WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true' }, /refused when WSOPS_ENV=live/],
     [{ WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'maybe' }, /must be true or false/],
     [{ WSOPS_BASE_URL: 'ftp://x' }, /WSOPS_BASE_URL must be an http/],
     [{ WSOPS_REDIS_URL: 'localhost:6379' }, /redis:\/\//],
     [{ WSOPS_RATE_LIMIT_BURST: '0' }, /WSOPS_RATE_LIMIT_BURST/],
     [{ WSOPS_MAX_KEYS: '-1' }, /WSOPS_MAX_KEYS/],
     [{ WSOPS_LOG_LEVEL: 'loud' }, /WSOPS_LOG_LEVEL/],
-    [{ WSOPS_OPERATOR_TOKEN: 'abc' }, /at least 24/],
+    [{ WSOPS_OPERATOR_TOKEN: 'abc' }, /WSOPS_OPERATOR_TOKEN must be at least 32 characters; got 3. Make one with `openssl rand -hex 32`/],
   ] as const) {
     it(`refuses ${JSON.stringify(env)}`, () => {
       assert.throws(() => loadConfig(env), pattern);

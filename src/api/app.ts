@@ -4,7 +4,6 @@ import { randomBase62 } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
 import { registerDeveloperRoutes } from './developer-routes.js';
-import { registerInternalRoutes } from './internal-routes.js';
 import { PROBLEM_CONTENT_TYPE, problem, sendProblem } from './problem.js';
 import { registerReadRoutes } from './read-routes.js';
 
@@ -32,6 +31,9 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
     reply.header('Cache-Control', 'no-store');
     reply.header('X-Content-Type-Options', 'nosniff');
   });
+
+  // Metrics per route pattern; /internal/v1 and /metrics live on the internal listener only (internal-app.ts).
+  app.addHook('onResponse', services.metrics.httpHook);
 
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof AppError) {
@@ -63,6 +65,5 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
   app.get('/healthz', async (_request, reply) => reply.type('application/json; charset=utf-8').send('{"ok":true}'));
 
   registerReadRoutes(app, services);
-  registerInternalRoutes(app, services);
   return app;
 }

@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
+import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../api/app.js';
+import { buildInternalApp } from '../api/internal-app.js';
 import { loadConfig } from '../config.js';
 import { bootstrapDemo } from '../demo.js';
 import { createLogger } from '../logger.js';
@@ -11,7 +13,9 @@ import { parsePositiveInt, UsageError } from './output.js';
 export function serveCommand(program: Command): void {
   program
     .command('serve')
-    .description('run the read API, the OpenAPI document, the webhook dispatcher and the renewal scheduler')
+    .description(
+      'run the read API, the OpenAPI document, the webhook dispatcher and the renewal scheduler (and the internal listener when WSOPS_INTERNAL_PORT is set)',
+    )
     .option('--port <n>', 'TCP port (default WSOPS_PORT or 8080)')
     .option('--only <part>', 'api or worker: run one part alone')
     .action(async (opts: { port?: string; only?: string }) => {
@@ -22,18 +26,33 @@ export function serveCommand(program: Command): void {
       const port = opts.port !== undefined ? parsePositiveInt('--port', opts.port, 65535) : config.port;
       const logger = createLogger({ level: config.logLevel });
       const services = await createServices(config, { logger });
+      services.metrics.collectProcessMetrics();
       const app = buildApp(services);
       app.log.info(
         { database: redactUrl(config.databaseUrl), env: config.env, rate_limit_store: config.redisUrl ? 'redis' : 'memory' },
         'wsops starting',
       );
+      if (config.secret === undefined) {
+        // Only reachable in test: loadConfig refuses a live deployment without WSOPS_SECRET.
+        app.log.warn(
+          'WSOPS_SECRET is unset: the generated server secret is stored in the database, beside the webhook signing secrets it encrypts, so anyone with a copy of the database can read them. Set WSOPS_SECRET (openssl rand -hex 32) outside the database; it is required when WSOPS_ENV=live.',
+        );
+      }
       if (config.demo) {
         const demo = await bootstrapDemo(services);
         if (demo) printDemo(config.baseUrl, port, demo.workspaceId, demo.key, demo.records);
       }
-      const worker = opts.only === 'api' ? undefined : startWorker(services, {}, (msg, err) => app.log.error({ err }, msg));
+      const worker =
+        opts.only === 'api' ? undefined : startWorker(services, { observer: services.metrics }, (msg, err) => app.log.error({ err }, msg));
+      let internal: FastifyInstance | undefined;
+      if (config.internalPort !== undefined) {
+        internal = buildInternalApp(services);
+        const address = await internal.listen({ port: config.internalPort, host: config.internalHost });
+        app.log.info({ address }, 'internal listener (operator API, /metrics, /readyz) running');
+      }
       const shutdown = async () => {
         await worker?.stop();
+        await internal?.close();
         await app.close();
         await services.close();
         process.exit(0);

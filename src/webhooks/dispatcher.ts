@@ -11,6 +11,7 @@ import { newId } from '../ids.js';
 import type { Services } from '../services.js';
 import { insertBatches } from '../store/insert-batches.js';
 import type { DB, DeliveryAttemptsTable } from '../store/schema.js';
+import { type DeliveryObserver, NO_OBSERVER } from './delivery-observer.js';
 import { signingSecrets } from './endpoints.js';
 import { VERIFICATION_EVENT } from './event-types.js';
 import { holdOwedJobs, releaseOwedJobs } from './owed-jobs.js';
@@ -34,6 +35,8 @@ export interface DispatcherOptions {
    */
   loops?: number;
   random?: () => number;
+  /** Told of every recorded attempt (metrics). */
+  observer?: DeliveryObserver;
 }
 
 interface ClaimedJob {
@@ -49,6 +52,7 @@ interface ClaimedJob {
   secret_ciphertext: string;
   previous_secret_ciphertext: string | null;
   previous_secret_expires_at: string | null;
+  event_created_at: string;
 }
 
 interface Result {
@@ -60,7 +64,7 @@ interface Result {
 
 /** What an attempt needs of a claimed job, read in the same shape by both dialects' claims. */
 const CLAIMED_COLUMNS = sql`SELECT c.id, c.workspace_id, c.event_id, c.endpoint_id, c.attempts, ev.type AS event_type, ev.body AS event_body,
-  e.url, e.status AS endpoint_status, e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at`;
+  e.url, e.status AS endpoint_status, e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at, ev.created_at AS event_created_at`;
 const CLAIMED_JOINS = sql`JOIN events ev ON ev.id = c.event_id JOIN webhook_endpoints e ON e.id = c.endpoint_id`;
 
 export class Dispatcher {
@@ -76,6 +80,7 @@ export class Dispatcher {
   private readonly leaseMs: number;
   private readonly random: () => number;
   private readonly loopCount: number;
+  private readonly observer: DeliveryObserver;
 
   constructor(
     private readonly services: Services,
@@ -87,6 +92,7 @@ export class Dispatcher {
     this.leaseMs = options.leaseMs ?? services.config.deliveryLeaseSeconds * 1000;
     this.random = options.random ?? Math.random;
     this.loopCount = options.loops ?? 2;
+    this.observer = options.observer ?? NO_OBSERVER;
   }
 
   private get db(): Kysely<DB> {
@@ -287,6 +293,11 @@ export class Dispatcher {
       // Delays run from the start of the previous attempt, so the schedule does not drift with latency.
       const next = r.outcome.ok ? undefined : nextAttemptAt(attemptNo, r.attemptedAt, random());
       const nextIso = next === undefined ? null : new Date(next).toISOString();
+      this.observer.attempted(
+        r.outcome.ok ? 'succeeded' : 'failed',
+        r.outcome.errorClass,
+        r.job.attempts === 0 ? r.attemptedAt - Date.parse(r.job.event_created_at) : null,
+      );
       attempts.push({
         id: r.deliveryId,
         job_id: r.job.id,

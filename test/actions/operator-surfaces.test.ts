@@ -1,29 +1,38 @@
 /**
  * The two ways an operator runs domain actions: `wsops act` (a real process) and the internal
- * HTTP API `POST /internal/v1/actions/:action` (operator token, constant-time comparison,
- * refused entirely while no token is configured, RFC 9457 problems, not in the OpenAPI document).
+ * HTTP API `POST /internal/v1/actions/:action` on the internal listener (operator token,
+ * constant-time comparison, refused entirely while no token is configured, RFC 9457 problems,
+ * not in the OpenAPI document). Its listener, throttling and metrics: test/ops/.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { buildInternalApp } from '../../src/api/internal-app.js';
 import { operatorTokenMatches } from '../../src/api/internal-routes.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness, TEST_SECRET } from '../helpers/harness.js';
 import { Fixtures } from './helpers.js';
 
 const BIN = new URL('../../bin/wsops', import.meta.url).pathname;
-const TOKEN = 'op-token-'.padEnd(40, 'x');
+const TOKEN = 'op-token-0123456789abcdef-0123456789abcdef';
 
 for (const dialect of DIALECTS) {
   describe(`operator surfaces of the domain actions [${dialect}]`, () => {
     let h: Harness;
+    let internal: FastifyInstance;
     before(async () => {
       h = await createHarness(dialect, { WSOPS_OPERATOR_TOKEN: TOKEN });
+      internal = buildInternalApp(h.services);
+      await internal.ready();
     });
-    after(() => h.close());
+    after(async () => {
+      await internal.close();
+      await h.close();
+    });
 
     const post = (action: string, body: unknown, token: string | null = TOKEN, headers: Record<string, string> = {}) =>
-      h.app.inject({
+      internal.inject({
         method: 'POST',
         url: `/internal/v1/actions/${action}`,
         headers: { 'content-type': 'application/json', ...(token === null ? {} : { authorization: `Bearer ${token}` }), ...headers },
@@ -218,17 +227,23 @@ for (const dialect of DIALECTS) {
 
   describe(`internal API without WSOPS_OPERATOR_TOKEN [${dialect}]`, () => {
     let h: Harness;
+    let internal: FastifyInstance;
     before(async () => {
       h = await createHarness(dialect);
+      internal = buildInternalApp(h.services);
+      await internal.ready();
     });
-    after(() => h.close());
+    after(async () => {
+      await internal.close();
+      await h.close();
+    });
 
     it('while WSOPS_OPERATOR_TOKEN is unset the internal API refuses every request with 403 forbidden, whatever token is sent', async () => {
       const fx = await Fixtures.create(h);
       const asset = await fx.first('assets', (a) => a.status === 'ASSIGNED');
       const before = await fx.snapshot();
       for (const authorization of [undefined, 'Bearer ', `Bearer ${TOKEN}`, 'Bearer undefined']) {
-        const res = await h.app.inject({
+        const res = await internal.inject({
           method: 'POST',
           url: '/internal/v1/actions/asset.return',
           headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },

@@ -1,0 +1,116 @@
+/**
+ * The internal listener (`WSOPS_INTERNAL_PORT`, bound to `WSOPS_INTERNAL_HOST`): the operator
+ * API `/internal/v1/*`, Prometheus `/metrics`, readiness `/readyz` and liveness `/healthz`. A
+ * second Fastify instance, so none of this is reachable on the public listener (ADR 8). Errors
+ * are the same RFC 9457 problems as the public API.
+ */
+
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import { sql } from 'kysely';
+import { AppError } from '../errors.js';
+import { randomBase62 } from '../ids.js';
+import type { Logger } from '../logger.js';
+import type { Services } from '../services.js';
+import { registerInternalRoutes } from './internal-routes.js';
+import { PROBLEM_CONTENT_TYPE, problem, sendProblem } from './problem.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+/** A dependency that does not answer within this is not ready. */
+export const READINESS_TIMEOUT_MS = 1000;
+
+export interface InternalAppOptions {
+  logger?: Logger;
+  readinessTimeoutMs?: number;
+}
+
+export interface ReadinessCheck {
+  ok: boolean;
+  latency_ms: number;
+  error?: string;
+}
+
+async function timed(check: () => Promise<unknown>, timeoutMs: number): Promise<ReadinessCheck> {
+  const start = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      check(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+    return { ok: true, latency_ms: Math.round(performance.now() - start) };
+  } catch (err) {
+    // The reason is for the operator reading /readyz; it never contains a credential (URLs are not echoed).
+    return { ok: false, latency_ms: Math.round(performance.now() - start), error: (err as Error).message.slice(0, 200) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** `SELECT 1` on the database and, when configured, PING on Redis, each within the timeout. */
+export async function readiness(services: Services, timeoutMs = READINESS_TIMEOUT_MS): Promise<Record<string, ReadinessCheck>> {
+  const checks: Record<string, Promise<ReadinessCheck>> = {
+    database: timed(() => sql`SELECT 1`.execute(services.database.db), timeoutMs),
+  };
+  const redis = services.redis;
+  if (redis) checks.redis = timed(() => redis.ping(), timeoutMs);
+  const entries = await Promise.all(Object.entries(checks).map(async ([name, p]) => [name, await p] as const));
+  return Object.fromEntries(entries);
+}
+
+export function buildInternalApp(services: Services, options: InternalAppOptions = {}): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: (options.logger ?? services.logger) as FastifyBaseLogger,
+    genReqId: () => `req_${randomBase62(20)}`,
+    bodyLimit: 64 * 1024,
+    logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
+  });
+  app.decorate('problemTypeBase', services.config.baseUrl);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('Request-Id', request.id);
+    reply.header('Cache-Control', 'no-store');
+    reply.header('X-Content-Type-Options', 'nosniff');
+  });
+  app.addHook('onResponse', services.metrics.httpHook);
+
+  app.setErrorHandler((error, request, reply) => {
+    if (error instanceof AppError) {
+      if (error.code === 'unauthorized') reply.header('WWW-Authenticate', 'Bearer realm="wsops-internal"');
+      return sendProblem(reply, error.code, error.message, error.extra);
+    }
+    const status = (error as { statusCode?: number }).statusCode;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      const body = problem('invalid_request', (error as Error).message, String(request.id), app.problemTypeBase);
+      return reply
+        .code(status)
+        .type(PROBLEM_CONTENT_TYPE)
+        .send(JSON.stringify({ ...body, status }));
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return sendProblem(reply, 'internal_error', 'An internal error occurred; quote the request_id when reporting it.');
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(
+      reply,
+      'not_found',
+      `No route ${request.method} ${request.url.split('?')[0]?.slice(0, 200)} on the internal listener: it serves /internal/v1/actions/:action, /metrics, /readyz and /healthz.`,
+    ),
+  );
+
+  app.get('/healthz', async (_request, reply) => reply.type(JSON_TYPE).send('{"ok":true}'));
+  app.get('/readyz', async (_request, reply) => {
+    const checks = await readiness(services, options.readinessTimeoutMs);
+    const ok = Object.values(checks).every((c) => c.ok);
+    return reply
+      .code(ok ? 200 : 503)
+      .type(JSON_TYPE)
+      .send(JSON.stringify({ ok, checks }));
+  });
+  app.get('/metrics', async (_request, reply) => {
+    const text = await services.metrics.text();
+    return reply.type(services.metrics.contentType).send(text);
+  });
+  registerInternalRoutes(app, services);
+  return app;
+}

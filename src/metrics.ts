@@ -1,0 +1,131 @@
+/**
+ * Prometheus metrics of one process (ADR 8). Each process builds its own Registry, never
+ * prom-client's global one, so tests can build several services side by side. Served as text on
+ * the internal listener only (`GET /metrics`).
+ *
+ * Label sets are bounded: the route is the route pattern (`/api/v1/assets/:id`), never the URL,
+ * and an unmatched request is `route="unmatched"`; the error class is the dispatcher's small
+ * fixed set. Database gauges are read at scrape time with one grouped query each.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sql } from 'kysely';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Database } from './store/database.js';
+import type { DeliveryObserver } from './webhooks/delivery-observer.js';
+
+/** Seconds; covers a fast page (1 ms) to a pathological one (10 s). */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Seconds from an event's commit to its first attempt; the goal is p99 ≤ 250 ms. */
+const COMMIT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+const REFUSALS = new Set([401, 403, 429]);
+const JOB_STATES = ['pending', 'held', 'succeeded', 'exhausted'] as const;
+const ENDPOINT_STATES = ['unverified', 'active', 'disabled'] as const;
+
+export class Metrics implements DeliveryObserver {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'method' | 'route' | 'status'>;
+  private readonly duration: Histogram<'method' | 'route'>;
+  private readonly refused: Counter<'status' | 'route'>;
+  private readonly attempts: Counter<'outcome' | 'error_class'>;
+  private readonly commitToAttempt: Histogram;
+
+  constructor(private readonly database: Database | undefined) {
+    const registers = [this.registry];
+    this.requests = new Counter({
+      name: 'wsops_http_requests_total',
+      help: 'HTTP requests answered, by method, route pattern and status code.',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: 'wsops_http_request_duration_seconds',
+      help: 'Time from receiving a request to sending its response, by method and route pattern.',
+      labelNames: ['method', 'route'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.refused = new Counter({
+      name: 'wsops_http_refused_total',
+      help: 'Requests refused as unauthenticated (401), forbidden (403) or rate limited (429).',
+      labelNames: ['status', 'route'],
+      registers,
+    });
+    this.attempts = new Counter({
+      name: 'wsops_delivery_attempts_total',
+      help: 'Webhook delivery attempts recorded by this process, by outcome and error class ("none" on success).',
+      labelNames: ['outcome', 'error_class'],
+      registers,
+    });
+    this.commitToAttempt = new Histogram({
+      name: 'wsops_delivery_commit_to_attempt_seconds',
+      help: "Time from an event's commit to the first attempt of each of its deliveries.",
+      buckets: COMMIT_BUCKETS,
+      registers,
+    });
+    const db = this.database;
+    new Gauge({
+      name: 'wsops_delivery_jobs',
+      help: 'Delivery jobs in the queue table, by state (read from the database at scrape time).',
+      labelNames: ['state'],
+      registers,
+      async collect() {
+        if (!db) return;
+        const counts = await groupCount(db, 'SELECT state AS k, COUNT(*) AS n FROM delivery_jobs GROUP BY state');
+        for (const state of JOB_STATES) this.set({ state }, counts.get(state) ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'wsops_webhook_endpoints',
+      help: 'Webhook endpoints, by status (read from the database at scrape time).',
+      labelNames: ['state'],
+      registers,
+      async collect() {
+        if (!db) return;
+        const counts = await groupCount(db, 'SELECT status AS k, COUNT(*) AS n FROM webhook_endpoints GROUP BY status');
+        for (const state of ENDPOINT_STATES) this.set({ state }, counts.get(state) ?? 0);
+      },
+    });
+  }
+
+  /** Process metrics (RSS, heap, event loop lag, GC): once per process, by `wsops serve`. */
+  collectProcessMetrics(): void {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Fastify `onResponse` hook: one observation per answered request. */
+  readonly httpHook = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const status = reply.statusCode;
+    this.requests.inc({ method: request.method, route, status: String(status) });
+    this.duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    if (REFUSALS.has(status)) this.refused.inc({ status: String(status), route });
+    done();
+  };
+
+  attempted(outcome: 'succeeded' | 'failed', errorClass: string | null, commitToAttemptMs: number | null): void {
+    this.attempts.inc({ outcome, error_class: errorClass ?? 'none' });
+    if (commitToAttemptMs !== null) this.commitToAttempt.observe(Math.max(0, commitToAttemptMs) / 1000);
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
+
+/**
+ * One grouped count. On SQLite the read-only connection is used: it reads committed data and
+ * never queues behind a writer's transaction.
+ */
+async function groupCount(database: Database, query: string): Promise<Map<string, number>> {
+  let rows: { k: string; n: number | string }[];
+  if (database.sqliteReader) {
+    rows = database.sqliteReader.prepare(query).all() as { k: string; n: number }[];
+  } else {
+    rows = (await sql<{ k: string; n: number | string }>`${sql.raw(query)}`.execute(database.db)).rows;
+  }
+  return new Map(rows.map((r) => [r.k, Number(r.n)]));
+}

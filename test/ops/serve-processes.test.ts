@@ -1,0 +1,118 @@
+/**
+ * `wsops serve` as real processes: the internal listener starts with WSOPS_INTERNAL_PORT (for
+ * the worker too), the public port never serves it, and a test deployment without WSOPS_SECRET
+ * says in its log that the generated secret is stored in the database.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
+import { TEST_SECRET } from '../helpers/harness.js';
+
+const BIN = new URL('../../bin/wsops', import.meta.url).pathname;
+const port = () => 20000 + Math.floor(Math.random() * 20000);
+
+interface Running {
+  child: ChildProcess;
+  output: () => string;
+  stop(): Promise<void>;
+}
+
+function start(args: string[], env: Record<string, string>): Running {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { ...process.env, WSOPS_LOG_LEVEL: 'info', WSOPS_DEMO: 'false', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (c) => {
+    out += String(c);
+  });
+  child.stderr?.on('data', (c) => {
+    out += String(c);
+  });
+  return {
+    child,
+    output: () => out,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Polls until the URL answers (the process is starting), then returns that answer. */
+async function waitFor(url: string, running: Running): Promise<Response> {
+  for (let i = 0; i < 600; i++) {
+    if (running.child.exitCode !== null) throw new Error(`process exited: ${running.output()}`);
+    const res = await fetch(url).catch(() => undefined);
+    if (res) return res;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} never answered: ${running.output()}`);
+}
+
+for (const dialect of DIALECTS) {
+  describe(`serve processes and the internal listener [${dialect}]`, () => {
+    let db: TestDatabase;
+    before(async () => {
+      db = await createTestDatabase(dialect);
+    });
+    after(() => db.drop());
+
+    it('`serve --only worker` with WSOPS_INTERNAL_PORT answers /readyz, /healthz and /metrics; without WSOPS_SECRET (test) it logs that the secret is stored in the database', async () => {
+      const internalPort = port();
+      const worker = start(['serve', '--only', 'worker'], {
+        WSOPS_DATABASE_URL: db.url,
+        WSOPS_SECRET: '',
+        WSOPS_INTERNAL_PORT: String(internalPort),
+      });
+      try {
+        const ready = await waitFor(`http://127.0.0.1:${internalPort}/readyz`, worker);
+        assert.equal(ready.status, 200);
+        assert.deepEqual(((await ready.json()) as { ok: boolean }).ok, true);
+        assert.equal((await fetch(`http://127.0.0.1:${internalPort}/healthz`)).status, 200);
+        const metrics = await (await fetch(`http://127.0.0.1:${internalPort}/metrics`)).text();
+        assert.match(metrics, /^wsops_delivery_jobs\{state="pending"\} 0$/m);
+        assert.match(metrics, /^process_resident_memory_bytes \d+/m);
+        const warning = worker
+          .output()
+          .split('\n')
+          .filter((l) => l.includes('WSOPS_SECRET is unset'));
+        assert.equal(warning.length, 1, worker.output());
+        assert.match(warning[0] as string, /"level":40/, 'logged as a warning');
+        assert.match(warning[0] as string, /stored in the database/);
+        assert.match(warning[0] as string, /openssl rand -hex 32/);
+      } finally {
+        await worker.stop();
+      }
+    });
+
+    it('`serve` with both ports: the public port answers 404 on /metrics, /readyz and /internal/v1; the internal port serves them; with WSOPS_SECRET set there is no warning', async () => {
+      const publicPort = port();
+      const internalPort = publicPort + 1;
+      const server = start(['serve', '--port', String(publicPort)], {
+        WSOPS_DATABASE_URL: db.url,
+        WSOPS_SECRET: TEST_SECRET,
+        WSOPS_INTERNAL_PORT: String(internalPort),
+      });
+      try {
+        await waitFor(`http://127.0.0.1:${publicPort}/healthz`, server);
+        await waitFor(`http://127.0.0.1:${internalPort}/healthz`, server);
+        for (const path of ['/metrics', '/readyz', '/internal/v1/actions/asset.return']) {
+          const res = await fetch(`http://127.0.0.1:${publicPort}${path}`);
+          assert.equal(res.status, 404, path);
+          assert.equal(((await res.json()) as { code: string }).code, 'not_found');
+        }
+        assert.equal((await fetch(`http://127.0.0.1:${internalPort}/readyz`)).status, 200);
+        assert.equal((await fetch(`http://127.0.0.1:${internalPort}/metrics`)).status, 200);
+        const refused = await fetch(`http://127.0.0.1:${internalPort}/internal/v1/actions/asset.return`, { method: 'POST' });
+        assert.equal(refused.status, 403, 'no operator token configured: the internal API refuses everything');
+        assert.ok(!server.output().includes('WSOPS_SECRET is unset'), server.output());
+      } finally {
+        await server.stop();
+      }
+    });
+  });
+}
