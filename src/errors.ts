@@ -19,7 +19,12 @@ export const ERROR_CATALOGUE = {
   conflict: { status: 409, title: 'Conflict' },
   invalid_state: { status: 409, title: 'Action does not fit the record state' },
   limit_reached: { status: 409, title: 'Plan limit reached' },
+  request_timeout: { status: 408, title: 'Request timeout' },
+  payload_too_large: { status: 413, title: 'Payload too large' },
+  uri_too_long: { status: 414, title: 'URI too long' },
+  unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   rate_limited: { status: 429, title: 'Too many requests' },
+  header_fields_too_large: { status: 431, title: 'Request header fields too large' },
   internal_error: { status: 500, title: 'Internal error' },
 } as const;
 

@@ -102,12 +102,4 @@ export function registerReadRoutes(app: FastifyInstance, services: Services): vo
       }),
     );
   });
-  app.route({
-    method: ['POST', 'PUT', 'PATCH', 'DELETE'],
-    url: '/api/v1/*',
-    handler: async (_request, reply) => {
-      reply.header('Allow', 'GET, HEAD');
-      return sendProblem(reply, 'method_not_allowed', 'The API is read-only: every operation is a GET.');
-    },
-  });
 }
