@@ -21,6 +21,8 @@ export interface Services {
   /** Encrypts webhook signing secrets at rest. */
   secretBox: SecretBox;
   rateLimiter: RateLimiter;
+  /** Failed authentications per client address (WSOPS_AUTH_FAILURES_PER_MINUTE). */
+  authFailureLimiter: RateLimiter;
   clock: Clock;
   logger: Logger;
   close(): Promise<void>;
@@ -42,6 +44,10 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const rateLimiter = config.redisUrl
       ? new RedisRateLimiter(config.redisUrl, config.rateLimitPerSecond, config.rateLimitBurst)
       : new MemoryRateLimiter(config.rateLimitPerSecond, config.rateLimitBurst);
+    const failures = config.authFailuresPerMinute;
+    const authFailureLimiter = config.redisUrl
+      ? new RedisRateLimiter(config.redisUrl, failures / 60, failures, 'wsops:authfail:')
+      : new MemoryRateLimiter(failures / 60, failures);
     const hot = new HotQueries(database);
     return {
       config,
@@ -51,10 +57,12 @@ export async function createServices(config: Config, options: ServiceOptions = {
       cursors: new CursorCodec(secret),
       secretBox: new SecretBox(secret),
       rateLimiter,
+      authFailureLimiter,
       clock: options.clock ?? systemClock,
       logger: options.logger ?? silentLogger,
       async close() {
         await rateLimiter.close();
+        await authFailureLimiter.close();
         await database.close();
       },
     };

@@ -4,7 +4,7 @@ import { REGISTERS } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
 import { ID_PATTERN_BODY } from '../registers/fields.js';
 import type { Services } from '../services.js';
-import { authenticate, type KeyContext, requireScope } from './auth.js';
+import { authenticateThrottled, type KeyContext, requireScope } from './auth.js';
 import { filterDigest } from './cursor.js';
 import { parseListQuery, type RawQuery, rejectUnknown } from './list-query.js';
 
@@ -22,12 +22,13 @@ export function idPattern(prefix: string): RegExp {
 }
 
 /**
- * The order of checks is part of the contract: authentication (401), rate limit (429),
+ * The order of checks is part of the contract: the address's failed-authentication budget
+ * (429), authentication (401), rate limit (429),
  * scope (403, also for an uninstalled module), parameters (400), then the module
  * (empty list / 404).
  */
 async function admit(services: Services, request: FastifyRequest, reply: FastifyReply): Promise<KeyContext> {
-  const ctx = await authenticate(services, request);
+  const ctx = await authenticateThrottled(services, request, reply);
   const limiter = services.rateLimiter;
   const decision = await limiter.take(ctx.keyId, services.clock());
   const window = Math.ceil(limiter.burst / limiter.perSecond);
