@@ -26,6 +26,15 @@ export interface Config {
   logLevel: string;
   deliveryLeaseSeconds: number;
   deliveryRetentionDays: number;
+  /** Whole-request deadline (headers and body), ms. */
+  requestTimeoutMs: number;
+  /** Deadline for the request headers, ms (at most requestTimeoutMs). */
+  headersTimeoutMs: number;
+  /** How long an idle keep-alive connection is held open, ms. */
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+  /** Failed authentications per client address per minute before every request from it is refused. */
+  authFailuresPerMinute: number;
 }
 
 export interface SettingSpec {
@@ -104,6 +113,34 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'WSOPS_DELIVERY_RETENTION_DAYS',
     default: '30',
     description: 'Delivery history (attempts, finished jobs, their events) older than this is pruned hourly.',
+  },
+  {
+    env: 'WSOPS_REQUEST_TIMEOUT_MS',
+    default: '30000',
+    description:
+      'Deadline for receiving a whole request, headers and body (100 to 30000). A slower client gets 408 and its connection is closed.',
+  },
+  {
+    env: 'WSOPS_HEADERS_TIMEOUT_MS',
+    default: '10000',
+    description:
+      'Deadline for receiving the request headers (100 to 30000, at most `WSOPS_REQUEST_TIMEOUT_MS`; default 10000 or the request timeout if lower).',
+  },
+  {
+    env: 'WSOPS_KEEP_ALIVE_TIMEOUT_MS',
+    default: '5000',
+    description: 'How long an idle keep-alive connection stays open between requests (100 to 120000).',
+  },
+  {
+    env: 'WSOPS_MAX_CONNECTIONS',
+    default: '10000',
+    description: 'Open connections the server accepts at once (1 to 1000000); more are closed on arrival. Keep it below `ulimit -n`.',
+  },
+  {
+    env: 'WSOPS_AUTH_FAILURES_PER_MINUTE',
+    default: '20',
+    description:
+      'Failed authentications (401) allowed per client address per minute (a bucket of this size refilling over a minute). Once spent, every request from the address gets 429 until it refills. Shared through `WSOPS_REDIS_URL` when set.',
   },
   { env: 'WSOPS_LOG_LEVEL', default: 'info', description: '`fatal`, `error`, `warn`, `info`, `debug` or `silent`.' },
 ];
@@ -195,6 +232,18 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (internalPort !== undefined && internalPort !== 0 && internalPort === port) {
     throw new ConfigError(`WSOPS_INTERNAL_PORT must differ from WSOPS_PORT (both are ${port})`);
   }
+  const requestTimeoutMs = int('WSOPS_REQUEST_TIMEOUT_MS', get('WSOPS_REQUEST_TIMEOUT_MS') ?? '30000', 100, 30_000);
+  const headersTimeoutMs = int(
+    'WSOPS_HEADERS_TIMEOUT_MS',
+    get('WSOPS_HEADERS_TIMEOUT_MS') ?? String(Math.min(10_000, requestTimeoutMs)),
+    100,
+    30_000,
+  );
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError(
+      `WSOPS_HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not exceed WSOPS_REQUEST_TIMEOUT_MS (${requestTimeoutMs}): the headers are part of the request`,
+    );
+  }
   return {
     databaseUrl: databaseUrl.replace(/^postgresql:/, 'postgres:'),
     port,
@@ -214,5 +263,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     deliveryLeaseSeconds: int('WSOPS_DELIVERY_LEASE_SECONDS', get('WSOPS_DELIVERY_LEASE_SECONDS') ?? '30', 11, 3600),
     deliveryRetentionDays: int('WSOPS_DELIVERY_RETENTION_DAYS', get('WSOPS_DELIVERY_RETENTION_DAYS') ?? '30', 1, 3650),
+    requestTimeoutMs,
+    headersTimeoutMs,
+    keepAliveTimeoutMs: int('WSOPS_KEEP_ALIVE_TIMEOUT_MS', get('WSOPS_KEEP_ALIVE_TIMEOUT_MS') ?? '5000', 100, 120_000),
+    maxConnections: int('WSOPS_MAX_CONNECTIONS', get('WSOPS_MAX_CONNECTIONS') ?? '10000', 1, 1_000_000),
+    authFailuresPerMinute: int('WSOPS_AUTH_FAILURES_PER_MINUTE', get('WSOPS_AUTH_FAILURES_PER_MINUTE') ?? '20', 1, 1_000_000),
   };
 }

@@ -98,6 +98,36 @@ export const ERROR_CATALOGUE = {
     meaning: 'A plan limit is reached: unrevoked keys per workspace, or five webhook endpoints delivering at once.',
     fix: 'Revoke a key or disable an endpoint first.',
   },
+  request_timeout: {
+    status: 408,
+    title: 'Request timeout',
+    meaning: "The request (headers and body) was not received within the server's deadline; the connection was closed.",
+    fix: 'Send the whole request promptly; check for a stalled proxy or a client that opens connections it does not use.',
+  },
+  payload_too_large: {
+    status: 413,
+    title: 'Payload too large',
+    meaning: 'The request carried a body larger than the server accepts.',
+    fix: 'API operations take no body; console forms are small. Send less.',
+  },
+  uri_too_long: {
+    status: 414,
+    title: 'URI too long',
+    meaning: 'A path segment is longer than any id can be.',
+    fix: 'Check the id in the path; ids are a prefix and at most 40 letters or digits.',
+  },
+  unsupported_media_type: {
+    status: 415,
+    title: 'Unsupported media type',
+    meaning: 'The request body has a content type this route does not read.',
+    fix: 'Send no body to the API; send forms as application/x-www-form-urlencoded to the console.',
+  },
+  header_fields_too_large: {
+    status: 431,
+    title: 'Request header fields too large',
+    meaning: 'The request line and headers together exceed 16 KB.',
+    fix: 'Send a shorter URL or fewer headers.',
+  },
   rate_limited: {
     status: 429,
     title: 'Too many requests',

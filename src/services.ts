@@ -30,6 +30,8 @@ export interface Services {
   redis: Redis | undefined;
   /** This process's Prometheus registry; also the dispatcher's DeliveryObserver. */
   metrics: Metrics;
+  /** Failed authentications per client address (WSOPS_AUTH_FAILURES_PER_MINUTE). */
+  authFailureLimiter: RateLimiter;
   clock: Clock;
   logger: Logger;
   close(): Promise<void>;
@@ -51,6 +53,10 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const rateLimiter = config.redisUrl
       ? new RedisRateLimiter(config.redisUrl, config.rateLimitPerSecond, config.rateLimitBurst)
       : new MemoryRateLimiter(config.rateLimitPerSecond, config.rateLimitBurst);
+    const failures = config.authFailuresPerMinute;
+    const authFailureLimiter = config.redisUrl
+      ? new RedisRateLimiter(config.redisUrl, failures / 60, failures, 'wsops:authfail:')
+      : new MemoryRateLimiter(failures / 60, failures);
     const hot = new HotQueries(database);
     const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true }) : undefined;
     // Reported by /readyz; an unhandled 'error' event would only be printed by ioredis.
@@ -66,11 +72,13 @@ export async function createServices(config: Config, options: ServiceOptions = {
       operatorThrottle: redis ? new RedisFailureThrottle(redis) : new MemoryFailureThrottle(),
       redis,
       metrics: new Metrics(database),
+      authFailureLimiter,
       clock: options.clock ?? systemClock,
       logger: options.logger ?? silentLogger,
       async close() {
         await rateLimiter.close();
         redis?.disconnect();
+        await authFailureLimiter.close();
         await database.close();
       },
     };

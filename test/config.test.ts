@@ -15,6 +15,16 @@ describe('settings', () => {
     assert.equal(c.rateLimitPerSecond, 50);
     assert.equal(c.rateLimitBurst, 100);
     assert.equal(c.maxKeys, 20);
+    assert.equal(c.requestTimeoutMs, 30_000, 'a whole request within 30 s');
+    assert.equal(c.headersTimeoutMs, 10_000);
+    assert.equal(c.keepAliveTimeoutMs, 5000);
+    assert.equal(c.maxConnections, 10_000);
+    assert.equal(c.authFailuresPerMinute, 20);
+    assert.equal(
+      loadConfig({ WSOPS_REQUEST_TIMEOUT_MS: '2000' }).headersTimeoutMs,
+      2000,
+      'headers default to the request deadline when it is lower',
+    );
   });
 
   for (const [env, pattern] of [
@@ -31,6 +41,12 @@ describe('settings', () => {
     [{ WSOPS_MAX_KEYS: '-1' }, /WSOPS_MAX_KEYS/],
     [{ WSOPS_LOG_LEVEL: 'loud' }, /WSOPS_LOG_LEVEL/],
     [{ WSOPS_OPERATOR_TOKEN: 'abc' }, /WSOPS_OPERATOR_TOKEN must be at least 32 characters; got 3. Make one with `openssl rand -hex 32`/],
+    [{ WSOPS_REQUEST_TIMEOUT_MS: '60000' }, /WSOPS_REQUEST_TIMEOUT_MS must be a whole number from 100 to 30000/],
+    [{ WSOPS_REQUEST_TIMEOUT_MS: '0' }, /WSOPS_REQUEST_TIMEOUT_MS/],
+    [{ WSOPS_REQUEST_TIMEOUT_MS: '5000', WSOPS_HEADERS_TIMEOUT_MS: '8000' }, /must not exceed WSOPS_REQUEST_TIMEOUT_MS/],
+    [{ WSOPS_KEEP_ALIVE_TIMEOUT_MS: '10' }, /WSOPS_KEEP_ALIVE_TIMEOUT_MS/],
+    [{ WSOPS_MAX_CONNECTIONS: '0' }, /WSOPS_MAX_CONNECTIONS/],
+    [{ WSOPS_AUTH_FAILURES_PER_MINUTE: '0' }, /WSOPS_AUTH_FAILURES_PER_MINUTE/],
   ] as const) {
     it(`refuses ${JSON.stringify(env)}`, () => {
       assert.throws(() => loadConfig(env), pattern);

@@ -1,10 +1,13 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+import Fastify, { type FastifyBaseLogger, type FastifyHttpOptions, type FastifyInstance, LogController } from 'fastify';
+import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
 import { registerDeveloperRoutes } from './developer-routes.js';
-import { PROBLEM_CONTENT_TYPE, problem, sendProblem } from './problem.js';
+import { frameworkErrorCode, PROBLEM_CONTENT_TYPE, problem, rawProblemResponse, sendProblem } from './problem.js';
 import { registerReadRoutes } from './read-routes.js';
 
 export interface AppOptions {
@@ -12,12 +15,73 @@ export interface AppOptions {
   logger?: Logger;
 }
 
+/**
+ * Paths that take a request body: the console's small form posts. Every other path is
+ * read-only: any method but GET and HEAD is refused before a body byte is read. (The operator
+ * API takes bodies too, but it lives on the internal listener.)
+ */
+export const BODY_PATH_PREFIXES: readonly string[] = ['/console'];
+
+function takesBody(url: string): boolean {
+  const path = url.split('?', 1)[0] as string;
+  return BODY_PATH_PREFIXES.some((p) => path === p || path.startsWith(p.endsWith('/') ? p : `${p}/`));
+}
+
+const requestId = () => `req_${randomBase62(20)}`;
+
+/**
+ * The server's defences against slow and hostile clients: a whole-request deadline, a header
+ * deadline, an inactivity deadline and a bounded keep-alive, checked often enough to hold
+ * them (Node checks every connectionsCheckingInterval, 30 s by default). Errors the HTTP
+ * parser raises before there is a request (431, a malformed request, 408) are answered as
+ * problems too.
+ */
+export function serverOptions(config: Config): FastifyHttpOptions<Server> {
+  return {
+    requestTimeout: config.requestTimeoutMs,
+    // Inactivity: a little beyond the request deadline, so a stalled request gets its 408 first.
+    connectionTimeout: config.requestTimeoutMs + 2000,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: config.headersTimeoutMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.headersTimeoutMs / 2))),
+    },
+    bodyLimit: 64 * 1024,
+    clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket) {
+      if (err.code === 'ECONNRESET' || socket.destroyed) return;
+      const [code, detail] =
+        err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? ([
+              'request_timeout',
+              `The request was not received within ${config.requestTimeoutMs} ms; send headers and body promptly.`,
+            ] as const)
+          : err.code === 'HPE_HEADER_OVERFLOW'
+            ? (['header_fields_too_large', 'The request line and headers exceed 16 KB; send a shorter URL or fewer headers.'] as const)
+            : (['invalid_request', 'The request is not well-formed HTTP/1.1.'] as const);
+      if (socket.writable) socket.write(rawProblemResponse(code, detail, requestId(), config.baseUrl));
+      socket.destroy();
+    },
+  };
+}
+
 /** Builds the HTTP application without listening, so tests can use inject() and the CLI can listen. */
 export function buildApp(services: Services, options: AppOptions = {}): FastifyInstance {
   const app = Fastify({
+    ...serverOptions(services.config),
     loggerInstance: (options.logger ?? services.logger) as FastifyBaseLogger,
-    genReqId: () => `req_${randomBase62(20)}`,
-    bodyLimit: 64 * 1024,
+    genReqId: requestId,
+    // Malformed URLs and over-long path parameters, raised by the router before any hook.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('Request-Id', request.id);
+      reply.header('Cache-Control', 'no-store');
+      reply.header('X-Content-Type-Options', 'nosniff');
+      const status = error.statusCode ?? 400;
+      const detail =
+        status === 414
+          ? 'A path segment is longer than 200 characters; ids are much shorter.'
+          : 'The URL is not valid: a percent-escape is malformed or does not decode to UTF-8.';
+      return sendProblem(reply, frameworkErrorCode(status), detail);
+    },
     // The read API takes no body; bound the query string parser's work too.
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     // Per-request log lines would cost more than the request on the hot path; errors are logged.
@@ -25,11 +89,18 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
   });
 
   app.decorate('problemTypeBase', services.config.baseUrl);
+  app.server.maxConnections = services.config.maxConnections;
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id);
     reply.header('Cache-Control', 'no-store');
     reply.header('X-Content-Type-Options', 'nosniff');
+    if (request.method !== 'GET' && request.method !== 'HEAD' && !takesBody(request.url)) {
+      // Answered before the body is read; closing the connection drops whatever body follows.
+      reply.header('Allow', 'GET, HEAD');
+      reply.header('Connection', 'close');
+      return sendProblem(reply, 'method_not_allowed', 'The API is read-only: every operation is a GET.');
+    }
   });
 
   // Metrics per route pattern; /internal/v1 and /metrics live on the internal listener only (internal-app.ts).
@@ -42,8 +113,8 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
     }
     const status = (error as { statusCode?: number }).statusCode;
     if (typeof status === 'number' && status >= 400 && status < 500) {
-      // Fastify's own client errors (malformed URL, bad content type, body too large...).
-      const body = problem('invalid_request', (error as Error).message, String(request.id), app.problemTypeBase);
+      // Fastify's own client errors (bad content type, body too large...).
+      const body = problem(frameworkErrorCode(status), (error as Error).message, String(request.id), app.problemTypeBase);
       return reply
         .code(status)
         .type(PROBLEM_CONTENT_TYPE)

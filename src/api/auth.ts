@@ -1,9 +1,10 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { ALWAYS_INSTALLED } from '../registers/define.js';
 import type { Services } from '../services.js';
 import { findKeyForAuth, parseKey, secretMatches, touchKey } from '../store/keys.js';
 import { UNAUTHORIZED_DETAIL } from './problem.js';
+import { addressBucket } from './rate-limit.js';
 
 export interface KeyContext {
   keyId: string;
@@ -17,7 +18,30 @@ export interface KeyContext {
 /** Last use is recorded coarsely: at most one write per key per this interval. */
 const LAST_USE_RESOLUTION_MS = 60_000;
 
-const refused = () => new AppError('unauthorized', UNAUTHORIZED_DETAIL);
+/**
+ * Every refusal is the same error so no reason leaks to the client; the operator gets the
+ * reason at debug level (the key id at most, never the header or the secret).
+ */
+function refused(request: FastifyRequest, reason: string, keyId?: string): AppError {
+  request.log.debug({ reason, key_id: keyId }, 'authentication refused');
+  return new AppError('unauthorized', UNAUTHORIZED_DETAIL);
+}
+
+function refusalReason(
+  row: Awaited<ReturnType<typeof findKeyForAuth>>,
+  secretOk: boolean,
+  environment: string,
+  deployment: string,
+  now: number,
+): string | undefined {
+  if (!row) return 'unknown key id';
+  if (!secretOk) return 'wrong secret';
+  if (row.environment !== environment) return 'key id of another environment';
+  if (environment !== deployment) return `key of the ${environment} environment; this deployment serves ${deployment}`;
+  if (row.revoked_at !== null) return 'revoked key';
+  if (Date.parse(row.expires_at) <= now) return 'expired key';
+  return undefined;
+}
 
 /**
  * Authenticates `Authorization: Bearer <key>`; nothing else is read (no cookies, no query
@@ -25,25 +49,18 @@ const refused = () => new AppError('unauthorized', UNAUTHORIZED_DETAIL);
  */
 export async function authenticate(services: Services, request: FastifyRequest): Promise<KeyContext> {
   const header = request.headers.authorization;
-  if (typeof header !== 'string' || header.length > 200) throw refused();
+  if (typeof header !== 'string') throw refused(request, 'no Authorization header');
+  if (header.length > 200) throw refused(request, 'Authorization header longer than 200 characters');
   const m = /^Bearer +(\S+) *$/i.exec(header);
-  if (!m) throw refused();
+  if (!m) throw refused(request, 'Authorization is not "Bearer <key>"');
   const parsed = parseKey(m[1] as string);
-  if (!parsed) throw refused();
+  if (!parsed) throw refused(request, 'not of the form svc_sk_<env>_<key_id>_<secret>');
   const row = await findKeyForAuth(services.hot, parsed.keyId);
   const now = services.clock();
   // The hash comparison runs whether or not the key exists, so timing says nothing either.
   const secretOk = secretMatches(parsed.secret, row?.secret_hash);
-  if (
-    !row ||
-    !secretOk ||
-    row.environment !== parsed.environment ||
-    parsed.environment !== services.config.env ||
-    row.revoked_at !== null ||
-    Date.parse(row.expires_at) <= now
-  ) {
-    throw refused();
-  }
+  const reason = refusalReason(row, secretOk, parsed.environment, services.config.env, now);
+  if (reason !== undefined || !row) throw refused(request, reason ?? 'unknown key id', parsed.keyId);
   if (row.last_used_at === null || now - Date.parse(row.last_used_at) >= LAST_USE_RESOLUTION_MS) {
     touchKey(services.database.db, row.key_id, new Date(now).toISOString()).catch((err: unknown) =>
       request.log.warn({ err, key_id: row.key_id }, 'could not record last use'),
@@ -57,6 +74,32 @@ export async function authenticate(services: Services, request: FastifyRequest):
     expiresAt: row.expires_at,
     modules: new Set([...ALWAYS_INSTALLED, ...row.modules.split(' ').filter(Boolean)]),
   };
+}
+
+/**
+ * Authentication behind the failed-authentication throttle: once a client address has spent
+ * its budget of 401s (WSOPS_AUTH_FAILURES_PER_MINUTE), every request from it is refused with
+ * 429 until the bucket refills, with a valid key too: answering a valid key normally would
+ * tell a guesser that its guess was right.
+ */
+export async function authenticateThrottled(services: Services, request: FastifyRequest, reply: FastifyReply): Promise<KeyContext> {
+  const limiter = services.authFailureLimiter;
+  const bucket = addressBucket(request.ip);
+  const gate = await limiter.take(bucket, services.clock(), 0);
+  if (!gate.allowed) {
+    reply.header('Retry-After', String(gate.retryAfter));
+    request.log.debug({ address: bucket }, 'refused: failed-authentication budget of the address spent');
+    throw new AppError(
+      'rate_limited',
+      `Too many failed authentications from this address (at most ${limiter.burst} per minute); every request from it is refused for ${gate.retryAfter} s. Check the API key your client sends.`,
+    );
+  }
+  try {
+    return await authenticate(services, request);
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'unauthorized') await limiter.take(bucket, services.clock(), 1);
+    throw err;
+  }
 }
 
 export function requireScope(ctx: KeyContext, scope: string): void {

@@ -3,6 +3,10 @@ import { AppError } from '../errors.js';
 
 /** A cursor finishes a walk; resuming later is what `updated_since` is for. */
 export const CURSOR_LIFETIME_MS = 24 * 60 * 60 * 1000;
+/** Clock difference tolerated between API nodes: a cursor issued later than this is refused. */
+export const CURSOR_CLOCK_SKEW_MS = 60 * 1000;
+/** base64url payload, a dot, and exactly the 22 characters of a 16-byte MAC: nothing before or after. */
+const CURSOR_SHAPE = /^[A-Za-z0-9_-]{1,1000}\.[A-Za-z0-9_-]{22}$/;
 
 interface CursorPayload {
   v: 1;
@@ -60,8 +64,9 @@ export class CursorCodec {
   }
 
   /**
-   * Checks, in order: signature (invalid_cursor), workspace and register (invalid_cursor: a
-   * cursor of another workspace must not even say that it was valid there), age
+   * Checks, in order: exact shape and signature (invalid_cursor), workspace and register
+   * (invalid_cursor: a cursor of another workspace must not even say that it was valid there),
+   * an issue time no later than now plus the clock skew (invalid_cursor), age
    * (cursor_expired), then the filters (cursor_filters_mismatch).
    */
   decode(cursor: string, expect: { workspaceId: string; register: string; digest: string; now: number }): CursorPosition {
@@ -69,12 +74,13 @@ export class CursorCodec {
       new AppError('invalid_cursor', 'cursor is not one this API issued (was it edited or truncated?); start again without cursor', {
         param: 'cursor',
       });
-    if (cursor.length > 1024) throw invalid();
+    if (cursor.length > 1024 || !CURSOR_SHAPE.test(cursor)) throw invalid();
     const dot = cursor.indexOf('.');
-    if (dot <= 0) throw invalid();
     const body = cursor.slice(0, dot);
-    const mac = Buffer.from(cursor.slice(dot + 1), 'base64url');
-    const expected = this.sign(body);
+    // The MAC's text is compared, not its decoded bytes: the last base64url character has
+    // spare bits, and a cursor that differs in them is still an edited cursor.
+    const mac = Buffer.from(cursor.slice(dot + 1), 'latin1');
+    const expected = Buffer.from(this.sign(body).toString('base64url'), 'latin1');
     if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) throw invalid();
     let p: CursorPayload;
     try {
@@ -84,6 +90,9 @@ export class CursorCodec {
     }
     if (p.v !== 1 || typeof p.u !== 'string' || typeof p.i !== 'string' || typeof p.t !== 'number') throw invalid();
     if (p.w !== expect.workspaceId || p.r !== expect.register) throw invalid();
+    // Issued "in the future" (a server with a clock far ahead, or a forged issue time under a
+    // leaked secret) would otherwise never expire.
+    if (!Number.isFinite(p.t) || p.t > expect.now + CURSOR_CLOCK_SKEW_MS) throw invalid();
     if (expect.now - p.t > CURSOR_LIFETIME_MS) {
       throw new AppError(
         'cursor_expired',

@@ -11,6 +11,7 @@ import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
+import { serverOptions } from './app.js';
 import { registerInternalRoutes } from './internal-routes.js';
 import { PROBLEM_CONTENT_TYPE, problem, sendProblem } from './problem.js';
 
@@ -61,9 +62,10 @@ export async function readiness(services: Services, timeoutMs = READINESS_TIMEOU
 
 export function buildInternalApp(services: Services, options: InternalAppOptions = {}): FastifyInstance {
   const app = Fastify({
+    // The same defences against slow and hostile clients as the public listener.
+    ...serverOptions(services.config),
     loggerInstance: (options.logger ?? services.logger) as FastifyBaseLogger,
     genReqId: () => `req_${randomBase62(20)}`,
-    bodyLimit: 64 * 1024,
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
   });
   app.decorate('problemTypeBase', services.config.baseUrl);

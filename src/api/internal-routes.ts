@@ -8,10 +8,12 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { actionByName } from '../actions/domain/index.js';
 import { AppError } from '../errors.js';
+import { ID_PATTERN_BODY } from '../registers/fields.js';
 import type { Services } from '../services.js';
 import { OPERATOR_FAILURE_LIMIT } from './failure-throttle.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+const WORKSPACE_ID = new RegExp(`^wsp_${ID_PATTERN_BODY}$`);
 
 const UNAUTHORIZED = 'The operator token was not accepted. Send Authorization: Bearer <WSOPS_OPERATOR_TOKEN>.';
 
@@ -62,8 +64,15 @@ export function registerInternalRoutes(app: FastifyInstance, services: Services)
         throw new AppError('invalid_request', 'The body must be a JSON object: {"workspace_id": "wsp_...", ...arguments}.');
       }
       const { workspace_id: workspaceId, ...args } = body as Record<string, unknown>;
-      if (typeof workspaceId !== 'string' || workspaceId.length === 0 || workspaceId.length > 100) {
-        throw new AppError('invalid_parameter', 'workspace_id is required: the id of the workspace to act in', { param: 'workspace_id' });
+      // The exact id shape, checked before any query (a NUL byte would make PostgreSQL fail).
+      if (typeof workspaceId !== 'string' || !WORKSPACE_ID.test(workspaceId)) {
+        throw new AppError(
+          'invalid_parameter',
+          'workspace_id is required: the id of the workspace to act in, wsp_ followed by letters and digits',
+          {
+            param: 'workspace_id',
+          },
+        );
       }
       const result = await action.run(services, workspaceId, args, { actor: 'operator' });
       return reply.code(200).type(JSON_TYPE).send(JSON.stringify(result));

@@ -237,11 +237,14 @@ export function buildOpenApi(baseUrl: string): JsonSchema {
         }),
         Forbidden: problemResponse('The key lacks the scope this endpoint requires (`missing_scope` names it).'),
         NotFound: problemResponse('No such record in this workspace.'),
-        TooManyRequests: problemResponse('The key exceeded its rate limit.', {
-          'Retry-After': { $ref: '#/components/headers/Retry-After' },
-          RateLimit: { $ref: '#/components/headers/RateLimit' },
-          'RateLimit-Policy': { $ref: '#/components/headers/RateLimit-Policy' },
-        }),
+        TooManyRequests: problemResponse(
+          'The key exceeded its rate limit (with `key_id` and the RateLimit headers), or the client address spent its budget of failed authentications (every request from it is refused until `Retry-After`).',
+          {
+            'Retry-After': { $ref: '#/components/headers/Retry-After' },
+            RateLimit: { $ref: '#/components/headers/RateLimit' },
+            'RateLimit-Policy': { $ref: '#/components/headers/RateLimit-Policy' },
+          },
+        ),
       },
       schemas,
     },

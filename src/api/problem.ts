@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { ERROR_CATALOGUE, type ErrorCode, problemType } from '../errors.js';
 
@@ -19,6 +20,45 @@ export function problem(code: ErrorCode, detail: string, requestId: string, type
 export function sendProblem(reply: FastifyReply, code: ErrorCode, detail: string, extra: Record<string, unknown> = {}) {
   const body = problem(code, detail, String(reply.request.id), reply.server.problemTypeBase, extra);
   return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
+}
+
+/**
+ * The same problem as a whole raw HTTP/1.1 response, for errors the HTTP parser raises before
+ * there is a request object (headers too large, malformed request line, request timeout).
+ * The connection is closed after it: the parser cannot resynchronise.
+ */
+export function rawProblemResponse(code: ErrorCode, detail: string, requestId: string, typeBase: string): string {
+  const body = JSON.stringify(problem(code, detail, requestId, typeBase));
+  const { status } = ERROR_CATALOGUE[code];
+  return [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+    `Content-Type: ${PROBLEM_CONTENT_TYPE}`,
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `Request-Id: ${requestId}`,
+    'Cache-Control: no-store',
+    'X-Content-Type-Options: nosniff',
+    'Connection: close',
+    '',
+    body,
+  ].join('\r\n');
+}
+
+/** The problem code for a 4xx that Fastify itself raised (parsing, limits, routing). */
+export function frameworkErrorCode(status: number): ErrorCode {
+  switch (status) {
+    case 408:
+      return 'request_timeout';
+    case 413:
+      return 'payload_too_large';
+    case 414:
+      return 'uri_too_long';
+    case 415:
+      return 'unsupported_media_type';
+    case 431:
+      return 'header_fields_too_large';
+    default:
+      return 'invalid_request';
+  }
 }
 
 /** The single 401 answer: no reason is ever distinguished. */

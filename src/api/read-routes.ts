@@ -2,21 +2,33 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { REGISTERS } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
+import { ID_PATTERN_BODY } from '../registers/fields.js';
 import type { Services } from '../services.js';
-import { authenticate, type KeyContext, requireScope } from './auth.js';
+import { authenticateThrottled, type KeyContext, requireScope } from './auth.js';
 import { filterDigest } from './cursor.js';
 import { parseListQuery, type RawQuery, rejectUnknown } from './list-query.js';
-import { sendProblem } from './problem.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+const ID_PATTERNS = new Map<string, RegExp>();
+/** `^<prefix>_[A-Za-z0-9]{1,40}$`, the shape every id of a register has. */
+export function idPattern(prefix: string): RegExp {
+  let pattern = ID_PATTERNS.get(prefix);
+  if (!pattern) {
+    pattern = new RegExp(`^${prefix}_${ID_PATTERN_BODY}$`);
+    ID_PATTERNS.set(prefix, pattern);
+  }
+  return pattern;
+}
+
 /**
- * The order of checks is part of the contract: authentication (401), rate limit (429),
+ * The order of checks is part of the contract: the address's failed-authentication budget
+ * (429), authentication (401), rate limit (429),
  * scope (403, also for an uninstalled module), parameters (400), then the module
  * (empty list / 404).
  */
 async function admit(services: Services, request: FastifyRequest, reply: FastifyReply): Promise<KeyContext> {
-  const ctx = await authenticate(services, request);
+  const ctx = await authenticateThrottled(services, request, reply);
   const limiter = services.rateLimiter;
   const decision = await limiter.take(ctx.keyId, services.clock());
   const window = Math.ceil(limiter.burst / limiter.perSecond);
@@ -77,7 +89,9 @@ function detailHandler(services: Services, register: Register) {
     rejectUnknown(request.query as RawQuery, []);
     const id = request.params.id;
     const notFound = new AppError('not_found', `No ${register.resource} with id "${id.slice(0, 60)}" in this workspace.`);
-    if (!ctx.modules.has(register.module) || id.length > 100 || !id.startsWith(`${register.idPrefix}_`)) throw notFound;
+    // The exact id shape is checked before any query: an id is opaque to clients, so a malformed
+    // one is simply not found, and bytes a database refuses (NUL) never reach it.
+    if (!ctx.modules.has(register.module) || !idPattern(register.idPrefix).test(id)) throw notFound;
     const doc = await services.records.getDoc(ctx.workspaceId, register, id);
     if (doc === undefined) throw notFound;
     return reply.type(JSON_TYPE).send(doc);
@@ -101,13 +115,5 @@ export function registerReadRoutes(app: FastifyInstance, services: Services): vo
         expires_at: ctx.expiresAt,
       }),
     );
-  });
-  app.route({
-    method: ['POST', 'PUT', 'PATCH', 'DELETE'],
-    url: '/api/v1/*',
-    handler: async (_request, reply) => {
-      reply.header('Allow', 'GET, HEAD');
-      return sendProblem(reply, 'method_not_allowed', 'The API is read-only: every operation is a GET.');
-    },
   });
 }

@@ -3,7 +3,7 @@ import type { Register } from '../registers/define.js';
 import type { Database } from './database.js';
 import { HotQueries } from './hot-queries.js';
 import type { DB, RecordsTable } from './schema.js';
-import { fts5Query, searchText, tsQuery } from './search-text.js';
+import { fts5Query, PG_SEARCH_VECTOR, searchText, tsQuery } from './search-text.js';
 
 export type RecordObject = Record<string, unknown>;
 
@@ -83,7 +83,7 @@ export class RecordStore {
         text += ' AND rowid IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ?)';
         params.push(fts5Query(q.searchWords));
       } else {
-        text += " AND to_tsvector('simple', search_text) @@ to_tsquery('simple', ?)";
+        text += ` AND ${PG_SEARCH_VECTOR} @@ CAST(? AS tsquery)`;
         params.push(tsQuery(q.searchWords));
       }
     }

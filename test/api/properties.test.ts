@@ -13,6 +13,31 @@ import { createHarness, type Harness } from '../helpers/harness.js';
 
 const RUNS = Number(process.env.WSOPS_PROPERTY_RUNS ?? 150);
 
+/** Every generated string may hold NUL and lone surrogates: the characters databases and encoders trip on. */
+const hostileUnit = fc.oneof(
+  { weight: 1, arbitrary: fc.constantFrom('\u0000', '\uD800', '\uDBFF', '\uDC00', '\uDFFF') },
+  { weight: 4, arbitrary: fc.string({ minLength: 1, maxLength: 1 }) },
+  { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 1, unit: 'grapheme' }) },
+);
+const hostileString = (maxLength: number) => fc.string({ unit: hostileUnit, maxLength });
+
+/**
+ * encodeURIComponent, except for lone surrogates (which it refuses): those are sent as their
+ * WTF-8 bytes, as a hostile client would.
+ */
+function encodeHostile(s: string): string {
+  let out = '';
+  // The string iterator yields a surrogate pair as one character and a lone surrogate alone.
+  for (const c of s) {
+    const u = c.charCodeAt(0);
+    out +=
+      c.length === 1 && u >= 0xd800 && u <= 0xdfff
+        ? [0xe0 | (u >> 12), 0x80 | ((u >> 6) & 0x3f), 0x80 | (u & 0x3f)].map((b) => `%${b.toString(16).toUpperCase()}`).join('')
+        : encodeURIComponent(c);
+  }
+  return out;
+}
+
 for (const dialect of DIALECTS) {
   describe(`properties [${dialect}]`, () => {
     let h: Harness;
@@ -42,10 +67,10 @@ for (const dialect of DIALECTS) {
           '__proto__',
           'constructor',
         ),
-        fc.string({ maxLength: 12 }),
+        hostileString(12),
       );
       const paramValue = fc.oneof(
-        fc.string({ maxLength: 40 }),
+        hostileString(40),
         fc.string({ maxLength: 20, unit: 'grapheme' }),
         fc.constantFrom(
           '',
@@ -66,18 +91,18 @@ for (const dialect of DIALECTS) {
           '2026-01-01T00:00:00Z',
         ),
         fc.constant(realCursor),
-        fc.string({ maxLength: 60 }).map((s) => `${realCursor.slice(0, 30)}${s}`),
+        hostileString(60).map((s) => `${realCursor.slice(0, 30)}${s}`),
+        hostileString(6).map((s) => `${realCursor}${s}`),
         fc.nat({ max: 5000 }).map(String),
       );
       const query = fc
         .array(fc.tuple(paramName, paramValue, fc.boolean()), { maxLength: 5 })
-        .map((pairs) => pairs.map(([k, v, raw]) => (raw ? `${k}=${v}` : `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)).join('&'));
+        .map((pairs) => pairs.map(([k, v, raw]) => (raw ? `${k}=${v}` : `${encodeHostile(k)}=${encodeHostile(v)}`)).join('&'));
       const path = fc.oneof(
         fc.constantFrom(...REGISTERS.map((r) => `/api/v1/${r.path}`), '/api/v1/scopes'),
-        fc
-          .tuple(fc.constantFrom(...REGISTERS), fc.string({ maxLength: 50 }))
-          .map(([r, id]) => `/api/v1/${r.path}/${encodeURIComponent(id)}`),
-        fc.string({ maxLength: 30 }).map((s) => `/api/v1/${encodeURIComponent(s)}`),
+        fc.tuple(fc.constantFrom(...REGISTERS), hostileString(50)).map(([r, id]) => `/api/v1/${r.path}/${encodeHostile(id)}`),
+        fc.tuple(fc.constantFrom(...REGISTERS), hostileString(10)).map(([r, id]) => `/api/v1/${r.path}/${r.idPrefix}_${encodeHostile(id)}`),
+        hostileString(30).map((s) => `/api/v1/${encodeHostile(s)}`),
       );
       const printable = fc.string({ maxLength: 80 }).map((s) => s.replace(/[^\x20-\x7e]/g, ''));
       const auth = fc.oneof(
