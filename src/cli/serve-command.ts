@@ -31,7 +31,7 @@ export function serveCommand(program: Command): void {
         const demo = await bootstrapDemo(services);
         if (demo) printDemo(config.baseUrl, port, demo.workspaceId, demo.key, demo.records);
       }
-      const worker = opts.only === 'api' ? undefined : startWorker(services, {}, (msg, err) => app.log.error({ err }, msg));
+      const worker = opts.only === 'api' ? undefined : startWorker(services);
       const shutdown = async () => {
         await worker?.stop();
         await app.close();
