@@ -89,6 +89,8 @@ export class Dispatcher {
   private readonly inFlight = new Map<string, number>();
   /** Consecutive failed rounds (claim or bookkeeping) of the loops: drives backoff and logging. */
   private failedRounds = 0;
+  /** The tail of this worker's claims (they run one at a time). */
+  private claiming: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly services: Services,
@@ -204,27 +206,50 @@ export class Dispatcher {
 
   /** Claims due jobs, attempts them, records the outcomes. Returns how many were attempted. */
   async runOnce(): Promise<number> {
-    const allowance = new Map([...this.inFlight].map(([endpointId, n]) => [endpointId, this.maxInFlight - n]));
-    const claim = await claimDueJobs(this.services.database.db, this.services.database.dialect, {
-      now: this.services.clock(),
-      leaseMs: this.leaseMs,
-      limit: this.batchSize,
-      perEndpoint: this.maxInFlight,
-      allowance,
-    });
+    const claim = await this.claim();
     if (claim.jobs.length === 0) return 0;
+    const release = (job: ClaimedJob) => {
+      const n = (this.inFlight.get(job.endpoint_id) ?? 1) - 1;
+      if (n <= 0) this.inFlight.delete(job.endpoint_id);
+      else this.inFlight.set(job.endpoint_id, n);
+    };
     const leaseEnds = performance.now() + this.leaseMs;
-    const results = await this.attemptAll(claim.jobs);
+    const results = await this.attemptAll(claim.jobs, release);
     await this.record(claim.token, results, leaseEnds);
     return claim.jobs.length;
   }
 
-  private async attemptAll(jobs: readonly ClaimedJob[]): Promise<Result[]> {
-    for (const job of jobs) this.inFlight.set(job.endpoint_id, (this.inFlight.get(job.endpoint_id) ?? 0) + 1);
+  /**
+   * Claims of this worker's loops run one at a time, each counting what the others have in
+   * flight, so together they never exceed the per-endpoint cap.
+   */
+  private claim(): Promise<{ token: string; jobs: ClaimedJob[] }> {
+    const claimed = this.claiming.then(async () => {
+      const allowance = new Map([...this.inFlight].map(([endpointId, n]) => [endpointId, this.maxInFlight - n]));
+      const claim = await claimDueJobs(this.services.database.db, this.services.database.dialect, {
+        now: this.services.clock(),
+        leaseMs: this.leaseMs,
+        limit: this.batchSize,
+        perEndpoint: this.maxInFlight,
+        allowance,
+      });
+      for (const job of claim.jobs) this.inFlight.set(job.endpoint_id, (this.inFlight.get(job.endpoint_id) ?? 0) + 1);
+      return claim;
+    });
+    this.claiming = claimed.then(
+      () => {},
+      () => {},
+    );
+    return claimed;
+  }
+
+  /** Attempts a batch; `release` is called as each job's request ends (it frees its in-flight slot). */
+  private async attemptAll(jobs: readonly ClaimedJob[], release: (job: ClaimedJob) => void): Promise<Result[]> {
+    const released = new Set<string>();
     const done = (job: ClaimedJob) => {
-      const n = (this.inFlight.get(job.endpoint_id) ?? 1) - 1;
-      if (n <= 0) this.inFlight.delete(job.endpoint_id);
-      else this.inFlight.set(job.endpoint_id, n);
+      if (released.has(job.id)) return;
+      released.add(job.id);
+      release(job);
     };
     try {
       const checks = await this.checkUrls(jobs);
@@ -242,9 +267,8 @@ export class Dispatcher {
           }
         }),
       );
-    } catch (err) {
+    } finally {
       for (const job of jobs) done(job);
-      throw err;
     }
   }
 
