@@ -83,6 +83,10 @@ export function openDatabase(url: string, logger: Logger = silentLogger): Databa
   // the pool drops it and opens another on the next query.
   const log = logger.child({ component: 'database' });
   pool.on('error', (err) => log.warn({ err: err.message }, 'idle PostgreSQL connection lost; the pool opens another'));
+  // A connection lost while checked out between two statements (a restart mid-transaction)
+  // emits 'error' with no pool listener attached: without this one the process would crash.
+  // The next statement on it fails, and the pool discards it when it is released.
+  pool.on('connect', (client) => client.on('error', (err) => log.debug({ err: err.message }, 'PostgreSQL connection lost while in use')));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', pool, close: () => db.destroy() };
 }
