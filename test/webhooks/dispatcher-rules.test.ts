@@ -7,10 +7,11 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { pino } from 'pino';
 import { newId } from '../../src/ids.js';
 import type { DeliveryObserver } from '../../src/webhooks/delivery-observer.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
-import { createEndpoint, disableEndpoint } from '../../src/webhooks/endpoints.js';
+import { createEndpoint, disableEndpoint, enableEndpoint } from '../../src/webhooks/endpoints.js';
 import { TEST_EVENT } from '../../src/webhooks/event-types.js';
 import { emitEvent } from '../../src/webhooks/outbox.js';
 import { makeDueNow } from '../../src/webhooks/queue.js';
@@ -229,6 +230,38 @@ for (const dialect of DIALECTS) {
       await drain(dispatcher());
       assert.equal((await attemptsOf(ep.id, TEST_EVENT)).length, 2, 'a disabled endpoint receives no test event');
       await disableEndpoint(h.services, ws, unverified.id);
+    });
+
+    it('an auto-disable is logged once at warn, and the held and released deliveries once each at info, with the endpoint', async () => {
+      const ep = await activeEndpoint();
+      const lines: { level: number; msg: string; component?: string; endpoint_id?: string; held?: number; released?: number }[] = [];
+      const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+      const d = new Dispatcher({ ...h.services, logger }, { random: () => 0 });
+      dispatchers.push(d);
+      rx.on(ep.path, answer(500));
+      for (let i = 0; i < 25; i++) await emit(ep.ws);
+      await drain(d);
+      assert.equal((await endpoint(ep.id)).status, 'disabled');
+      const disabled = lines.filter((l) => l.msg === 'endpoint disabled after failures in a row');
+      assert.equal(disabled.length, 1);
+      assert.equal(disabled[0]?.level, 40, 'warn');
+      assert.equal(disabled[0]?.endpoint_id, ep.id);
+      assert.equal(disabled[0]?.component, 'dispatcher');
+      const held = lines.filter((l) => l.msg === 'deliveries held for a disabled endpoint');
+      assert.deepEqual(
+        held.map((l) => [l.level, l.held]),
+        [[30, 25]],
+        'one info line: the 25 owed deliveries are held',
+      );
+      rx.on(ep.path, answer(200));
+      await enableEndpoint(h.services, ep.ws, ep.id);
+      await drain(d);
+      const released = lines.filter((l) => l.msg === 'held deliveries released');
+      assert.deepEqual(
+        released.map((l) => [l.level, l.endpoint_id, l.released]),
+        [[30, ep.id, 25]],
+      );
+      await disableEndpoint(h.services, ep.ws, ep.id);
     });
 
     it('a finished delivery made due again is attempted once more: a new delivery id, the same event id, the next attempt number', async () => {
