@@ -46,7 +46,7 @@ export interface ServiceOptions {
 }
 
 export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
-  const database = openDatabase(config.databaseUrl);
+  const database = openDatabase(config.databaseUrl, options.logger);
   try {
     if (options.migrate !== false) await migrate(database);
     const secret = config.secret ?? (await ensureServerSecret(database.db));

@@ -42,8 +42,7 @@ export function serveCommand(program: Command): void {
         const demo = await bootstrapDemo(services);
         if (demo) printDemo(config.baseUrl, port, demo.workspaceId, demo.key, demo.records);
       }
-      const worker =
-        opts.only === 'api' ? undefined : startWorker(services, { observer: services.metrics }, (msg, err) => app.log.error({ err }, msg));
+      const worker = opts.only === 'api' ? undefined : startWorker(services, { observer: services.metrics });
       let internal: FastifyInstance | undefined;
       if (config.internalPort !== undefined) {
         internal = buildInternalApp(services);

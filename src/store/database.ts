@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
+import { type Logger, silentLogger } from '../logger.js';
 import type { DB } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -52,7 +53,7 @@ function cachingSqlite(raw: SQLite.Database) {
 // pg returns int8/numeric as strings; our counters fit in a JS number.
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 
-export function openDatabase(url: string): Database {
+export function openDatabase(url: string, logger: Logger = silentLogger): Database {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -80,7 +81,12 @@ export function openDatabase(url: string): Database {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   // An idle connection closed by the server (restart, failover) must not crash the process:
   // the pool drops it and opens another on the next query.
-  pool.on('error', (err) => process.stderr.write(`wsops: idle PostgreSQL connection lost: ${err.message}\n`));
+  const log = logger.child({ component: 'database' });
+  pool.on('error', (err) => log.warn({ err: err.message }, 'idle PostgreSQL connection lost; the pool opens another'));
+  // A connection lost while checked out between two statements (a restart mid-transaction)
+  // emits 'error' with no pool listener attached: without this one the process would crash.
+  // The next statement on it fails, and the pool discards it when it is released.
+  pool.on('connect', (client) => client.on('error', (err) => log.debug({ err: err.message }, 'PostgreSQL connection lost while in use')));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', pool, close: () => db.destroy() };
 }

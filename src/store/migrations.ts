@@ -214,6 +214,14 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         }
       },
     },
+    '0005_job_lease_owner': {
+      async up(db: Kysely<unknown>) {
+        // The claim that holds a job's lease (one token per claimed batch). A worker records an
+        // outcome only where the job still carries its token, so a worker whose lease expired
+        // (and whose job another worker re-claimed) cannot overwrite the newer attempt's result.
+        await db.schema.alterTable('delivery_jobs').addColumn('locked_by', 'text').execute();
+      },
+    },
   };
 }
 

@@ -99,6 +99,8 @@ export interface DeliveryJobsTable {
   attempts: number;
   next_attempt_at: string | null;
   lease_until: string | null;
+  /** The claim (one token per claimed batch) that holds the lease; completion requires it. */
+  locked_by: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -1,24 +1,32 @@
 /**
- * The delivery worker. A table is the queue: due jobs are claimed with a lease in one statement
- * (`FOR UPDATE SKIP LOCKED` on PostgreSQL, so several workers never take the same job; SQLite
- * serializes writers), posted concurrently, and their outcomes recorded in one transaction per
- * batch. A worker killed mid-attempt loses nothing: its lease expires and another worker
- * retries the job (at-least-once).
+ * The delivery worker's loop: claim due jobs (queue.ts), attempt them concurrently (send.ts),
+ * record the outcomes and report them to the endpoint-health rules (endpoint-health.ts) in one
+ * transaction per batch. A worker killed mid-attempt loses nothing: its lease expires and
+ * another worker retries the job (at-least-once).
+ *
+ * Faults are kept where they belong: a fault of one job or one endpoint (a secret that cannot
+ * be decrypted, an exception while preparing the request) is a failed attempt of that job with
+ * its error class, and the rest of the batch goes on; a fault of wsops itself (the database
+ * unreachable) is logged and retried with backoff, and recorded against no endpoint.
  */
-import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { newId } from '../ids.js';
+import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
-import { insertBatches } from '../store/insert-batches.js';
-import type { DB, DeliveryAttemptsTable } from '../store/schema.js';
+import type { DeliveryAttemptsTable } from '../store/schema.js';
 import { type DeliveryObserver, NO_OBSERVER } from './delivery-observer.js';
+import { type AttemptReport, applyAttemptOutcomes, type HealthChanges, logHealthChanges } from './endpoint-health.js';
 import { signingSecrets } from './endpoints.js';
-import { VERIFICATION_EVENT } from './event-types.js';
-import { holdOwedJobs, releaseOwedJobs } from './owed-jobs.js';
-import { FAILURES_BEFORE_DISABLE, MAX_ATTEMPTS, nextAttemptAt } from './schedule.js';
-import { AgentPool, type AttemptOutcome, sendAttempt } from './send.js';
+import { type ClaimedJob, claimDueJobs, completeJobs, insertAttempts, type JobCompletion } from './queue.js';
+import { MAX_ATTEMPTS, nextAttemptAt } from './schedule.js';
+import { AgentPool, type AttemptOutcome, type ErrorClass, sendAttempt } from './send.js';
 import { signatureHeader } from './signature.js';
 import { type CheckedUrl, checkWebhookUrl } from './url-safety.js';
+
+/** Attempts one worker has in flight to one endpoint at most. */
+export const DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT = 16;
+const BACKOFF_START_MS = 250;
+const BACKOFF_MAX_MS = 5000;
 
 export interface DispatcherOptions {
   /** Jobs claimed per round. */
@@ -34,25 +42,13 @@ export interface DispatcherOptions {
    * never overlap: each takes different jobs).
    */
   loops?: number;
-  random?: () => number;
-  /** Told of every recorded attempt (metrics). */
+  /** Requests this worker has open to one endpoint at most; further jobs of it stay in the queue. */
+  maxInFlightPerEndpoint?: number;
+  /** An endpoint's HTTP agent unused this long is closed. */
+  agentIdleMs?: number;
+  /** Told about every recorded attempt (metrics). */
   observer?: DeliveryObserver;
-}
-
-interface ClaimedJob {
-  id: string;
-  workspace_id: string;
-  event_id: string;
-  endpoint_id: string;
-  attempts: number;
-  event_type: string;
-  event_body: string;
-  url: string;
-  endpoint_status: string;
-  secret_ciphertext: string;
-  previous_secret_ciphertext: string | null;
-  previous_secret_expires_at: string | null;
-  event_created_at: string;
+  random?: () => number;
 }
 
 interface Result {
@@ -62,13 +58,19 @@ interface Result {
   outcome: AttemptOutcome;
 }
 
-/** What an attempt needs of a claimed job, read in the same shape by both dialects' claims. */
-const CLAIMED_COLUMNS = sql`SELECT c.id, c.workspace_id, c.event_id, c.endpoint_id, c.attempts, ev.type AS event_type, ev.body AS event_body,
-  e.url, e.status AS endpoint_status, e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at, ev.created_at AS event_created_at`;
-const CLAIMED_JOINS = sql`JOIN events ev ON ev.id = c.event_id JOIN webhook_endpoints e ON e.id = c.endpoint_id`;
+const failure = (errorClass: ErrorClass, error: string): AttemptOutcome => ({
+  ok: false,
+  statusCode: null,
+  errorClass,
+  error,
+  body: null,
+  latencyMs: 0,
+});
+
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export class Dispatcher {
-  private readonly agents = new AgentPool();
+  private readonly agents: AgentPool;
   private running = false;
   private loops: Promise<void>[] = [];
   private readonly sleepers = new Set<() => void>();
@@ -80,7 +82,15 @@ export class Dispatcher {
   private readonly leaseMs: number;
   private readonly random: () => number;
   private readonly loopCount: number;
+  private readonly maxInFlight: number;
   private readonly observer: DeliveryObserver;
+  private readonly log: Logger;
+  /** Attempts in flight per endpoint, across this worker's loops. */
+  private readonly inFlight = new Map<string, number>();
+  /** Consecutive failed rounds (claim or bookkeeping) of the loops: drives backoff and logging. */
+  private failedRounds = 0;
+  /** The tail of this worker's claims (they run one at a time). */
+  private claiming: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly services: Services,
@@ -92,11 +102,10 @@ export class Dispatcher {
     this.leaseMs = options.leaseMs ?? services.config.deliveryLeaseSeconds * 1000;
     this.random = options.random ?? Math.random;
     this.loopCount = options.loops ?? 2;
+    this.maxInFlight = options.maxInFlightPerEndpoint ?? DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT;
     this.observer = options.observer ?? NO_OBSERVER;
-  }
-
-  private get db(): Kysely<DB> {
-    return this.services.database.db;
+    this.agents = new AgentPool({ idleMs: options.agentIdleMs });
+    this.log = services.logger.child({ component: 'dispatcher', worker_id: this.workerId });
   }
 
   start(): void {
@@ -121,8 +130,9 @@ export class Dispatcher {
         this.listener = client;
         this.wake(); // anything committed while not listening
         await lost;
-      } catch {
-        /* retried below */
+        if (this.running) this.log.warn('job notifications lost; reconnecting (polling meanwhile)');
+      } catch (err) {
+        this.log.debug({ err: message(err) }, 'job notifications unavailable; retrying');
       }
       this.listener = undefined;
       await client.end().catch(() => {});
@@ -136,11 +146,12 @@ export class Dispatcher {
       let handled = 0;
       try {
         handled = await this.runOnce();
+        this.recovered();
       } catch (err) {
         // A fault of the delivery system, not of an endpoint: nothing is recorded against
-        // anyone; leases expire and the jobs are retried.
-        process.stderr.write(`wsops worker: ${err instanceof Error ? err.message : String(err)}\n`);
-        await this.pause(1000);
+        // anyone; the loop backs off and tries again, and leases of anything unrecorded expire.
+        await this.pause(this.failed('delivery round failed', err));
+        continue;
       }
       if (handled === 0) {
         await this.pause(idleMs);
@@ -149,6 +160,22 @@ export class Dispatcher {
         idleMs = this.pollMs;
       }
     }
+  }
+
+  /** Logs a failed round (the first at warn, repeats at debug) and returns the backoff to wait. */
+  private failed(what: string, err: unknown): number {
+    this.failedRounds++;
+    const backoff = Math.min(BACKOFF_MAX_MS, BACKOFF_START_MS * 2 ** Math.min(10, this.failedRounds - 1));
+    const fields = { err: message(err), failed_rounds: this.failedRounds, retry_in_ms: backoff };
+    if (this.failedRounds === 1) this.log.warn(fields, `${what}; retrying with backoff`);
+    else this.log.debug(fields, `${what} again`);
+    return backoff;
+  }
+
+  private recovered(): void {
+    if (this.failedRounds === 0) return;
+    this.log.info({ failed_rounds: this.failedRounds }, 'delivery recovered');
+    this.failedRounds = 0;
   }
 
   /** Wakes an idle worker at once (the outbox calls it after committing an event in this process). */
@@ -179,63 +206,90 @@ export class Dispatcher {
 
   /** Claims due jobs, attempts them, records the outcomes. Returns how many were attempted. */
   async runOnce(): Promise<number> {
-    const jobs = await this.claim();
-    if (jobs.length === 0) return 0;
-    const checks = await this.checkUrls(jobs);
-    // Secrets are decrypted once per endpoint and batch, not once per attempt.
-    const secrets = new Map<string, string[]>();
-    const now = this.services.clock();
-    for (const job of jobs) if (!secrets.has(job.endpoint_id)) secrets.set(job.endpoint_id, signingSecrets(this.services, job, now));
-    const results = await Promise.all(
-      jobs.map((job) => this.attempt(job, checks.get(job.endpoint_id), secrets.get(job.endpoint_id) ?? [])),
-    );
-    await this.record(results);
-    return jobs.length;
+    const claim = await this.claim();
+    if (claim.jobs.length === 0) return 0;
+    const release = (job: ClaimedJob) => {
+      const n = (this.inFlight.get(job.endpoint_id) ?? 1) - 1;
+      if (n <= 0) this.inFlight.delete(job.endpoint_id);
+      else this.inFlight.set(job.endpoint_id, n);
+    };
+    const leaseEnds = performance.now() + this.leaseMs;
+    const results = await this.attemptAll(claim.jobs, release);
+    await this.record(claim.token, results, leaseEnds);
+    return claim.jobs.length;
   }
 
-  private async claim(): Promise<ClaimedJob[]> {
-    const now = this.services.clock();
-    const nowIso = new Date(now).toISOString();
-    const leaseIso = new Date(now + this.leaseMs).toISOString();
-    // The queue alone, walked in run-time order; endpoint states come from two small subqueries
-    // evaluated once, so no join can make the planner read every pending job before the LIMIT.
-    const due = sql`
-      SELECT j.id FROM delivery_jobs j
-      WHERE j.state = 'pending' AND j.next_attempt_at <= ${nowIso}
-        AND (j.lease_until IS NULL OR j.lease_until < ${nowIso})
-        AND (j.endpoint_id IN (SELECT id FROM webhook_endpoints WHERE status = 'active')
-          OR (j.event_type = ${VERIFICATION_EVENT} AND j.endpoint_id IN (SELECT id FROM webhook_endpoints WHERE status = 'unverified')))
-      ORDER BY j.next_attempt_at
-      LIMIT ${this.batchSize}`;
-    if (this.services.database.dialect === 'postgres') {
-      // One round trip: claim and read. `= ANY(ARRAY(...))` keeps the update on the primary key;
-      // a plain `IN (...)` lets the planner hash-join against a scan of the whole jobs table.
-      // The queue must be walked in index order whatever the statistics say: right after a
-      // burst, stale statistics make the planner fetch every pending job and sort them (seen:
-      // 125 ms per claim at 50,000 pending, against 10 ms in index order).
-      const result = await this.db.transaction().execute(async (trx) => {
-        await sql`SELECT set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true)`.execute(trx);
-        return sql<ClaimedJob>`
-        WITH claimed AS (
-          UPDATE delivery_jobs SET lease_until = ${leaseIso}, updated_at = ${nowIso}
-          WHERE id = ANY(ARRAY(${due} FOR UPDATE OF j SKIP LOCKED))
-          RETURNING id, workspace_id, event_id, endpoint_id, attempts)
-        ${CLAIMED_COLUMNS} FROM claimed c ${CLAIMED_JOINS}`.execute(trx);
+  /**
+   * Claims of this worker's loops run one at a time, each counting what the others have in
+   * flight, so together they never exceed the per-endpoint cap.
+   */
+  private claim(): Promise<{ token: string; jobs: ClaimedJob[] }> {
+    const claimed = this.claiming.then(async () => {
+      const allowance = new Map([...this.inFlight].map(([endpointId, n]) => [endpointId, this.maxInFlight - n]));
+      const claim = await claimDueJobs(this.services.database.db, this.services.database.dialect, {
+        now: this.services.clock(),
+        leaseMs: this.leaseMs,
+        limit: this.batchSize,
+        perEndpoint: this.maxInFlight,
+        allowance,
       });
-      return result.rows;
-    }
-    // SQLite: writers are serialized, so claiming and then reading cannot race another worker.
-    const claimed = await sql<{ id: string }>`
-      UPDATE delivery_jobs SET lease_until = ${leaseIso}, updated_at = ${nowIso} WHERE id IN (${due}) RETURNING id`.execute(this.db);
-    const ids = claimed.rows.map((r) => r.id);
-    const rows: ClaimedJob[] = [];
-    for (let i = 0; i < ids.length; i += 500) {
-      const chunk = sql.join(ids.slice(i, i + 500));
-      rows.push(
-        ...(await sql<ClaimedJob>`${CLAIMED_COLUMNS} FROM delivery_jobs c ${CLAIMED_JOINS} WHERE c.id IN (${chunk})`.execute(this.db)).rows,
+      for (const job of claim.jobs) this.inFlight.set(job.endpoint_id, (this.inFlight.get(job.endpoint_id) ?? 0) + 1);
+      return claim;
+    });
+    this.claiming = claimed.then(
+      () => {},
+      () => {},
+    );
+    return claimed;
+  }
+
+  /** Attempts a batch; `release` is called as each job's request ends (it frees its in-flight slot). */
+  private async attemptAll(jobs: readonly ClaimedJob[], release: (job: ClaimedJob) => void): Promise<Result[]> {
+    const released = new Set<string>();
+    const done = (job: ClaimedJob) => {
+      if (released.has(job.id)) return;
+      released.add(job.id);
+      release(job);
+    };
+    try {
+      const checks = await this.checkUrls(jobs);
+      const secrets = this.secrets(jobs);
+      return await Promise.all(
+        jobs.map(async (job) => {
+          try {
+            return await this.attempt(job, checks.get(job.endpoint_id), secrets.get(job.endpoint_id));
+          } catch (err) {
+            // An exception of this job alone: a failed attempt of this job, the batch goes on.
+            this.log.error({ err: message(err), job_id: job.id, endpoint_id: job.endpoint_id }, 'delivery attempt failed inside wsops');
+            return { job, deliveryId: newId('dlv'), attemptedAt: this.services.clock(), outcome: failure('internal_error', message(err)) };
+          } finally {
+            done(job);
+          }
+        }),
       );
+    } finally {
+      for (const job of jobs) done(job);
     }
-    return rows;
+  }
+
+  /** Secrets are decrypted once per endpoint and batch; one that cannot be is that endpoint's fault alone. */
+  private secrets(jobs: readonly ClaimedJob[]): Map<string, string[] | Error> {
+    const secrets = new Map<string, string[] | Error>();
+    const now = this.services.clock();
+    for (const job of jobs) {
+      if (secrets.has(job.endpoint_id)) continue;
+      try {
+        secrets.set(job.endpoint_id, signingSecrets(this.services, job, now));
+      } catch (err) {
+        // Never the ciphertext nor any secret in the log: the endpoint and what failed.
+        this.log.error(
+          { endpoint_id: job.endpoint_id, workspace_id: job.workspace_id, err: message(err) },
+          'signing secret cannot be decrypted; deliveries to this endpoint fail until it is rotated',
+        );
+        secrets.set(job.endpoint_id, new Error(`signing secret cannot be decrypted (${message(err)}); rotate the secret`));
+      }
+    }
+    return secrets;
   }
 
   /** The URL rules hold at every delivery: each endpoint's URL is checked once per batch. */
@@ -254,23 +308,14 @@ export class Dispatcher {
     return checks;
   }
 
-  private async attempt(job: ClaimedJob, check: CheckedUrl | Error | undefined, secrets: readonly string[]): Promise<Result> {
+  private async attempt(job: ClaimedJob, check: CheckedUrl | Error | undefined, secrets: string[] | Error | undefined): Promise<Result> {
     const deliveryId = newId('dlv');
     const attemptedAt = this.services.clock();
     if (!check || check instanceof Error) {
-      return {
-        job,
-        deliveryId,
-        attemptedAt,
-        outcome: {
-          ok: false,
-          statusCode: null,
-          errorClass: 'url_refused',
-          error: check?.message ?? 'URL not checked',
-          body: null,
-          latencyMs: 0,
-        },
-      };
+      return { job, deliveryId, attemptedAt, outcome: failure('url_refused', check?.message ?? 'URL not checked') };
+    }
+    if (!secrets || secrets instanceof Error) {
+      return { job, deliveryId, attemptedAt, outcome: failure('secret_unavailable', secrets?.message ?? 'no signing secret') };
     }
     const headers = {
       'content-type': 'application/json',
@@ -279,26 +324,60 @@ export class Dispatcher {
       'x-service-delivery': deliveryId,
       'x-service-signature': signatureHeader(secrets, Math.floor(attemptedAt / 1000), job.event_body),
     };
-    const outcome = await sendAttempt(this.agents.get(job.endpoint_id, check.addresses), check.url.toString(), headers, job.event_body);
+    const outcome = await this.agents.with(job.endpoint_id, check.addresses, (agent) =>
+      sendAttempt(agent, check.url.toString(), headers, job.event_body),
+    );
     return { job, deliveryId, attemptedAt, outcome };
   }
 
-  /** All bookkeeping of a batch in one transaction: attempts, jobs, endpoint counters. */
-  private async record(results: readonly Result[]): Promise<void> {
-    const random = this.random;
-    const attempts: DeliveryAttemptsTable[] = [];
-    const jobUpdates: { id: string; state: string; attempts: number; next: string | null }[] = [];
+  /**
+   * Records a batch, retrying with backoff while the lease lasts (the attempts were made; sending
+   * them again is the last resort). After two failures of the whole batch, each result is
+   * recorded alone, so one row that cannot be written does not hold back the others.
+   */
+  private async record(token: string, results: readonly Result[], leaseEnds: number): Promise<void> {
+    let left = [...results];
+    for (let round = 0; ; round++) {
+      try {
+        if (round < 2) {
+          await this.recordBatch(token, left);
+          left = [];
+        } else {
+          const failed: Result[] = [];
+          for (const r of left) await this.recordBatch(token, [r]).catch(() => failed.push(r));
+          if (failed.length === left.length) throw new Error(`none of ${left.length} outcomes could be recorded`);
+          left = failed;
+        }
+      } catch (err) {
+        const backoff = this.failed('recording delivery outcomes failed', err);
+        // Out of the loop (a direct runOnce), at stop, or once the lease is over, give up: the
+        // jobs are claimed again after their lease and attempted again (at-least-once).
+        if (!this.running || performance.now() + backoff >= leaseEnds) throw err;
+        await new Promise((r) => setTimeout(r, backoff));
+        continue;
+      }
+      if (left.length === 0) return;
+    }
+  }
+
+  /** One transaction: the jobs still held by this claim, their attempts, the endpoints' health. */
+  private async recordBatch(token: string, results: readonly Result[]): Promise<void> {
+    const { db, dialect } = this.services.database;
+    const now = this.services.clock();
+    const completions: JobCompletion[] = [];
+    const rows = new Map<string, DeliveryAttemptsTable>();
     for (const r of results) {
       const attemptNo = r.job.attempts + 1;
       // Delays run from the start of the previous attempt, so the schedule does not drift with latency.
-      const next = r.outcome.ok ? undefined : nextAttemptAt(attemptNo, r.attemptedAt, random());
+      const next = r.outcome.ok ? undefined : nextAttemptAt(attemptNo, r.attemptedAt, this.random());
       const nextIso = next === undefined ? null : new Date(next).toISOString();
-      this.observer.attempted(
-        r.outcome.ok ? 'succeeded' : 'failed',
-        r.outcome.errorClass,
-        r.job.attempts === 0 ? r.attemptedAt - Date.parse(r.job.event_created_at) : null,
-      );
-      attempts.push({
+      completions.push({
+        id: r.job.id,
+        state: r.outcome.ok ? 'succeeded' : attemptNo >= MAX_ATTEMPTS ? 'exhausted' : 'pending',
+        attempts: attemptNo,
+        nextAttemptAt: nextIso,
+      });
+      rows.set(r.job.id, {
         id: r.deliveryId,
         job_id: r.job.id,
         workspace_id: r.job.workspace_id,
@@ -314,87 +393,36 @@ export class Dispatcher {
         response_body: r.outcome.body,
         next_attempt_at: nextIso,
       });
-      jobUpdates.push({
-        id: r.job.id,
-        state: r.outcome.ok ? 'succeeded' : attemptNo >= MAX_ATTEMPTS ? 'exhausted' : 'pending',
-        attempts: attemptNo,
-        next: nextIso,
-      });
     }
-    // Per endpoint: failures after its last success in this batch, whether it succeeded at all.
-    const endpoints = new Map<string, { reset: boolean; failures: number; verified: boolean; lastFailure: string | null }>();
-    const ordered = [...results].sort((a, b) => a.attemptedAt + a.outcome.latencyMs - (b.attemptedAt + b.outcome.latencyMs));
-    for (const r of ordered) {
-      const e = endpoints.get(r.job.endpoint_id) ?? { reset: false, failures: 0, verified: false, lastFailure: null };
-      if (r.outcome.ok) {
-        e.reset = true;
-        e.failures = 0;
-        if (r.job.event_type === VERIFICATION_EVENT) e.verified = true;
-      } else {
-        e.failures++;
-        e.lastFailure = r.outcome.error;
-      }
-      endpoints.set(r.job.endpoint_id, e);
-    }
-    const nowIso = new Date(this.services.clock()).toISOString();
-    await this.db.transaction().execute(async (trx) => {
-      if (this.services.database.dialect === 'postgres') {
-        // One statement per table whatever the batch size: arrays unnested server-side, instead
-        // of thousands of bound parameters.
-        const col = <K extends keyof DeliveryAttemptsTable>(k: K) => attempts.map((a) => a[k]);
-        await sql`
-          INSERT INTO delivery_attempts (id, job_id, workspace_id, event_id, event_type, endpoint_id, attempt, attempted_at,
-            status_code, outcome, error_class, latency_ms, response_body, next_attempt_at)
-          SELECT * FROM unnest(${col('id')}::text[], ${col('job_id')}::text[], ${col('workspace_id')}::text[], ${col('event_id')}::text[],
-            ${col('event_type')}::text[], ${col('endpoint_id')}::text[], ${col('attempt')}::int[], ${col('attempted_at')}::text[],
-            ${col('status_code')}::int[], ${col('outcome')}::text[], ${col('error_class')}::text[], ${col('latency_ms')}::int[],
-            ${col('response_body')}::text[], ${col('next_attempt_at')}::text[])`.execute(trx);
-        await sql`
-          UPDATE delivery_jobs SET state = v.state, attempts = v.attempts, next_attempt_at = v.next_at, lease_until = NULL, updated_at = ${nowIso}
-          FROM unnest(${jobUpdates.map((u) => u.id)}::text[], ${jobUpdates.map((u) => u.state)}::text[],
-            ${jobUpdates.map((u) => u.attempts)}::int[], ${jobUpdates.map((u) => u.next)}::text[]) AS v(id, state, attempts, next_at)
-          WHERE delivery_jobs.id = v.id`.execute(trx);
-      } else {
-        await insertBatches(trx, 'delivery_attempts', attempts);
-        for (let i = 0; i < jobUpdates.length; i += 400) {
-          const values = sql.join(jobUpdates.slice(i, i + 400).map((u) => sql`(${u.id}, ${u.state}, ${u.attempts}, ${u.next})`));
-          await sql`
-            WITH v(id, state, attempts, next_at) AS (VALUES ${values})
-            UPDATE delivery_jobs SET state = v.state, attempts = CAST(v.attempts AS INTEGER), next_attempt_at = v.next_at,
-              lease_until = NULL, updated_at = ${nowIso}
-            FROM v WHERE delivery_jobs.id = v.id`.execute(trx);
-        }
-      }
-      // Endpoints in id order: concurrent batches lock their rows in the same order (no deadlock).
-      for (const [endpointId, e] of [...endpoints].sort(([a], [b]) => (a < b ? -1 : 1))) {
-        await trx
-          .updateTable('webhook_endpoints')
-          .set((eb) => ({
-            consecutive_failures: e.reset ? e.failures : eb('consecutive_failures', '+', e.failures),
-            ...(e.lastFailure ? { last_failure: e.lastFailure } : {}),
-          }))
-          .where('id', '=', endpointId)
-          .execute();
-        if (e.verified) {
-          await trx
-            .updateTable('webhook_endpoints')
-            .set({ status: 'active', verified_at: nowIso, updated_at: nowIso })
-            .where('id', '=', endpointId)
-            .where('status', '=', 'unverified')
-            .execute();
-          await releaseOwedJobs(trx, endpointId, nowIso);
-        }
-        if (e.failures > 0) {
-          const disabled = await trx
-            .updateTable('webhook_endpoints')
-            .set({ status: 'disabled', disabled_reason: 'failures', disabled_at: nowIso, updated_at: nowIso })
-            .where('id', '=', endpointId)
-            .where('status', '=', 'active')
-            .where('consecutive_failures', '>=', FAILURES_BEFORE_DISABLE)
-            .executeTakeFirst();
-          if (Number(disabled.numUpdatedRows) > 0) await holdOwedJobs(trx, endpointId, nowIso);
-        }
-      }
+    let kept: Result[] = [];
+    const changes: HealthChanges = await db.transaction().execute(async (trx) => {
+      const completed = await completeJobs(trx, dialect, token, completions, now);
+      kept = results.filter((r) => completed.has(r.job.id));
+      await insertAttempts(
+        trx,
+        dialect,
+        kept.map((r) => rows.get(r.job.id) as DeliveryAttemptsTable),
+      );
+      const reports: AttemptReport[] = kept.map((r) => ({
+        endpointId: r.job.endpoint_id,
+        eventType: r.job.event_type,
+        ok: r.outcome.ok,
+        errorClass: r.outcome.errorClass,
+        error: r.outcome.error,
+        finishedAt: r.attemptedAt + r.outcome.latencyMs,
+      }));
+      return applyAttemptOutcomes(trx, reports, now);
     });
+    if (kept.length < results.length) {
+      this.log.warn(
+        { dropped: results.length - kept.length, claim: token },
+        'lease lost before recording: these jobs were claimed again, their newer attempts stand',
+      );
+    }
+    logHealthChanges(this.log, changes);
+    for (const r of kept) {
+      const first = r.job.attempts === 0 ? r.attemptedAt - Date.parse(r.job.event_created_at) : null;
+      this.observer.attempted(r.outcome.ok ? 'succeeded' : 'failed', r.outcome.errorClass, first);
+    }
   }
 }

@@ -15,7 +15,7 @@ import type { DB, WebhookEndpointsTable } from '../store/schema.js';
 import { lockWorkspace } from '../store/workspaces.js';
 import { EVENT_TYPES, isEventType, SUBSCRIBABLE_EVENTS, VERIFICATION_EVENT } from './event-types.js';
 import { emitVerification } from './outbox.js';
-import { holdOwedJobs } from './owed-jobs.js';
+import { holdOwedJobs } from './queue.js';
 import { checkWebhookUrl } from './url-safety.js';
 
 export const MAX_DELIVERING_ENDPOINTS = 5;
@@ -194,19 +194,24 @@ export async function listEndpoints(services: Services, workspaceId: string): Pr
 /** A user switches an endpoint off: deliveries stop at once, its slot is freed, history stays. */
 export async function disableEndpoint(services: Services, workspaceId: string, id: string, actor = 'cli'): Promise<EndpointView> {
   const at = new Date(services.clock()).toISOString();
-  return services.database.db.transaction().execute(async (trx) => {
+  const result = await services.database.db.transaction().execute(async (trx) => {
     const row = await getRow(trx, workspaceId, id);
-    if (row.status === 'disabled') return toView(row);
+    if (row.status === 'disabled') return { view: toView(row), held: 0 };
     const updated = { ...row, status: 'disabled' as const, disabled_reason: 'user' as const, disabled_at: at, updated_at: at };
     await trx
       .updateTable('webhook_endpoints')
       .set({ status: 'disabled', disabled_reason: 'user', disabled_at: at, updated_at: at })
       .where('id', '=', id)
       .execute();
-    await holdOwedJobs(trx, id, at);
+    const held = await holdOwedJobs(trx, id, at);
     await recordAudit(trx, { workspaceId, at, actor, action: 'endpoint.disabled', target: id });
-    return toView(updated);
+    return { view: toView(updated), held };
   });
+  if (result.held > 0)
+    services.logger
+      .child({ component: 'endpoints' })
+      .info({ endpoint_id: id, workspace_id: workspaceId, held: result.held }, 'deliveries held for a disabled endpoint');
+  return result.view;
 }
 
 /**

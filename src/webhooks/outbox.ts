@@ -42,6 +42,7 @@ function jobRows(
     attempts: 0,
     next_attempt_at: at,
     lease_until: null,
+    locked_by: null,
     created_at: at,
     updated_at: at,
   }));

@@ -12,7 +12,17 @@ export const KEPT_BODY_BYTES = 4096;
 /** Read at most this much to keep a connection reusable; beyond it the socket is dropped. */
 const DRAIN_LIMIT_BYTES = 64 * 1024;
 
-export type ErrorClass = 'http_status' | 'redirect' | 'timeout' | 'tls' | 'connection' | 'url_refused' | 'network';
+/** Failures of the destination, then faults of one endpoint's setup in wsops (a secret that cannot be decrypted) or of wsops itself. */
+export type ErrorClass =
+  | 'http_status'
+  | 'redirect'
+  | 'timeout'
+  | 'tls'
+  | 'connection'
+  | 'url_refused'
+  | 'network'
+  | 'secret_unavailable'
+  | 'internal_error';
 
 export interface AttemptOutcome {
   ok: boolean;
@@ -35,28 +45,80 @@ export function classifyError(err: unknown): { errorClass: ErrorClass; message: 
   return { errorClass: 'network', message };
 }
 
-/** One HTTP agent per endpoint and checked address set, reused across attempts (keep-alive). */
-export class AgentPool {
-  private readonly agents = new Map<string, Agent>();
+export interface AgentPoolOptions {
+  /** An agent unused this long is closed (its keep-alive sockets with it). */
+  idleMs?: number;
+  /** Monotonic milliseconds (injectable for tests). */
+  now?: () => number;
+}
 
-  get(endpointId: string, addresses: readonly string[]): Agent {
+export const AGENT_IDLE_MS = 60_000;
+
+interface PooledAgent {
+  agent: Agent;
+  inUse: number;
+  lastUsed: number;
+}
+
+/**
+ * One HTTP agent per endpoint and checked address set, reused across attempts (keep-alive).
+ * Agents unused for `idleMs` are closed, so a worker that once delivered to thousands of
+ * endpoints (or to an endpoint whose addresses changed) does not keep their sockets forever.
+ */
+export class AgentPool {
+  private readonly agents = new Map<string, PooledAgent>();
+  private readonly idleMs: number;
+  private readonly now: () => number;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(options: AgentPoolOptions = {}) {
+    this.idleMs = options.idleMs ?? AGENT_IDLE_MS;
+    this.now = options.now ?? performance.now.bind(performance);
+    this.timer = setInterval(() => void this.evictIdle(), Math.max(1000, Math.min(this.idleMs, 30_000)));
+    this.timer.unref();
+  }
+
+  /** How many agents are open. */
+  get size(): number {
+    return this.agents.size;
+  }
+
+  /** Runs `use` with the endpoint's agent; the agent is not evicted while in use. */
+  async with<T>(endpointId: string, addresses: readonly string[], use: (agent: Agent) => Promise<T>): Promise<T> {
     const key = `${endpointId}|${addresses.join(',')}`;
-    let agent = this.agents.get(key);
-    if (!agent) {
-      agent = new Agent({
+    let pooled = this.agents.get(key);
+    if (!pooled) {
+      const agent = new Agent({
         connect: { lookup: pinnedLookup(addresses), timeout: ATTEMPT_TIMEOUT_MS, rejectUnauthorized: true },
         headersTimeout: ATTEMPT_TIMEOUT_MS,
         bodyTimeout: ATTEMPT_TIMEOUT_MS,
         connections: 64,
         pipelining: 1,
       });
-      this.agents.set(key, agent);
+      pooled = { agent, inUse: 0, lastUsed: this.now() };
+      this.agents.set(key, pooled);
     }
-    return agent;
+    pooled.inUse++;
+    try {
+      return await use(pooled.agent);
+    } finally {
+      pooled.inUse--;
+      pooled.lastUsed = this.now();
+    }
+  }
+
+  /** Closes the agents that are not in use and were last used `idleMs` ago or more. Returns how many. */
+  async evictIdle(): Promise<number> {
+    const cutoff = this.now() - this.idleMs;
+    const idle = [...this.agents].filter(([, p]) => p.inUse === 0 && p.lastUsed <= cutoff);
+    for (const [key] of idle) this.agents.delete(key);
+    await Promise.all(idle.map(([, p]) => p.agent.close().catch(() => p.agent.destroy())));
+    return idle.length;
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.agents.values()].map((a) => a.destroy()));
+    clearInterval(this.timer);
+    await Promise.all([...this.agents.values()].map((p) => p.agent.destroy()));
     this.agents.clear();
   }
 }

@@ -11,22 +11,29 @@ export interface Worker {
 }
 
 /** The background part of `wsops serve`: delivery, the renewal check (at start and every 15 min), pruning. */
-export function startWorker(
-  services: Services,
-  options: DispatcherOptions = {},
-  log: (msg: string, err?: unknown) => void = () => {},
-): Worker {
+export function startWorker(services: Services, options: DispatcherOptions = {}): Worker {
+  const log = services.logger.child({ component: 'worker' });
   const dispatcher = new Dispatcher(services, options);
   dispatcher.start();
   const renewals = async () => {
     try {
       const r = await checkRenewals(services);
-      if (r.events.length) dispatcher.wake();
+      if (r.events.length) {
+        log.info({ events: r.events.length }, 'renewal warnings emitted');
+        dispatcher.wake();
+      }
     } catch (err) {
-      log('renewal check failed', err);
+      log.error({ err }, 'renewal check failed; retried at the next check');
     }
   };
-  const prune = () => pruneDeliveryHistory(services).catch((err: unknown) => log('pruning failed', err));
+  const prune = async () => {
+    try {
+      const pruned = await pruneDeliveryHistory(services);
+      if (pruned.attempts + pruned.jobs + pruned.events > 0) log.info(pruned, 'delivery history pruned');
+    } catch (err) {
+      log.error({ err }, 'pruning delivery history failed; retried in an hour');
+    }
+  };
   void renewals();
   void prune();
   const timers = [setInterval(renewals, RENEWAL_CHECK_INTERVAL_MS), setInterval(prune, RETENTION_INTERVAL_MS)];

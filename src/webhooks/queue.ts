@@ -1,0 +1,251 @@
+/**
+ * The delivery queue's statements, one function each (after graphile-worker's `src/sql/*`):
+ * claim due jobs under a lease, complete them (only where the claim still holds the lease),
+ * hold and release an endpoint's owed jobs, make jobs due now again. The dispatcher, the
+ * endpoint rules and the console share these; no other code writes `delivery_jobs` states.
+ */
+import { type Kysely, sql } from 'kysely';
+import { newId } from '../ids.js';
+import type { Dialect } from '../store/database.js';
+import { insertBatches } from '../store/insert-batches.js';
+import type { DB, DeliveryAttemptsTable } from '../store/schema.js';
+import { TEST_EVENT, VERIFICATION_EVENT } from './event-types.js';
+
+/** What an attempt needs of a claimed job, read in the same shape by both dialects' claims. */
+export interface ClaimedJob {
+  id: string;
+  workspace_id: string;
+  event_id: string;
+  endpoint_id: string;
+  attempts: number;
+  event_type: string;
+  event_body: string;
+  event_created_at: string;
+  url: string;
+  endpoint_status: string;
+  secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: string | null;
+}
+
+export interface Claim {
+  /** The token written to `locked_by`; completion requires it. */
+  token: string;
+  jobs: ClaimedJob[];
+}
+
+export interface ClaimOptions {
+  now: number;
+  leaseMs: number;
+  /** Most jobs in one claim. */
+  limit: number;
+  /** Most jobs of one endpoint in one claim (default: limit). */
+  perEndpoint?: number;
+  /**
+   * Endpoints that already have attempts in flight, with how many more each may take now;
+   * 0 skips the endpoint (its jobs stay unclaimed, and the claim walks past them to others).
+   */
+  allowance?: ReadonlyMap<string, number>;
+}
+
+const CLAIMED_COLUMNS = sql`SELECT c.id, c.workspace_id, c.event_id, c.endpoint_id, c.attempts, ev.type AS event_type, ev.body AS event_body,
+  ev.created_at AS event_created_at, e.url, e.status AS endpoint_status, e.secret_ciphertext, e.previous_secret_ciphertext,
+  e.previous_secret_expires_at`;
+const CLAIMED_JOINS = sql`JOIN events ev ON ev.id = c.event_id JOIN webhook_endpoints e ON e.id = c.endpoint_id`;
+
+/**
+ * Claims due jobs under a lease, in run-time order, at most `perEndpoint` (less what is in
+ * flight) per endpoint. Which endpoints receive what: an active endpoint every event; an
+ * unverified one its verification and test events; a disabled one nothing (its jobs are held).
+ */
+export async function claimDueJobs(db: Kysely<DB>, dialect: Dialect, options: ClaimOptions): Promise<Claim> {
+  const token = newId('lse');
+  const nowIso = new Date(options.now).toISOString();
+  const leaseIso = new Date(options.now + options.leaseMs).toISOString();
+  const allowance = [...(options.allowance ?? new Map<string, number>())];
+  const perEndpoint = options.perEndpoint ?? options.limit;
+  const full = allowance.filter(([, n]) => n <= 0).map(([id]) => id);
+  const partial = allowance.filter(([, n]) => n > 0);
+  const skipFull = full.length ? sql`AND j.endpoint_id NOT IN (${sql.join(full)})` : sql``;
+  const cap = partial.length
+    ? sql`CASE d.endpoint_id ${sql.join(
+        partial.map(([id, n]) => sql`WHEN ${id} THEN ${Math.min(n, perEndpoint)}`),
+        sql` `,
+      )} ELSE ${perEndpoint} END`
+    : sql`${perEndpoint}`;
+  const lock = dialect === 'postgres' ? sql`FOR UPDATE OF j SKIP LOCKED` : sql``;
+  // The queue alone, walked in run-time order; endpoint states come from two small subqueries
+  // evaluated once, so no join can make the planner read every pending job before the LIMIT.
+  // The per-endpoint cap is applied to that window only (a window function over the limited
+  // scan), so it never makes the claim read the whole queue.
+  const due = sql`
+    SELECT d.id FROM (
+      SELECT d.id, row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at) AS rn, d.endpoint_id
+      FROM (
+        SELECT j.id, j.endpoint_id, j.next_attempt_at FROM delivery_jobs j
+        WHERE j.state = 'pending' AND j.next_attempt_at <= ${nowIso}
+          AND (j.lease_until IS NULL OR j.lease_until < ${nowIso}) ${skipFull}
+          AND (j.endpoint_id IN (SELECT id FROM webhook_endpoints WHERE status = 'active')
+            OR (j.event_type IN (${VERIFICATION_EVENT}, ${TEST_EVENT})
+              AND j.endpoint_id IN (SELECT id FROM webhook_endpoints WHERE status = 'unverified')))
+        ORDER BY j.next_attempt_at
+        LIMIT ${options.limit} ${lock}) d) d
+    WHERE d.rn <= ${cap}`;
+  if (dialect === 'postgres') {
+    // One round trip: claim and read. `= ANY(ARRAY(...))` keeps the update on the primary key;
+    // a plain `IN (...)` lets the planner hash-join against a scan of the whole jobs table.
+    // The queue must be walked in index order whatever the statistics say: right after a
+    // burst, stale statistics make the planner fetch every pending job and sort them (seen:
+    // 125 ms per claim at 50,000 pending, against 10 ms in index order).
+    // The per-endpoint window needs one small sort, which `enable_sort = off` prices at 10^10:
+    // JIT is off too, or that price alone makes PostgreSQL JIT-compile every claim (1.6 s each).
+    const result = await db.transaction().execute(async (trx) => {
+      await sql`SELECT set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true), set_config('jit', 'off', true)`.execute(
+        trx,
+      );
+      return sql<ClaimedJob>`
+        WITH claimed AS (
+          UPDATE delivery_jobs SET lease_until = ${leaseIso}, locked_by = ${token}, updated_at = ${nowIso}
+          WHERE id = ANY(ARRAY(${due}))
+          RETURNING id, workspace_id, event_id, endpoint_id, attempts)
+        ${CLAIMED_COLUMNS} FROM claimed c ${CLAIMED_JOINS}`.execute(trx);
+    });
+    return { token, jobs: result.rows };
+  }
+  // SQLite: writers are serialized, so claiming and then reading cannot race another worker.
+  const claimed = await sql<{ id: string }>`
+    UPDATE delivery_jobs SET lease_until = ${leaseIso}, locked_by = ${token}, updated_at = ${nowIso}
+    WHERE id IN (${due}) RETURNING id`.execute(db);
+  const ids = claimed.rows.map((r) => r.id);
+  const jobs: ClaimedJob[] = [];
+  for (let i = 0; i < ids.length; i += 500) {
+    const chunk = sql.join(ids.slice(i, i + 500));
+    jobs.push(
+      ...(await sql<ClaimedJob>`${CLAIMED_COLUMNS} FROM delivery_jobs c ${CLAIMED_JOINS} WHERE c.id IN (${chunk})`.execute(db)).rows,
+    );
+  }
+  return { token, jobs };
+}
+
+export interface JobCompletion {
+  id: string;
+  state: 'pending' | 'succeeded' | 'exhausted';
+  attempts: number;
+  /** When the next attempt is due (null once the job is finished). */
+  nextAttemptAt: string | null;
+}
+
+/**
+ * Records the outcome of claimed jobs, only where `locked_by` is still this claim's token: a
+ * job whose lease expired and was claimed again belongs to the newer claim, and this (older)
+ * result is dropped. Returns the ids that were completed.
+ */
+export async function completeJobs(
+  trx: Kysely<DB>,
+  dialect: Dialect,
+  token: string,
+  completions: readonly JobCompletion[],
+  now: number,
+): Promise<Set<string>> {
+  const nowIso = new Date(now).toISOString();
+  const done = new Set<string>();
+  if (completions.length === 0) return done;
+  if (dialect === 'postgres') {
+    // One statement whatever the batch size: arrays unnested server-side, not thousands of parameters.
+    const rows = await sql<{ id: string }>`
+      UPDATE delivery_jobs SET state = v.state, attempts = v.attempts, next_attempt_at = v.next_at, lease_until = NULL,
+        locked_by = NULL, updated_at = ${nowIso}
+      FROM unnest(${completions.map((u) => u.id)}::text[], ${completions.map((u) => u.state)}::text[],
+        ${completions.map((u) => u.attempts)}::int[], ${completions.map((u) => u.nextAttemptAt)}::text[]) AS v(id, state, attempts, next_at)
+      WHERE delivery_jobs.id = v.id AND delivery_jobs.locked_by = ${token}
+      RETURNING delivery_jobs.id`.execute(trx);
+    for (const r of rows.rows) done.add(r.id);
+    return done;
+  }
+  for (let i = 0; i < completions.length; i += 400) {
+    const values = sql.join(completions.slice(i, i + 400).map((u) => sql`(${u.id}, ${u.state}, ${u.attempts}, ${u.nextAttemptAt})`));
+    const rows = await sql<{ id: string }>`
+      WITH v(id, state, attempts, next_at) AS (VALUES ${values})
+      UPDATE delivery_jobs SET state = v.state, attempts = CAST(v.attempts AS INTEGER), next_attempt_at = v.next_at,
+        lease_until = NULL, locked_by = NULL, updated_at = ${nowIso}
+      FROM v WHERE delivery_jobs.id = v.id AND delivery_jobs.locked_by = ${token}
+      RETURNING delivery_jobs.id`.execute(trx);
+    for (const r of rows.rows) done.add(r.id);
+  }
+  return done;
+}
+
+/** Writes attempt rows (the delivery history), in the transaction that completes their jobs. */
+export async function insertAttempts(trx: Kysely<DB>, dialect: Dialect, attempts: readonly DeliveryAttemptsTable[]): Promise<void> {
+  if (attempts.length === 0) return;
+  if (dialect !== 'postgres') return insertBatches(trx, 'delivery_attempts', attempts);
+  // One statement whatever the batch size: arrays unnested server-side, not thousands of parameters.
+  const col = <K extends keyof DeliveryAttemptsTable>(k: K) => attempts.map((a) => a[k]);
+  await sql`
+    INSERT INTO delivery_attempts (id, job_id, workspace_id, event_id, event_type, endpoint_id, attempt, attempted_at,
+      status_code, outcome, error_class, latency_ms, response_body, next_attempt_at)
+    SELECT * FROM unnest(${col('id')}::text[], ${col('job_id')}::text[], ${col('workspace_id')}::text[], ${col('event_id')}::text[],
+      ${col('event_type')}::text[], ${col('endpoint_id')}::text[], ${col('attempt')}::int[], ${col('attempted_at')}::text[],
+      ${col('status_code')}::int[], ${col('outcome')}::text[], ${col('error_class')}::text[], ${col('latency_ms')}::int[],
+      ${col('response_body')}::text[], ${col('next_attempt_at')}::text[])`.execute(trx);
+}
+
+/**
+ * Deliveries owed to a disabled endpoint are kept as `held`: out of the `pending` range of the
+ * queue index, so claims never walk past a disabled endpoint's backlog, and back to `pending`
+ * (due at once) when the endpoint is active again. Both statements use the (state, …) index.
+ * Each returns how many jobs it moved.
+ */
+export async function holdOwedJobs(trx: Kysely<DB>, endpointId: string, at: string): Promise<number> {
+  const result = await trx
+    .updateTable('delivery_jobs')
+    .set({ state: 'held', lease_until: null, locked_by: null, updated_at: at })
+    .where('state', '=', 'pending')
+    .where('endpoint_id', '=', endpointId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+export async function releaseOwedJobs(trx: Kysely<DB>, endpointId: string, at: string): Promise<number> {
+  const result = await trx
+    .updateTable('delivery_jobs')
+    .set({ state: 'pending', updated_at: at })
+    .where('state', '=', 'held')
+    .where('endpoint_id', '=', endpointId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/**
+ * Makes jobs due now again, whatever their state (a resend from the console): the next
+ * attempt is a new attempt (new delivery id, same event id), numbered after the last. A job
+ * whose endpoint is disabled becomes `held` instead (it is sent when the endpoint is active
+ * again); a job in flight under a live lease is left alone (its attempt is running). Returns
+ * the ids that were made due or held.
+ */
+export async function makeDueNow(trx: Kysely<DB>, jobIds: readonly string[], now: number): Promise<string[]> {
+  if (jobIds.length === 0) return [];
+  const nowIso = new Date(now).toISOString();
+  const changed: string[] = [];
+  for (let i = 0; i < jobIds.length; i += 400) {
+    const chunk = jobIds.slice(i, i + 400);
+    const rows = await trx
+      .updateTable('delivery_jobs')
+      .set({
+        state: sql<
+          'pending' | 'held'
+        >`CASE WHEN (SELECT w.status FROM webhook_endpoints w WHERE w.id = delivery_jobs.endpoint_id) = 'disabled'
+          THEN 'held' ELSE 'pending' END`,
+        next_attempt_at: nowIso,
+        lease_until: null,
+        locked_by: null,
+        updated_at: nowIso,
+      })
+      .where('id', 'in', chunk)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', nowIso), eb('state', '!=', 'pending')]))
+      .returning('id')
+      .execute();
+    changed.push(...rows.map((r) => r.id));
+  }
+  return changed;
+}
