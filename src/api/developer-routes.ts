@@ -26,15 +26,15 @@ function serveStatic(app: FastifyInstance, path: string, contentType: string, bo
   });
 }
 
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 /** Catalogue text marks code with backticks; everything else is text. */
-const prose = (text: string) => escape(text).replace(/`([^`]+)`/g, '<code>$1</code>');
+const prose = (text: string) => escapeHtml(text).replace(/`([^`]+)`/g, '<code>$1</code>');
 
 export function errorsPage(): string {
   const rows = Object.entries(ERROR_CATALOGUE)
     .map(
       ([code, e]) => `<section id="${code}">
-  <h2><code>${code}</code> <span class="status">${e.status} ${escape(e.title)}</span></h2>
+  <h2><code>${code}</code> <span class="status">${e.status} ${escapeHtml(e.title)}</span></h2>
   <p>${prose(e.meaning)}</p>
   <p><strong>How to fix it:</strong> ${prose(e.fix)}</p>
 </section>`,
