@@ -5,6 +5,7 @@ import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
 import { registerDeveloperRoutes } from './developer-routes.js';
 import { registerInternalRoutes } from './internal-routes.js';
+import { registerPortalRoutes } from './portal-routes.js';
 import { PROBLEM_CONTENT_TYPE, problem, sendProblem } from './problem.js';
 import { registerReadRoutes } from './read-routes.js';
 
@@ -60,6 +61,7 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
   );
 
   registerDeveloperRoutes(app, services);
+  registerPortalRoutes(app, services);
   app.get('/healthz', async (_request, reply) => reply.type('application/json; charset=utf-8').send('{"ok":true}'));
 
   registerReadRoutes(app, services);
