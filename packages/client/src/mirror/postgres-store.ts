@@ -1,6 +1,5 @@
 /** The mirror in PostgreSQL (pg, an optional peer dependency loaded only when used). */
 import type pg from 'pg';
-import type { RegisterDescriptor } from './registers.js';
 import { fromColumn, type MirrorStore, quote, SEEN_COLUMN, STATE_TABLE, tableName, toColumn } from './store.js';
 
 const SQL_TYPES = { text: 'text', integer: 'bigint', number: 'double precision', boolean: 'boolean', json: 'jsonb' } as const;

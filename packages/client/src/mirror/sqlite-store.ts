@@ -1,6 +1,5 @@
 /** The mirror in SQLite (better-sqlite3, an optional peer dependency loaded only when used). */
 import type SQLite from 'better-sqlite3';
-import type { RegisterDescriptor } from './registers.js';
 import {
   fromColumn,
   type MirrorRecord,
