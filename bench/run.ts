@@ -1,12 +1,13 @@
 /**
  * `npm run bench`: prints a table of every benchmark and writes it to bench/results/latest.md.
- *   npm run bench -- [--records N] [--duration S] [--only read|webhooks] [--dialects sqlite,postgres]
+ *   npm run bench -- [--records N] [--duration S] [--only read|webhooks|client] [--dialects sqlite,postgres]
  *   npm run bench -- --soak SECONDS [--records N] [--dialects sqlite|postgres]   the soak alone (bench/soak.ts)
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { clientBench } from './client-bench.js';
 import { ROOT } from './processes.js';
 import { readBench } from './read-bench.js';
 import { soakBench } from './soak.js';
@@ -85,6 +86,14 @@ if (only === 'all' || only === 'read') {
   }
   sections.push(printTable('Read API', rows), ...plans);
   process.stdout.write(`\n${plans.join('\n\n')}\n`);
+}
+
+if (only === 'all' || only === 'client') {
+  // The mirror's goal is about SQLite; the server it reads from is SQLite too.
+  const url = `sqlite:${join(dataDir, 'client.db')}`;
+  const rows = await clientBench({ records, databaseUrl: url, dataDir }, log);
+  rmSync(join(dataDir, 'client.db'), { force: true });
+  sections.push(printTable('Client and mirror', rows));
 }
 
 if (only === 'all' || only === 'webhooks') {

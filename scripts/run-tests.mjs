@@ -2,7 +2,7 @@
 // Runs every test file with Node's test runner under tsx, files in parallel. Each file runs
 // its suite once per database dialect (SQLite and PostgreSQL).
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 function find(dir) {
@@ -14,7 +14,11 @@ function find(dir) {
 }
 
 const only = process.argv.slice(2);
-const files = only.length ? only : find('test').sort();
+// The server's suites, then each workspace package's own (packages/*/test).
+const packageTests = existsSync('packages')
+  ? readdirSync('packages').flatMap((p) => (existsSync(join('packages', p, 'test')) ? find(join('packages', p, 'test')) : []))
+  : [];
+const files = only.length ? only : [...find('test'), ...packageTests].sort();
 const concurrency = process.env.WSOPS_TEST_CONCURRENCY ?? '3';
 const result = spawnSync(
   process.execPath,

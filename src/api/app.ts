@@ -7,6 +7,7 @@ import { randomBase62 } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
 import { registerDeveloperRoutes } from './developer-routes.js';
+import { registerPortalRoutes } from './portal-routes.js';
 import { frameworkErrorCode, PROBLEM_CONTENT_TYPE, problem, rawProblemResponse, sendProblem } from './problem.js';
 import { registerReadRoutes } from './read-routes.js';
 
@@ -133,6 +134,7 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
   );
 
   registerDeveloperRoutes(app, services);
+  registerPortalRoutes(app, services);
   app.get('/healthz', async (_request, reply) => reply.type('application/json; charset=utf-8').send('{"ok":true}'));
 
   registerReadRoutes(app, services);

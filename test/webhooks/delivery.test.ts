@@ -4,12 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { verifySignature } from '@wsops/client';
 import Stripe from 'stripe';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint, disableEndpoint, enableEndpoint, rotateSecret, verifyEndpoint } from '../../src/webhooks/endpoints.js';
 import { emitEvent } from '../../src/webhooks/outbox.js';
 import { ATTEMPT_DELAYS_MS } from '../../src/webhooks/schedule.js';
-import { verifySignature } from '../../src/webhooks/signature.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { answer, Receiver } from '../helpers/receiver.js';

@@ -6,15 +6,9 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { verifySignature, verifyWebhook, WebhookSignatureError, type WebhookSignatureReason } from '@wsops/client';
 import Stripe from 'stripe';
-import {
-  signatureHeader,
-  signPayload,
-  verifySignature,
-  verifyWebhook,
-  WebhookSignatureError,
-  type WebhookSignatureErrorCode,
-} from '../../src/webhooks/signature.js';
+import { DEFAULT_TOLERANCE_SECONDS, signatureHeader, signPayload } from '../../src/webhooks/signature.js';
 
 const SECRET = 'whsec_new_0123456789abcdef';
 const OLD_SECRET = 'whsec_old_fedcba9876543210';
@@ -28,10 +22,10 @@ const BODY = JSON.stringify({
   data: { asset: { id: 'ast_1', asset_tag: 'LT-0042', status: 'ASSIGNED' }, assigned_user_id: 'usr_7', expected_return_at: null },
 });
 
-function rejectsWith(code: WebhookSignatureErrorCode, fn: () => unknown): void {
+function rejectsWith(code: WebhookSignatureReason, fn: () => unknown): void {
   assert.throws(fn, (err: unknown) => {
     assert.ok(err instanceof WebhookSignatureError, String(err));
-    assert.equal(err.code, code, err.message);
+    assert.equal(err.reason, code, err.message);
     assert.equal(err.name, 'WebhookSignatureError');
     return true;
   });
@@ -132,18 +126,26 @@ describe('verifySignature', () => {
     rejectsWith('missing_header', () => verifySignature(BODY, '   ', SECRET, { now: NOW }));
   });
 
-  it('malformed: missing t, missing v1, t not an integer', () => {
+  it('missing t, missing v1, t not an integer: each rejected with its reason', () => {
     const sig = signPayload(SECRET, T, BODY);
-    rejectsWith('malformed', () => verifySignature(BODY, `v1=${sig}`, SECRET, { now: NOW }));
-    rejectsWith('malformed', () => verifySignature(BODY, `t=${T}`, SECRET, { now: NOW }));
-    rejectsWith('malformed', () => verifySignature(BODY, `t=${T},v0=${sig}`, SECRET, { now: NOW }));
-    rejectsWith('malformed', () => verifySignature(BODY, `t=12.5,v1=${sig}`, SECRET, { now: NOW }));
-    rejectsWith('malformed', () => verifySignature(BODY, `t=abc,v1=${sig}`, SECRET, { now: NOW }));
-    rejectsWith('malformed', () => verifySignature(BODY, `t=-${T},v1=${sig}`, SECRET, { now: NOW }));
-    rejectsWith('malformed', () => verifySignature(BODY, `t=,v1=${sig}`, SECRET, { now: NOW }));
-    rejectsWith('malformed', () => verifySignature(BODY, `t=1e9,v1=${sig}`, SECRET, { now: NOW }));
-    rejectsWith('malformed', () => verifySignature(BODY, `t=${T},t=${T},v1=${sig}`, SECRET, { now: NOW }));
-    rejectsWith('malformed', () => verifySignature(BODY, sig, SECRET, { now: NOW }));
+    rejectsWith('missing_timestamp', () => verifySignature(BODY, `v1=${sig}`, SECRET, { now: NOW }));
+    rejectsWith('missing_signature', () => verifySignature(BODY, `t=${T}`, SECRET, { now: NOW }));
+    rejectsWith('missing_signature', () => verifySignature(BODY, `t=${T},v0=${sig}`, SECRET, { now: NOW }));
+    rejectsWith('invalid_timestamp', () => verifySignature(BODY, `t=12.5,v1=${sig}`, SECRET, { now: NOW }));
+    rejectsWith('invalid_timestamp', () => verifySignature(BODY, `t=abc,v1=${sig}`, SECRET, { now: NOW }));
+    rejectsWith('invalid_timestamp', () => verifySignature(BODY, `t=-${T},v1=${sig}`, SECRET, { now: NOW }));
+    rejectsWith('invalid_timestamp', () => verifySignature(BODY, `t=,v1=${sig}`, SECRET, { now: NOW }));
+    rejectsWith('invalid_timestamp', () => verifySignature(BODY, `t=1e9,v1=${sig}`, SECRET, { now: NOW }));
+    rejectsWith('invalid_timestamp', () => verifySignature(BODY, `t=${T},t=${T},v1=${sig}`, SECRET, { now: NOW }));
+    rejectsWith('missing_timestamp', () => verifySignature(BODY, sig, SECRET, { now: NOW }));
+  });
+
+  it('the server documents the tolerance the verifier applies by default', () => {
+    assert.equal(DEFAULT_TOLERANCE_SECONDS, 300);
+    verifySignature(BODY, header, SECRET, { now: NOW + DEFAULT_TOLERANCE_SECONDS * 1000 });
+    rejectsWith('timestamp_out_of_tolerance', () =>
+      verifySignature(BODY, header, SECRET, { now: NOW + DEFAULT_TOLERANCE_SECONDS * 1000 + 1 }),
+    );
   });
 
   it('trims whitespace around parts and ignores unknown parts', () => {
@@ -175,12 +177,12 @@ describe('verifyWebhook', () => {
     );
   });
 
-  it('a signed body that is not a JSON object is malformed', () => {
+  it('a signed body that is not a JSON object is refused as invalid_body', () => {
     for (const body of ['not json', '[1,2]', 'null', '"x"']) {
-      rejectsWith('malformed', () => verifyWebhook(body, signatureHeader([SECRET], T, body), SECRET, { now: NOW }));
+      rejectsWith('invalid_body', () => verifyWebhook(body, signatureHeader([SECRET], T, body), SECRET, { now: NOW }));
     }
     const invalidUtf8 = Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]);
-    rejectsWith('malformed', () => verifyWebhook(invalidUtf8, signatureHeader([SECRET], T, invalidUtf8), SECRET, { now: NOW }));
+    rejectsWith('invalid_body', () => verifyWebhook(invalidUtf8, signatureHeader([SECRET], T, invalidUtf8), SECRET, { now: NOW }));
   });
 });
 

@@ -1,0 +1,69 @@
+/** The mirror in PostgreSQL (pg, an optional peer dependency loaded only when used). */
+import type pg from 'pg';
+import { fromColumn, type MirrorStore, quote, SEEN_COLUMN, STATE_TABLE, tableName, toColumn } from './store.js';
+
+const SQL_TYPES = { text: 'text', integer: 'bigint', number: 'double precision', boolean: 'boolean', json: 'jsonb' } as const;
+
+export async function openPostgresStore(url: string): Promise<MirrorStore> {
+  const { default: pgModule } = (await import('pg')) as { default: typeof pg };
+  const pool = new pgModule.Pool({ connectionString: url, max: 2 });
+  // Fail now (a clear configuration error) rather than at the first page.
+  await pool.query('SELECT 1');
+
+  return {
+    async prepare(registers) {
+      await pool.query(`CREATE TABLE IF NOT EXISTS ${STATE_TABLE} (register text PRIMARY KEY, watermark text, last_full_at text)`);
+      for (const register of registers) {
+        const table = quote(tableName(register));
+        const columns = Object.entries(register.columns).filter(([name]) => name !== 'id');
+        await pool.query(
+          `CREATE TABLE IF NOT EXISTS ${table} (id text PRIMARY KEY, ${columns.map(([n, k]) => `${quote(n)} ${SQL_TYPES[k]}`).join(', ')}, ${SEEN_COLUMN} text)`,
+        );
+        for (const [n, k] of columns) await pool.query(`ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS ${quote(n)} ${SQL_TYPES[k]}`);
+      }
+    },
+    async upsert(register, records, walkId) {
+      if (records.length === 0) return;
+      const kinds = Object.entries(register.columns);
+      const names = [...kinds.map(([n]) => n), SEEN_COLUMN];
+      const values: unknown[] = [];
+      const rows: string[] = [];
+      for (const record of records) {
+        const start = values.length;
+        for (const [n, k] of kinds) values.push(toColumn(k, record[n], false));
+        values.push(walkId);
+        rows.push(`(${names.map((_, i) => `$${start + i + 1}`).join(', ')})`);
+      }
+      await pool.query(
+        `INSERT INTO ${quote(tableName(register))} (${names.map(quote).join(', ')}) VALUES ${rows.join(', ')} ON CONFLICT (id) DO UPDATE SET ${names
+          .filter((n) => n !== 'id')
+          .map((n) => `${quote(n)} = excluded.${quote(n)}`)
+          .join(', ')}`,
+        values,
+      );
+    },
+    async removeUnseen(register, walkId) {
+      const result = await pool.query(`DELETE FROM ${quote(tableName(register))} WHERE ${SEEN_COLUMN} IS DISTINCT FROM $1`, [walkId]);
+      return result.rowCount ?? 0;
+    },
+    async state(register) {
+      const { rows } = await pool.query(`SELECT watermark, last_full_at FROM ${STATE_TABLE} WHERE register = $1`, [register.path]);
+      return { watermark: rows[0]?.watermark ?? null, lastFullAt: rows[0]?.last_full_at ?? null };
+    },
+    async saveState(register, state) {
+      await pool.query(
+        `INSERT INTO ${STATE_TABLE} (register, watermark, last_full_at) VALUES ($1, $2, $3) ON CONFLICT (register) DO UPDATE SET watermark = excluded.watermark, last_full_at = excluded.last_full_at`,
+        [register.path, state.watermark, state.lastFullAt],
+      );
+    },
+    async records(register) {
+      const { rows } = await pool.query(`SELECT * FROM ${quote(tableName(register))} ORDER BY updated_at, id`);
+      return rows.map((row: Record<string, unknown>) =>
+        Object.fromEntries(Object.entries(register.columns).map(([n, k]) => [n, fromColumn(k, row[n])])),
+      );
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,232 @@
+/**
+ * wsops-mirror against a real server, the mirror in the same dialect as the server: the copy
+ * equals the source after writes, corrections and deletions, after a SIGKILL mid-walk and a
+ * restart, and the overlap catches a record stamped before the watermark but committed after.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { WsopsClient } from '@wsops/client';
+import { MIRROR_REGISTERS, type MirrorStore, openStore, type RegisterDescriptor, syncOnce } from '@wsops/client/mirror';
+import { correctRecord, deleteRecord } from '../../../src/actions/correct.js';
+import { registerByPath } from '../../../src/registers/catalogue.js';
+import type { Dialect } from '../../../src/store/database.js';
+import { createTestDatabase, type TestDatabase } from '../../../test/helpers/databases.js';
+import { DIALECTS, startServer, type TestServer } from './helpers/server.js';
+
+const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'wsops-mirror');
+const byPath = (path: string) => MIRROR_REGISTERS.find((r) => r.path === path)!;
+
+async function assertMirrorEquals(store: MirrorStore, client: WsopsClient, registers: readonly RegisterDescriptor[]): Promise<void> {
+  for (const register of registers) {
+    const source = [];
+    for await (const record of client.register(register.path as never).list({ limit: 1000 })) source.push(record);
+    assert.deepEqual(await store.records(register), source, `${register.path}: the mirror differs from the source`);
+  }
+}
+
+function runCli(
+  args: string[],
+  env: Record<string, string>,
+): { child: ChildProcess; done: Promise<{ code: number | null; stdout: string; stderr: string }> } {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => {
+    stdout += d;
+  });
+  child.stderr!.on('data', (d) => {
+    stderr += d;
+  });
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('exit', (code) => resolve({ code, stdout, stderr })),
+  );
+  return { child, done };
+}
+
+for (const dialect of DIALECTS) {
+  describe(`wsops-mirror (${dialect})`, () => {
+    let s: TestServer;
+    let workspace: string;
+    let key: string;
+    let client: WsopsClient;
+    const databases: TestDatabase[] = [];
+    const mirrorUrl = async () => {
+      const d = await createTestDatabase(dialect as Dialect);
+      databases.push(d);
+      return d.url;
+    };
+
+    before(async () => {
+      s = await startServer(dialect);
+      workspace = await s.workspace();
+      key = (await s.key(workspace)).key;
+      client = new WsopsClient({ apiKey: key, baseUrl: s.baseUrl });
+    });
+    after(async () => {
+      await s.close();
+      for (const d of databases) await d.drop();
+    });
+
+    it('a first run copies every register; later runs follow writes and corrections; a full run removes deleted records', async () => {
+      const store = await openStore(await mirrorUrl());
+      try {
+        const first = await syncOnce({ client, store, registers: MIRROR_REGISTERS });
+        assert.ok(Object.values(first.registers).every((r) => r.mode === 'full'));
+        await assertMirrorEquals(store, client, MIRROR_REGISTERS);
+
+        // Random corrections (they move updated_at and emit nothing), new records and deletions.
+        const people = (await client.people.listPage({ limit: 50 })).data;
+        const assets = (await client.assets.listPage({ limit: 50 })).data;
+        for (const [i, p] of people.entries())
+          if (i % 3 === 0) await correctRecord(s.services, workspace, 'people', p.id, [`job_title=Title ${i}`]);
+        for (const [i, a] of assets.entries())
+          if (i % 4 === 1) await correctRecord(s.services, workspace, 'assets', a.id, [`name=Renamed ${i}`]);
+        await s.services.records.put(workspace, registerByPath('assets')!, {
+          ...assets[0],
+          id: 'ast_newrecord1',
+          updated_at: new Date(s.clock() + 5000).toISOString(),
+        });
+        await deleteRecord(s.services, workspace, 'people', people[1]!.id);
+        await deleteRecord(s.services, workspace, 'assets', assets[2]!.id);
+
+        const incremental = await syncOnce({ client, store, registers: MIRROR_REGISTERS });
+        assert.equal(incremental.registers.people?.mode, 'incremental');
+        assert.equal(incremental.removed, 0, 'an incremental run cannot see deletions');
+        assert.equal((await store.records(byPath('people'))).find((p) => p.id === people[3]!.id)?.job_title, 'Title 3');
+        assert.ok((await store.records(byPath('assets'))).some((a) => a.id === 'ast_newrecord1'));
+        assert.ok(
+          (await store.records(byPath('people'))).some((p) => p.id === people[1]!.id),
+          'still there until a full walk',
+        );
+
+        const full = await syncOnce({ client, store, registers: MIRROR_REGISTERS, full: true });
+        assert.equal(full.removed, 2);
+        await assertMirrorEquals(store, client, MIRROR_REGISTERS);
+
+        // Nothing changed: an incremental run stores only the overlap window and removes nothing.
+        const idle = await syncOnce({ client, store, registers: MIRROR_REGISTERS });
+        assert.equal(idle.removed, 0);
+        await assertMirrorEquals(store, client, MIRROR_REGISTERS);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('a record stamped before the watermark but committed after it is caught by the overlap; with overlap 0 it is missed until the daily full walk', async () => {
+      const tasks = byPath('tasks');
+      for (const overlapMs of [5 * 60_000, 0]) {
+        const store = await openStore(await mirrorUrl());
+        try {
+          const now = Date.now();
+          await syncOnce({ client, store, registers: [tasks], now: () => now });
+          const { watermark } = await store.state(tasks);
+          const template = (await client.tasks.listPage({ limit: 1 })).data[0]!;
+          const id = `tsk_late${overlapMs}`;
+          // Stamped one minute before the watermark, committed only now.
+          await s.services.records.put(workspace, registerByPath('tasks')!, {
+            ...template,
+            id,
+            updated_at: new Date(Date.parse(watermark!) - 60_000).toISOString(),
+          });
+          await syncOnce({ client, store, registers: [tasks], overlapMs, now: () => now + 60_000 });
+          const caught = (await store.records(tasks)).some((t) => t.id === id);
+          assert.equal(caught, overlapMs > 0, overlapMs > 0 ? 'the overlap catches it' : 'without overlap the walk misses it');
+          // A day later the run is a full walk, which repairs any miss.
+          const daily = await syncOnce({ client, store, registers: [tasks], overlapMs, now: () => now + 25 * 3600_000 });
+          assert.equal(daily.registers.tasks?.mode, 'full');
+          await assertMirrorEquals(store, client, [tasks]);
+          await deleteRecord(s.services, workspace, 'tasks', id);
+        } finally {
+          await store.close();
+        }
+      }
+    });
+
+    it('killed with SIGKILL mid-walk and started again, the mirror converges to the source', async () => {
+      const url = await mirrorUrl();
+      const env = { WSOPS_API_KEY: key, WSOPS_BASE_URL: s.baseUrl, WSOPS_MIRROR_DATABASE_URL: url };
+      const { child, done } = runCli(['--once', '--page-size', '2', '--registers', 'people,assets'], env);
+      // Wait until some pages are stored, then kill it.
+      const deadline = Date.now() + 30_000;
+      let stored = 0;
+      while (Date.now() < deadline && child.exitCode === null) {
+        await new Promise((r) => setTimeout(r, 25));
+        const peek = await openStore(url).catch(() => undefined);
+        if (!peek) continue;
+        try {
+          await peek.prepare([byPath('people')]);
+          stored = (await peek.records(byPath('people'))).length;
+        } finally {
+          await peek.close();
+        }
+        if (stored > 0) break;
+      }
+      child.kill('SIGKILL');
+      const killed = await done;
+      assert.equal(killed.code, null, `the run was killed mid-walk (stored ${stored})`);
+      assert.ok(stored > 0);
+      const store = await openStore(url);
+      try {
+        assert.equal((await store.state(byPath('assets'))).watermark, null, 'no watermark moved for an unfinished walk');
+        const again = await runCli(['--once', '--json', '--registers', 'people,assets'], env).done;
+        assert.equal(again.code, 0, again.stderr);
+        const summary = JSON.parse(again.stdout.trim());
+        assert.equal(summary.registers.people.mode, 'full');
+        await assertMirrorEquals(store, client, [byPath('people'), byPath('assets')]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('wrong configuration ends with one clear line and exit status 2, and creates nothing', async () => {
+      const narrow = (await s.key(workspace, ['people:read'])).key;
+      const file = join(dirname(fileURLToPath(import.meta.url)), `never-${dialect}.db`);
+      const sqlite = `sqlite:${file}`;
+      const cases: [Record<string, string>, string[], RegExp][] = [
+        [{ WSOPS_BASE_URL: s.baseUrl, WSOPS_MIRROR_DATABASE_URL: sqlite }, ['--once'], /WSOPS_API_KEY is not set/],
+        [{ WSOPS_API_KEY: `${key}x`, WSOPS_BASE_URL: s.baseUrl, WSOPS_MIRROR_DATABASE_URL: sqlite }, ['--once'], /not accepted/],
+        [
+          { WSOPS_API_KEY: narrow, WSOPS_BASE_URL: s.baseUrl, WSOPS_MIRROR_DATABASE_URL: sqlite },
+          ['--registers', 'people,vendors'],
+          /lacks vendors:read/,
+        ],
+        [
+          { WSOPS_API_KEY: key, WSOPS_BASE_URL: 'http://127.0.0.1:1', WSOPS_MIRROR_DATABASE_URL: sqlite },
+          ['--once'],
+          /cannot use http:\/\/127\.0\.0\.1:1/,
+        ],
+        [
+          { WSOPS_API_KEY: key, WSOPS_BASE_URL: s.baseUrl, WSOPS_MIRROR_DATABASE_URL: sqlite },
+          ['--registers', 'asets'],
+          /unknown register "asets"/,
+        ],
+        [
+          { WSOPS_API_KEY: key, WSOPS_BASE_URL: s.baseUrl, WSOPS_MIRROR_DATABASE_URL: 'mysql://x' },
+          ['--once'],
+          /must be sqlite:PATH or postgres/,
+        ],
+        [
+          { WSOPS_API_KEY: key, WSOPS_BASE_URL: s.baseUrl, WSOPS_MIRROR_DATABASE_URL: sqlite },
+          ['--listen', '8099'],
+          /WSOPS_WEBHOOK_SECRET/,
+        ],
+      ];
+      for (const [env, args, message] of cases) {
+        const r = await runCli(args, env).done;
+        assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+        assert.match(r.stderr, message);
+        assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+        assert.ok(!r.stderr.includes(key.split('_').at(-1)!), 'the key is never printed');
+        assert.equal(r.stdout, '');
+        assert.ok(!existsSync(file), 'nothing was created');
+      }
+    });
+  });
+}

@@ -1,0 +1,169 @@
+/**
+ * The developer portal at /developers: a getting-started page, the API reference rendered
+ * from the served OpenAPI document by Scalar's standalone bundle (served from node_modules,
+ * no CDN), the event catalogue
+ * and the error catalogue every problem `type` points at. Every page is generated from the
+ * declarations the server uses (ERROR_CATALOGUE, ALL_EVENTS, the registers).
+ *
+ * The portal has its own CSP: scripts and everything else from this origin only; inline styles
+ * are allowed because the renderer injects its stylesheet at run time.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { ERROR_CATALOGUE, ERRORS_PAGE_PATH } from '../errors.js';
+import { REGISTERS } from '../registers/catalogue.js';
+import type { Services } from '../services.js';
+import { ALL_EVENTS, type DataPart } from '../webhooks/event-types.js';
+
+export const PORTAL_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+const html = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const prose = (text: string) => html(text).replace(/`([^`]+)`/g, '<code>$1</code>');
+
+const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:0 auto;padding:1rem 1.5rem;color:#1b1f24}
+nav a{margin-right:1rem}code,pre{font-family:ui-monospace,monospace;background:#f3f4f6;border-radius:4px}code{padding:0 .2em}
+pre{padding:.75rem;overflow:auto}table{border-collapse:collapse}td,th{border:1px solid #d0d7de;padding:.25rem .5rem;text-align:left;vertical-align:top}`;
+
+function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${html(title)}</title>
+<link rel="icon" href="data:,"><link rel="stylesheet" href="/developers/assets/portal.css"></head>
+<body>
+<nav aria-label="Developer portal"><a href="/developers">Getting started</a><a href="/developers/reference">API reference</a><a href="/developers/events">Events</a><a href="${ERRORS_PAGE_PATH}">Errors</a><a href="/developers/openapi.json">OpenAPI document</a></nav>
+<main>
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+export function gettingStartedPage(baseUrl: string): string {
+  const registers = REGISTERS.map(
+    (r) => `<tr><td><code>${r.path}</code></td><td><code>client.${r.sdkName}</code></td><td><code>${r.scope}</code></td></tr>`,
+  ).join('');
+  return page(
+    'wsops developer portal',
+    `<h1>wsops developer portal</h1>
+<h2 id="keys">Keys</h2>
+<p>An administrator creates a key in the console (or <code>wsops key create --workspace W --scopes assets:read,people:read</code>). Send it on every request as <code>Authorization: Bearer svc_sk_…</code>. Hold it only on a server. A key reads only what its scopes name; <code>GET /api/v1/scopes</code> tells which it holds.</p>
+<h2 id="client">The client</h2>
+<pre>npm install @wsops/client
+
+import { WsopsClient } from '@wsops/client';
+const client = new WsopsClient({ apiKey: process.env.WSOPS_API_KEY, baseUrl: '${html(baseUrl)}' });
+for await (const asset of client.assets.list({ status: 'ASSIGNED' })) console.log(asset.asset_tag);
+const person = await client.people.get('per_…');</pre>
+<p>Errors are typed (<code>AuthenticationError</code>, <code>PermissionError</code> with <code>missingScope</code>, <code>InvalidRequestError</code> with <code>param</code> and <code>code</code>, <code>NotFoundError</code>, <code>RateLimitError</code>, <code>ServerError</code>, <code>ConnectionError</code>, <code>TimeoutError</code>) and carry the <code>requestId</code>. 429, 5xx and network errors are retried with backoff, honouring <code>Retry-After</code>.</p>
+<table><thead><tr><th>Register</th><th>Client</th><th>Scope</th></tr></thead><tbody>${registers}</tbody></table>
+<h2 id="paging">Paging</h2>
+<p>Lists are ordered by ascending <code>(updated_at, id)</code>. While <code>has_more</code> is true, pass <code>next_cursor</code> back as <code>cursor</code> with the same filters (<code>client.X.list()</code> does this for you; <code>listPage()</code> gives one page). A cursor finishes a walk; to resume later, use <code>updated_since</code>.</p>
+<h2 id="mirror">Keeping a mirror current</h2>
+<pre>WSOPS_API_KEY=svc_sk_… WSOPS_BASE_URL=${html(baseUrl)} npx wsops-mirror --once --registers assets,people</pre>
+<p><code>wsops-mirror</code> keeps a copy in SQLite (default <code>sqlite:./wsops-mirror.db</code>) or PostgreSQL (<code>WSOPS_MIRROR_DATABASE_URL</code>): a full walk first, then walks from the highest <code>updated_at</code> seen less five minutes, the watermark moved only when a walk finished, and a daily (or <code>--full</code>) walk that removes deleted records. <code>--watch</code> polls; <code>--listen PORT</code> runs on each verified webhook.</p>
+<h2 id="webhooks">Webhooks and their verification</h2>
+<p>Register an endpoint in the console; each delivery is a POST signed in <code>X-Service-Signature: t=…,v1=…</code>. Verify the raw body, before parsing:</p>
+<pre>import { verifyWebhook, WebhookSignatureError } from '@wsops/client';
+const event = verifyWebhook(rawBody, req.headers['x-service-signature'], process.env.WSOPS_WEBHOOK_SECRET);</pre>
+<p>or use a ready receiver: <code>nodeWebhookHandler</code>, <code>expressWebhookHandler</code>, <code>fastifyWebhookPlugin</code>, with an <code>IdempotencyGuard</code> keyed on the event id (deliveries are at least once). The <a href="/developers/events">event catalogue</a> lists each event's scope and data.</p>`,
+  );
+}
+
+function partText(name: string, part: DataPart): string {
+  if (part.kind === 'record')
+    return `<code>${name}</code>: ${prose(part.description)} Fields of <code>${part.register.path}</code>: ${part.fields.map((f) => `<code>${f}</code>`).join(', ')}.`;
+  if (part.kind === 'field')
+    return `<code>${name}</code>: ${prose(part.description)} (the <code>${part.register.path}</code> field <code>${part.field}</code>)`;
+  return `<code>${name}</code>: ${prose(part.description)}`;
+}
+
+export function eventsPage(): string {
+  const sections = Object.entries(ALL_EVENTS)
+    .map(
+      ([type, e]) => `<section id="${html(type)}">
+<h2><code>${html(type)}</code></h2>
+<p>${prose(e.description)}</p>
+<p><strong>Scope:</strong> ${e.scope ? `<code>${e.scope}</code>` : 'none (sent to the endpoint itself)'}</p>
+<ul>${Object.entries(e.data)
+        .map(([name, part]) => `<li>${partText(name, part)}${e.optional?.includes(name) ? ' Present only in some events.' : ''}</li>`)
+        .join('')}</ul>
+</section>`,
+    )
+    .join('\n');
+  return page(
+    'wsops events',
+    `<h1>Events</h1>
+<p>Every delivery body is <code>{"id", "type", "created", "api_version": "1", "data"}</code>; the <code>id</code> is the idempotency key. <code>data</code> holds only fields the matching <code>/api/v1</code> resource returns. The schemas are in the <a href="/developers/openapi.json">OpenAPI document</a>'s <code>webhooks</code> section.</p>
+${sections}`,
+  );
+}
+
+export function errorsPage(): string {
+  const rows = Object.entries(ERROR_CATALOGUE)
+    .map(
+      ([code, e]) => `<section id="${code}">
+  <h2><code>${code}</code> <span class="status">${e.status} ${html(e.title)}</span></h2>
+  <p>${prose(e.meaning)}</p>
+  <p><strong>How to fix it:</strong> ${prose(e.fix)}</p>
+</section>`,
+    )
+    .join('\n');
+  return page(
+    'wsops API errors',
+    `<h1>wsops API errors</h1>
+<p>Every error is an <code>application/problem+json</code> body (RFC 9457) with <code>type</code>, <code>title</code>, <code>status</code>, <code>detail</code>, a stable <code>code</code> listed below and the <code>request_id</code> of the request; also <code>param</code> on a 400 about one parameter, <code>missing_scope</code> on a 403 and <code>key_id</code> on a 429. The <code>type</code> is this page's address with the code as its fragment. The client raises a typed error for each status (see <a href="/developers#client">Getting started</a>).</p>
+<p>Reporting a problem: quote the <code>request_id</code> (also in the <code>Request-Id</code> response header).</p>
+${rows}`,
+  );
+}
+
+const REFERENCE_PAGE = `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>wsops API reference</title><link rel="icon" href="data:,"></head>
+<body>
+<div id="app"></div>
+<script src="/developers/assets/scalar-standalone.js"></script>
+<script src="/developers/assets/reference.js"></script>
+</body>
+</html>
+`;
+
+// No fonts from a CDN, no proxy, no telemetry: everything comes from this server.
+const REFERENCE_INIT = `Scalar.createApiReference('#app', {
+  url: '/developers/openapi.json',
+  withDefaultFonts: false,
+  hideClientButton: true,
+  telemetry: false,
+  agent: { disabled: true },
+  mcp: { disabled: true },
+});
+`;
+
+let scalarBundle: Buffer | undefined;
+function scalar(): Buffer {
+  // The package exports no path to its browser bundle; it sits beside the main entry (dist/).
+  const main = createRequire(import.meta.url).resolve('@scalar/api-reference');
+  scalarBundle ??= readFileSync(join(dirname(main), 'browser', 'standalone.js'));
+  return scalarBundle;
+}
+
+export function registerPortalRoutes(app: FastifyInstance, services: Services): void {
+  const send = (reply: FastifyReply, type: string, body: string | Buffer, cache = 'no-cache') =>
+    reply.header('content-security-policy', PORTAL_CSP).header('cache-control', cache).type(type).send(body);
+  const started = gettingStartedPage(services.config.baseUrl);
+  const events = eventsPage();
+  const errors = errorsPage();
+  app.get(ERRORS_PAGE_PATH, async (_req, reply) => send(reply, 'text/html; charset=utf-8', errors));
+  app.get('/developers', async (_req, reply) => send(reply, 'text/html; charset=utf-8', started));
+  app.get('/developers/events', async (_req, reply) => send(reply, 'text/html; charset=utf-8', events));
+  app.get('/developers/reference', async (_req, reply) => send(reply, 'text/html; charset=utf-8', REFERENCE_PAGE));
+  app.get('/developers/assets/portal.css', async (_req, reply) => send(reply, 'text/css; charset=utf-8', STYLE));
+  app.get('/developers/assets/reference.js', async (_req, reply) => send(reply, 'text/javascript; charset=utf-8', REFERENCE_INIT));
+  app.get('/developers/assets/scalar-standalone.js', async (_req, reply) =>
+    send(reply, 'text/javascript; charset=utf-8', scalar(), 'public, max-age=3600'),
+  );
+}
