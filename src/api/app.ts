@@ -1,4 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import { registerConsole } from '../console/plugin.js';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
 import type { Logger } from '../logger.js';
@@ -63,5 +64,6 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
 
   registerReadRoutes(app, services);
   registerInternalRoutes(app, services);
+  registerConsole(app, services);
   return app;
 }
