@@ -41,6 +41,40 @@ export interface AuditEventsTable {
   detail: string;
 }
 
+export interface ConsoleAdminsTable {
+  id: string;
+  workspace_id: string;
+  /** Lower-cased; unique among active admins across the deployment. */
+  email: string;
+  /** `scrypt$N$r$p$salt$hash`; null until the first link is followed. */
+  password_hash: string | null;
+  created_at: string;
+  /** The actor who added the admin (`cli`, `console:<email>`). */
+  created_by: string;
+  removed_at: string | null;
+  last_sign_in_at: string | null;
+}
+
+export interface ConsoleSignInLinksTable {
+  /** SHA-256 of the link's token. */
+  token_hash: string;
+  admin_id: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface ConsoleSessionsTable {
+  /** SHA-256 of the cookie value. */
+  id: string;
+  admin_id: string;
+  /** Synchronizer token carried by every POST form. */
+  csrf_token: string;
+  created_at: string;
+  /** Written at most every few minutes (idle expiry needs no finer grain). */
+  last_seen_at: string;
+}
+
 export interface RecordsTable {
   id: string;
   workspace_id: string;
@@ -140,4 +174,7 @@ export interface DB {
   api_keys: ApiKeysTable;
   audit_events: AuditEventsTable;
   records: RecordsTable;
+  console_admins: ConsoleAdminsTable;
+  console_sign_in_links: ConsoleSignInLinksTable;
+  console_sessions: ConsoleSessionsTable;
 }
