@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import { newId } from '../ids.js';
 import { insertBatches } from '../store/insert-batches.js';
 import type { DB } from '../store/schema.js';
-import { EVENT_TYPES, type EventType, VERIFICATION_EVENT } from './event-types.js';
+import { EVENT_TYPES, type EventType, TEST_EVENT, VERIFICATION_EVENT } from './event-types.js';
 
 export interface EmittedEvent {
   id: string;
@@ -101,4 +101,13 @@ export async function emitVerification(trx: Kysely<DB>, workspaceId: string, end
   await insertBatches(trx, 'events', [row]);
   await insertBatches(trx, 'delivery_jobs', jobRows(workspaceId, row.id, VERIFICATION_EVENT, [endpointId], row.created_at));
   return { id: row.id, type: VERIFICATION_EVENT, jobs: 1 };
+}
+
+/** A signed `endpoint.test` for one endpoint, on demand (console or CLI); outside the eight event types. */
+export async function emitTestEvent(trx: Kysely<DB>, workspaceId: string, endpointId: string, now: number): Promise<EmittedEvent> {
+  const data = { endpoint_id: endpointId, message: 'This is a test event sent from wsops.' };
+  const row = eventRow(workspaceId, TEST_EVENT, data, new Date(now).toISOString());
+  await insertBatches(trx, 'events', [row]);
+  await insertBatches(trx, 'delivery_jobs', jobRows(workspaceId, row.id, TEST_EVENT, [endpointId], row.created_at));
+  return { id: row.id, type: TEST_EVENT, jobs: 1 };
 }
