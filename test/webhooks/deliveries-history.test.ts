@@ -7,14 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { AppError } from '../../src/errors.js';
 import { listAudit } from '../../src/store/audit.js';
-import {
-  deliveryStats,
-  heldCount,
-  listDeliveries,
-  recoverFailed,
-  resendDelivery,
-  sendTestEvent,
-} from '../../src/webhooks/deliveries.js';
+import { deliveryStats, heldCount, listDeliveries, recoverFailed, resendDelivery, sendTestEvent } from '../../src/webhooks/deliveries.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint, disableEndpoint } from '../../src/webhooks/endpoints.js';
 import { emitEvents } from '../../src/webhooks/outbox.js';
@@ -72,11 +65,14 @@ for (const dialect of DIALECTS) {
     };
     /** `count` asset.assigned events; those of one call share one created_at (ties broken by id). */
     const emit = (count = 1, workspaceId = ws) =>
-      h.services.database.db
-        .transaction()
-        .execute((trx) =>
-          emitEvents(trx, workspaceId, Array.from({ length: count }, () => ({ type: 'asset.assigned' as const, data: ASSET })), h.clock()),
-        );
+      h.services.database.db.transaction().execute((trx) =>
+        emitEvents(
+          trx,
+          workspaceId,
+          Array.from({ length: count }, () => ({ type: 'asset.assigned' as const, data: ASSET })),
+          h.clock(),
+        ),
+      );
     const newEndpoint = async (workspaceId = ws) => {
       const p = `/history-${++path}`;
       const created = await createEndpoint(h.services, workspaceId, {
@@ -285,7 +281,11 @@ for (const dialect of DIALECTS) {
       await assert.rejects(heldCount(h.services, other, mine.id), refusal('not_found'));
       await assert.rejects(deliveryStats(h.services, other, mine.id, '24h'), refusal('not_found'));
       await assert.rejects(resendDelivery(h.services, other, mine.id, deliveryId), refusal('not_found'));
-      await assert.rejects(resendDelivery(h.services, other, theirs.id, deliveryId), refusal('not_found'), 'a delivery of another endpoint');
+      await assert.rejects(
+        resendDelivery(h.services, other, theirs.id, deliveryId),
+        refusal('not_found'),
+        'a delivery of another endpoint',
+      );
       await assert.rejects(recoverFailed(h.services, other, mine.id, '2026-01-01T00:00:00Z'), refusal('not_found'));
       await assert.rejects(sendTestEvent(h.services, other, mine.id), refusal('not_found'));
       assert.equal(await drain(), 0, 'nothing was queued');
@@ -310,24 +310,22 @@ for (const dialect of DIALECTS) {
       assert.equal(audit?.target, ep.id);
     });
 
-    it(
-      'a failed test delivery is never counted toward auto-disable nor resets the failure count',
-      { todo: 'needs the endpoint-health rule from the dispatch branch' },
-      async () => {
-        const ep = await newEndpoint();
-        rx.on(ep.path, answer(500));
-        await emit();
-        await drain();
-        assert.equal((await endpointRow(ep.id)).consecutive_failures, 1);
-        await sendTestEvent(h.services, ws, ep.id);
-        await drain();
-        assert.equal((await endpointRow(ep.id)).consecutive_failures, 1, 'a failed test does not count');
-        rx.on(ep.path, answer(200));
-        await sendTestEvent(h.services, ws, ep.id);
-        await drain();
-        assert.equal((await endpointRow(ep.id)).consecutive_failures, 1, 'a successful test does not reset the count');
-      },
-    );
+    it('a failed test delivery is never counted toward auto-disable nor resets the failure count', {
+      todo: 'needs the endpoint-health rule from the dispatch branch',
+    }, async () => {
+      const ep = await newEndpoint();
+      rx.on(ep.path, answer(500));
+      await emit();
+      await drain();
+      assert.equal((await endpointRow(ep.id)).consecutive_failures, 1);
+      await sendTestEvent(h.services, ws, ep.id);
+      await drain();
+      assert.equal((await endpointRow(ep.id)).consecutive_failures, 1, 'a failed test does not count');
+      rx.on(ep.path, answer(200));
+      await sendTestEvent(h.services, ws, ep.id);
+      await drain();
+      assert.equal((await endpointRow(ep.id)).consecutive_failures, 1, 'a successful test does not reset the count');
+    });
 
     it('the chart buckets attempts hourly over 24 h and six-hourly over 7 d: count, success rate, median and mean latency', async () => {
       const ep = await newEndpoint();
