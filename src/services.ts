@@ -8,6 +8,7 @@ import { HotQueries } from './store/hot-queries.js';
 import { migrate } from './store/migrations.js';
 import { RecordStore } from './store/records.js';
 import { ensureServerSecret } from './store/settings.js';
+import { UsageCounter } from './store/usage.js';
 import { SecretBox } from './webhooks/secret-box.js';
 
 /** Everything a request or a command needs, built once at start and passed down explicitly. */
@@ -21,6 +22,8 @@ export interface Services {
   /** Encrypts webhook signing secrets at rest. */
   secretBox: SecretBox;
   rateLimiter: RateLimiter;
+  /** API requests per key, counted in memory and written once a minute. */
+  usage: UsageCounter;
   clock: Clock;
   logger: Logger;
   close(): Promise<void>;
@@ -43,6 +46,8 @@ export async function createServices(config: Config, options: ServiceOptions = {
       ? new RedisRateLimiter(config.redisUrl, config.rateLimitPerSecond, config.rateLimitBurst)
       : new MemoryRateLimiter(config.rateLimitPerSecond, config.rateLimitBurst);
     const hot = new HotQueries(database);
+    const clock = options.clock ?? systemClock;
+    const usage = new UsageCounter(database.db, clock, options.logger);
     return {
       config,
       database,
@@ -51,9 +56,11 @@ export async function createServices(config: Config, options: ServiceOptions = {
       cursors: new CursorCodec(secret),
       secretBox: new SecretBox(secret),
       rateLimiter,
-      clock: options.clock ?? systemClock,
+      usage,
+      clock,
       logger: options.logger ?? silentLogger,
       async close() {
+        await usage.close().catch((err: unknown) => options.logger?.warn({ err }, 'could not write the last API usage counts'));
         await rateLimiter.close();
         await database.close();
       },

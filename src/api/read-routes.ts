@@ -17,6 +17,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  */
 async function admit(services: Services, request: FastifyRequest, reply: FastifyReply): Promise<KeyContext> {
   const ctx = await authenticate(services, request);
+  services.usage.count(ctx.workspaceId, ctx.keyId, services.clock());
   const limiter = services.rateLimiter;
   const decision = await limiter.take(ctx.keyId, services.clock());
   const window = Math.ceil(limiter.burst / limiter.perSecond);

@@ -39,6 +39,18 @@ export interface AuditEventsTable {
   key_id: string | null;
   target: string | null;
   detail: string;
+  /** The action's prefix (`key`, `endpoint`...): set by recordAudit, backfilled by migration 0012. */
+  kind: string | null;
+  /** `operator` (CLI and internal API), `console`, `key`, `system`. */
+  actor_kind: string | null;
+}
+
+export interface ApiUsageTable {
+  workspace_id: string;
+  /** ISO 8601 start of the minute. */
+  minute: string;
+  key_id: string;
+  requests: number;
 }
 
 export interface ConsoleAdminsTable {
@@ -177,4 +189,5 @@ export interface DB {
   console_admins: ConsoleAdminsTable;
   console_sign_in_links: ConsoleSignInLinksTable;
   console_sessions: ConsoleSessionsTable;
+  api_usage: ApiUsageTable;
 }
