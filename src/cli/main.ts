@@ -4,6 +4,7 @@ import { loadConfig } from '../config.js';
 import { openDatabase } from '../store/database.js';
 import { migrate } from '../store/migrations.js';
 import { actCommand } from './act-command.js';
+import { adminCommands } from './admin-commands.js';
 import { deliveryCommands } from './delivery-commands.js';
 import { endpointCommands } from './endpoint-commands.js';
 import { keyCommands } from './key-commands.js';
@@ -40,6 +41,7 @@ keyCommands(program);
 recordCommands(program);
 actCommand(program);
 endpointCommands(program);
+adminCommands(program);
 deliveryCommands(program);
 program
   .command('openapi')
