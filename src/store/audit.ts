@@ -39,9 +39,13 @@ export const ACTOR_KINDS = {
 } as const satisfies Record<string, string>;
 export type ActorKind = keyof typeof ACTOR_KINDS;
 
+/** Prefixes filed under another kind (`deliveries.recovered` is a `delivery` entry). */
+const KIND_ALIASES: Record<string, string> = { deliveries: 'delivery' };
+
 export function auditKindOf(action: string): string {
   const dot = action.indexOf('.');
-  return dot > 0 ? action.slice(0, dot) : action;
+  const prefix = dot > 0 ? action.slice(0, dot) : action;
+  return KIND_ALIASES[prefix] ?? prefix;
 }
 
 export function actorKindOf(actor: string): string {
@@ -211,6 +215,10 @@ export function describeAudit(e: Pick<AuditRow, 'action' | 'target' | 'key_id' |
       return text(d.email) ? `Issued a new sign-in link for ${text(d.email)}` : `Issued a new sign-in link for admin ${target}`;
     case 'admin.removed':
       return text(d.email) ? `Removed console admin ${text(d.email)}` : `Removed console admin ${target}`;
+    case 'delivery.resent':
+      return `Resent ${text(d.event_type) ?? 'an event'} ${text(d.event_id) ?? ''} to webhook endpoint ${target}`.replace('  ', ' ');
+    case 'deliveries.recovered':
+      return `Recovered ${typeof d.recovered === 'number' ? d.recovered : 'the'} failed deliveries of webhook endpoint ${target}${text(d.since) ? ` since ${text(d.since)}` : ''}`;
     case 'record.corrected':
       return `Corrected ${text(d.register) ?? 'record'} ${target}${Array.isArray(d.fields) ? `: ${d.fields.join(', ')}` : ''}`;
     case 'record.deleted':
@@ -219,7 +227,5 @@ export function describeAudit(e: Pick<AuditRow, 'action' | 'target' | 'key_id' |
       return text(d.name) ? `Created the workspace (${text(d.name)})` : 'Created the workspace';
   }
   if (e.action.startsWith('action.')) return `Ran ${e.action.slice('action.'.length).replace(/_/g, ' ')}${target ? ` on ${target}` : ''}`;
-  if (e.action.startsWith('delivery.'))
-    return `${e.action.slice('delivery.'.length).replace(/_/g, ' ')}: delivery ${target}`.replace(/^./, (c) => c.toUpperCase());
   return `${e.action}${target ? ` ${target}` : ''}`;
 }

@@ -291,6 +291,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           WHEN actor LIKE 'console:%' THEN 'console'
           WHEN actor LIKE 'key:%' THEN 'key'
           ELSE actor END`.execute(db);
+        await sql`UPDATE audit_events SET kind = 'delivery' WHERE kind = 'deliveries'`.execute(db);
         await db.schema.createIndex('audit_events_kind').on('audit_events').columns(['workspace_id', 'kind', 'seq']).execute();
         await db.schema.createIndex('audit_events_actor_kind').on('audit_events').columns(['workspace_id', 'actor_kind', 'seq']).execute();
         await db.schema.createIndex('audit_events_actor').on('audit_events').columns(['workspace_id', 'actor', 'seq']).execute();
