@@ -268,16 +268,16 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     },
     '0012_usage_and_audit': {
       async up(db: Kysely<unknown>) {
-        // API requests per key and minute, summed by every API process (src/store/usage.ts).
+        // API requests per key and hour, summed by every API process (src/store/usage.ts).
         await db.schema
           .createTable('api_usage')
           .addColumn('workspace_id', 'text', (c) => c.notNull())
-          .addColumn('minute', 'text', (c) => c.notNull())
+          .addColumn('hour', 'text', (c) => c.notNull())
           .addColumn('key_id', 'text', (c) => c.notNull())
           .addColumn('requests', 'integer', (c) => c.notNull())
-          .addPrimaryKeyConstraint('api_usage_pk', ['workspace_id', 'minute', 'key_id'])
+          .addPrimaryKeyConstraint('api_usage_pk', ['workspace_id', 'hour', 'key_id'])
           .execute();
-        await db.schema.createIndex('api_usage_minute').on('api_usage').columns(['minute']).execute();
+        await db.schema.createIndex('api_usage_hour').on('api_usage').columns(['hour']).execute();
         // The audit trail is filtered by kind (the action's prefix) and by actor, and paged by
         // seq: one index per filter keeps each page a range scan, however long the trail.
         await db.schema.alterTable('audit_events').addColumn('kind', 'text').execute();

@@ -47,8 +47,8 @@ export interface AuditEventsTable {
 
 export interface ApiUsageTable {
   workspace_id: string;
-  /** ISO 8601 start of the minute. */
-  minute: string;
+  /** ISO 8601 start of the hour. */
+  hour: string;
   key_id: string;
   requests: number;
 }

@@ -3,6 +3,7 @@
  *
  * Counting is on the hot path of every authenticated `/api/v1` request, so it is an in-memory
  * increment and nothing else: one Map lookup by key id and one integer add. The counts are
+ * kept per key and hour (the finest bucket the Overview draws: a week is 168 rows a key),
  * written once a minute (and at close) as one batched upsert that ADDS to the stored rows,
  * so several API processes on one database sum correctly. A crash loses at most the last
  * minute of counts, which is acceptable for a chart (the rate limiter and the audit trail do
@@ -21,35 +22,35 @@ const HOUR_MS = 60 * MINUTE_MS;
 const DAY_MS = 24 * HOUR_MS;
 /** How often the counts are written. */
 export const USAGE_FLUSH_INTERVAL_MS = MINUTE_MS;
-/** Per-minute rows older than this are pruned (the Overview shows at most 7 days). */
-export const USAGE_RETENTION_DAYS = 35;
+/** Rows older than this are pruned (the Overview shows at most 7 days). */
+export const USAGE_RETENTION_DAYS = 90;
 /** Rows per INSERT: 4 parameters a row stays far below SQLite's and PostgreSQL's limits. */
 const BATCH_ROWS = 1000;
 
-/** The running count of one key in its current minute; reused while the minute lasts. */
-interface KeyMinute {
+/** The running count of one key in its current hour; reused while the hour lasts. */
+interface KeyHour {
   workspaceId: string;
   keyId: string;
-  /** Minutes since the epoch. */
-  minute: number;
+  /** Hours since the epoch. */
+  hour: number;
   requests: number;
 }
 
 export interface UsageRow {
   workspace_id: string;
   key_id: string;
-  /** ISO 8601 start of the minute, e.g. 2026-11-22T08:01:00.000Z. */
-  minute: string;
+  /** ISO 8601 start of the hour, e.g. 2026-11-22T08:00:00.000Z. */
+  hour: string;
   requests: number;
 }
 
-const minuteIso = (minute: number) => new Date(minute * MINUTE_MS).toISOString();
+const hourIso = (hour: number) => new Date(hour * HOUR_MS).toISOString();
 
 export class UsageCounter {
-  /** Current minute per key id. Replaced (not cleared) at each flush. */
-  private current = new Map<string, KeyMinute>();
-  /** Finished minutes not yet written (a key's minute rolled over between two flushes). */
-  private finished: KeyMinute[] = [];
+  /** Current hour per key id. Replaced (not cleared) at each flush. */
+  private current = new Map<string, KeyHour>();
+  /** Finished hours not yet written (a key's hour rolled over between two flushes). */
+  private finished: KeyHour[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private lastPrune = 0;
@@ -62,18 +63,18 @@ export class UsageCounter {
   ) {}
 
   /**
-   * Counts one request. Allocation-free except the first request of a key in a minute; the
+   * Counts one request. Allocation-free except the first request of a key after a flush; the
    * write timer starts with the first request, so processes that serve no API never run it.
    */
   count(workspaceId: string, keyId: string, nowMs: number): void {
-    const minute = Math.floor(nowMs / MINUTE_MS);
+    const hour = Math.floor(nowMs / HOUR_MS);
     const c = this.current.get(keyId);
-    if (c !== undefined && c.minute === minute) {
+    if (c !== undefined && c.hour === hour) {
       c.requests++;
       return;
     }
     if (c !== undefined) this.finished.push(c);
-    this.current.set(keyId, { workspaceId, keyId, minute, requests: 1 });
+    this.current.set(keyId, { workspaceId, keyId, hour, requests: 1 });
     if (this.timer === undefined && !this.closed) this.start();
   }
 
@@ -109,13 +110,13 @@ export class UsageCounter {
     const current = this.current;
     this.finished = [];
     this.current = new Map();
-    // Sum by (key, minute): one row per conflict target, as PostgreSQL requires in one INSERT.
+    // Sum by (key, hour): one row per conflict target, as PostgreSQL requires in one INSERT.
     const rows = new Map<string, UsageRow>();
-    const add = (c: KeyMinute) => {
-      const id = `${c.keyId}|${c.minute}`;
+    const add = (c: KeyHour) => {
+      const id = `${c.keyId}|${c.hour}`;
       const row = rows.get(id);
       if (row) row.requests += c.requests;
-      else rows.set(id, { workspace_id: c.workspaceId, key_id: c.keyId, minute: minuteIso(c.minute), requests: c.requests });
+      else rows.set(id, { workspace_id: c.workspaceId, key_id: c.keyId, hour: hourIso(c.hour), requests: c.requests });
     };
     for (const c of taken) add(c);
     for (const c of current.values()) add(c);
@@ -127,7 +128,7 @@ export class UsageCounter {
           .insertInto('api_usage')
           .values(all.slice(written, written + BATCH_ROWS))
           .onConflict((oc) =>
-            oc.columns(['workspace_id', 'minute', 'key_id']).doUpdateSet({ requests: sql<number>`api_usage.requests + excluded.requests` }),
+            oc.columns(['workspace_id', 'hour', 'key_id']).doUpdateSet({ requests: sql<number>`api_usage.requests + excluded.requests` }),
           )
           .execute();
       }
@@ -137,7 +138,7 @@ export class UsageCounter {
         this.finished.push({
           workspaceId: r.workspace_id,
           keyId: r.key_id,
-          minute: Date.parse(r.minute) / MINUTE_MS,
+          hour: Date.parse(r.hour) / HOUR_MS,
           requests: r.requests,
         });
       }
@@ -152,7 +153,7 @@ export class UsageCounter {
     if (now - this.lastPrune < HOUR_MS) return;
     this.lastPrune = now;
     const cutoff = new Date(now - USAGE_RETENTION_DAYS * DAY_MS).toISOString();
-    await this.db.deleteFrom('api_usage').where('minute', '<', cutoff).execute();
+    await this.db.deleteFrom('api_usage').where('hour', '<', cutoff).execute();
   }
 
   /** Stops the timer and writes the last counts. */
@@ -175,12 +176,12 @@ export interface UsageSeries {
 }
 
 const BUCKET_MS: Record<UsageBucket, number> = { hour: HOUR_MS, day: DAY_MS };
-/** Characters of the ISO minute that name its bucket: `2026-11-22T08` (hour), `2026-11-22` (day). */
+/** Characters of the stored ISO hour that name its bucket: `2026-11-22T08` (hour), `2026-11-22` (day). */
 const BUCKET_PREFIX: Record<UsageBucket, number> = { hour: 13, day: 10 };
 
 /**
  * Requests per key and bucket in [from, to) for a chart: hours for a day, hours or days for a
- * week. Reads the rows written so far (a process's unwritten last minute is not included).
+ * week. Reads the rows written so far (what a process counted since its last flush is not included).
  */
 export async function usageSeries(
   db: Kysely<DB>,
@@ -198,13 +199,13 @@ export async function usageSeries(
     .select([
       'api_usage.key_id as key_id',
       'api_keys.name as name',
-      sql<string>`substr(api_usage.minute, 1, ${sql.lit(prefix)})`.as('bucket'),
+      sql<string>`substr(api_usage.hour, 1, ${sql.lit(prefix)})`.as('bucket'),
       sql<string | number>`sum(api_usage.requests)`.as('requests'),
     ])
     .where('api_usage.workspace_id', '=', workspaceId)
-    .where('api_usage.minute', '>=', new Date(start).toISOString())
-    .where('api_usage.minute', '<', new Date(range.to).toISOString())
-    .groupBy(['api_usage.key_id', 'api_keys.name', sql`substr(api_usage.minute, 1, ${sql.lit(prefix)})`])
+    .where('api_usage.hour', '>=', new Date(start).toISOString())
+    .where('api_usage.hour', '<', new Date(range.to).toISOString())
+    .groupBy(['api_usage.key_id', 'api_keys.name', sql`substr(api_usage.hour, 1, ${sql.lit(prefix)})`])
     .execute();
   const index = new Map(buckets.map((b, i) => [b.slice(0, prefix), i]));
   const byKey = new Map<string, UsageSeries['keys'][number]>();

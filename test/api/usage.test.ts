@@ -7,7 +7,7 @@ import { usageSeries } from '../../src/store/usage.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness, TEST_SECRET } from '../helpers/harness.js';
 
-const MINUTE = 60_000;
+const HOUR = 3_600_000;
 
 for (const dialect of DIALECTS) {
   describe(`API usage counting [${dialect}]`, () => {
@@ -48,22 +48,22 @@ for (const dialect of DIALECTS) {
       assert.equal(await storedTotal(keyId), 4);
     });
 
-    it('each minute is its own row, and a flush adds to the rows already written', async () => {
+    it('each hour is one row per key, and a flush adds to the row already written', async () => {
       const { key, keyId } = await h.key(ws);
       const start = h.clock();
       await h.get('/api/v1/scopes', key);
-      h.clock.advance(MINUTE);
+      h.clock.advance(HOUR);
       await h.get('/api/v1/scopes', key);
       await h.get('/api/v1/scopes', key);
       await h.services.usage.flush();
       await h.get('/api/v1/scopes', key);
       await h.services.usage.flush();
-      const rows = (await storedRows()).filter((r) => r.key_id === keyId).sort((a, b) => a.minute.localeCompare(b.minute));
+      const rows = (await storedRows()).filter((r) => r.key_id === keyId).sort((a, b) => a.hour.localeCompare(b.hour));
       assert.deepEqual(
-        rows.map((r) => [r.minute, Number(r.requests)]),
+        rows.map((r) => [r.hour, Number(r.requests)]),
         [
-          [new Date(Math.floor(start / MINUTE) * MINUTE).toISOString(), 1],
-          [new Date(Math.floor(start / MINUTE) * MINUTE + MINUTE).toISOString(), 3],
+          [new Date(Math.floor(start / HOUR) * HOUR).toISOString(), 1],
+          [new Date(Math.floor(start / HOUR) * HOUR + HOUR).toISOString(), 3],
         ],
       );
     });
