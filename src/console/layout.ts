@@ -2,6 +2,7 @@
 import type { FastifyReply } from 'fastify';
 import type { PageContext } from './context.js';
 import { type Html, html } from './html.js';
+import { assetUrl } from './pages/assets.js';
 
 export type NavKey = 'overview' | 'keys' | 'webhooks' | 'audit' | 'modules' | 'admins';
 
@@ -34,8 +35,8 @@ function document(title: string, inner: Html): Html {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · wsops console</title>
-<link rel="stylesheet" href="/console/assets/console.css">
-<script src="/console/assets/console.js" defer></script>
+<link rel="stylesheet" href="${assetUrl('console.css')}">
+<script src="${assetUrl('console.js')}" defer></script>
 </head>
 <body>
 ${inner}
@@ -72,6 +73,14 @@ export function layout(ctx: PageContext, options: PageOptions): Html {
 /** A page without navigation (sign-in, set password, errors before sign-in). */
 export function bareLayout(title: string, body: Html): Html {
   return document(title, html`<main id="main" class="bare"><h1>${title}</h1>${body}</main>`);
+}
+
+/** A page that only says something (an error, a refusal), with one way onward. */
+export function messagePage(title: string, text: string, link?: { href: string; label: string }): Html {
+  return bareLayout(
+    title,
+    html`<div class="card"><p>${text}</p>${link ? html`<p><a class="button" href="${link.href}">${link.label}</a></p>` : ''}</div>`,
+  );
 }
 
 /** Sends a rendered page: HTML, never cached (pages may show a secret once). */
