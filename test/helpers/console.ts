@@ -35,7 +35,11 @@ export function encodeForm(form: Record<string, string | string[]>): string {
   return params.toString();
 }
 
-function toResponse(res: { statusCode: number; headers: Record<string, string | string[] | number | undefined>; body: string }): PageResponse {
+function toResponse(res: {
+  statusCode: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  body: string;
+}): PageResponse {
   return { status: res.statusCode, headers: res.headers, body: res.body, location: String(res.headers.location ?? '') };
 }
 
@@ -78,7 +82,7 @@ export async function signedInAdmin(harness: Harness, workspaceId: string, optio
       return toResponse(await harness.app.inject({ method: 'GET', url, headers: { cookie, ...headers } }));
     },
     async post(url, form = {}, headers = {}) {
-      const body = '_csrf' in form ? { ...form } : { _csrf: csrf, ...form };
+      const body: Record<string, string | string[]> = '_csrf' in form ? { ...form } : { _csrf: csrf, ...form };
       if (body._csrf === '') delete body._csrf;
       return toResponse(
         await harness.app.inject({
