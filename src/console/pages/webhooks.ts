@@ -99,6 +99,7 @@ function registerForm(ctx: PageContext, values: RegisterValues, errors: FieldErr
       ? 'Development mode: http, any port and private addresses are allowed.'
       : 'An https URL on port 443 whose host is reachable from the public internet.',
   })}
+  <p class="error live-error" id="f-url-live" aria-live="polite" hidden></p>
   <fieldset class="field${scopeError ? ' has-error' : ''}" id="f-scopes"${scopeError ? html` aria-describedby="f-scopes-error"` : ''}>
     <legend>Scopes</legend>
     <p class="hint">Read scopes only. Each event needs the scope of its module.</p>
