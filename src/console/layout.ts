@@ -75,6 +75,27 @@ export function bareLayout(title: string, body: Html): Html {
   return document(title, html`<main id="main" class="bare"><h1>${title}</h1>${body}</main>`);
 }
 
+/** A time as `2026-11-22 08:00 UTC` in a <time> element; `empty` when there is none. */
+export function formatTime(iso: string | null | undefined, empty = '—'): Html {
+  if (!iso) return html`<span class="muted">${empty}</span>`;
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return html`${iso}`;
+  const text = `${d.toISOString().slice(0, 10)} ${d.toISOString().slice(11, 16)} UTC`;
+  return html`<time datetime="${d.toISOString()}">${text}</time>`;
+}
+
+export type BadgeTone = 'good' | 'warn' | 'bad' | 'neutral' | 'info';
+
+/** A status in words (colour only repeats what the word says). */
+export function badge(tone: BadgeTone, text: string): Html {
+  return html`<span class="badge badge-${tone}">${text}</span>`;
+}
+
+/** An empty state: what is missing and what to do next. */
+export function emptyState(title: string, text: string, action?: Html): Html {
+  return html`<div class="empty"><p class="empty-title">${title}</p><p>${text}</p>${action ?? ''}</div>`;
+}
+
 /** A page that only says something (an error, a refusal), with one way onward. */
 export function messagePage(title: string, text: string, link?: { href: string; label: string }): Html {
   return bareLayout(
