@@ -121,6 +121,8 @@ export class UsageCounter {
     for (const c of taken) add(c);
     for (const c of current.values()) add(c);
     const all = [...rows.values()];
+    // A process that served no request (a CLI command) writes nothing, not even the pruning.
+    if (all.length === 0) return;
     let written = 0;
     try {
       for (; written < all.length; written += BATCH_ROWS) {
