@@ -21,7 +21,7 @@ for (const dialect of DIALECTS) {
     });
     after(() => h.close());
 
-    const create = (form: Record<string, string | string[]>) =>
+    const create = (form: Record<string, string | readonly string[]>) =>
       admin.post('/console/keys', { name: 'Intranet sync', scopes: ['assets:read'], environment: 'test', days: '90', ...form });
 
     it('a created key is shown once with a copy button and a warning, works on the API, and later pages show only its key_id', async () => {

@@ -22,14 +22,14 @@ export interface SignedInAdmin {
   password: string;
   get(url: string, headers?: Record<string, string>): Promise<PageResponse>;
   /** POSTs a urlencoded form; `_csrf` is added unless the form sets it (set it to '' to omit it). */
-  post(url: string, form?: Record<string, string | string[]>, headers?: Record<string, string>): Promise<PageResponse>;
+  post(url: string, form?: Record<string, string | readonly string[]>, headers?: Record<string, string>): Promise<PageResponse>;
 }
 
 export const TEST_PASSWORD = 'correct horse battery staple';
 let counter = 0;
 
 /** URL-encodes a form, repeating a key for each value of an array (checkboxes). */
-export function encodeForm(form: Record<string, string | string[]>): string {
+export function encodeForm(form: Record<string, string | readonly string[]>): string {
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(form)) for (const one of Array.isArray(v) ? v : [v]) params.append(k, one);
   return params.toString();
@@ -82,7 +82,7 @@ export async function signedInAdmin(harness: Harness, workspaceId: string, optio
       return toResponse(await harness.app.inject({ method: 'GET', url, headers: { cookie, ...headers } }));
     },
     async post(url, form = {}, headers = {}) {
-      const body: Record<string, string | string[]> = '_csrf' in form ? { ...form } : { _csrf: csrf, ...form };
+      const body: Record<string, string | readonly string[]> = '_csrf' in form ? { ...form } : { _csrf: csrf, ...form };
       if (body._csrf === '') delete body._csrf;
       return toResponse(
         await harness.app.inject({

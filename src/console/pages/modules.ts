@@ -73,6 +73,24 @@ its webhook events) are refused.</p>
     );
   });
 
+  // The confirmation without JavaScript (with it, console.js asks through data-confirm).
+  scope.get('/modules/:module/uninstall', async (request, reply) => {
+    const ctx = pageContext(services, request);
+    const module = (request.params as { module: string }).module;
+    const info = MODULE_INFO.find((m) => m.module === module && !m.alwaysInstalled);
+    if (!info) throw new AppError('not_found', `There is no optional module called ${module.slice(0, 40)}.`);
+    const body = html`<div class="card stack">
+<p>You are about to uninstall <strong>${info.label}</strong>.</p>
+<p>Its records stay stored. Until you install it again, the API lists them as empty and answers 404 for a single record, and its actions are refused.</p>
+<form method="post" action="/console/modules/${info.module}/uninstall" class="actions">
+  ${csrfField(ctx)}
+  <button type="submit" class="button danger">Uninstall ${info.label}</button>
+  <a class="button" href="/console/modules">Cancel</a>
+</form>
+</div>`;
+    return sendHtml(reply, layout(ctx, { title: 'Uninstall module', nav: 'modules', body }));
+  });
+
   for (const action of ['install', 'uninstall'] as const) {
     scope.post(`/modules/:module/${action}`, async (request, reply) => {
       const ctx = pageContext(services, request);
