@@ -1,3 +1,52 @@
+/* ==== C1: copy buttons, confirmations (progressive enhancement: every action also works without this) ==== */
+(() => {
+  // Copy buttons: <button data-copy="ID"> copies the value of the element with that id.
+  for (const button of document.querySelectorAll('button[data-copy]')) {
+    button.addEventListener('click', async () => {
+      const target = document.getElementById(button.getAttribute('data-copy'));
+      if (!target) return;
+      const text = 'value' in target ? target.value : target.textContent;
+      const label = button.textContent;
+      let copied = false;
+      try {
+        if (navigator.clipboard && window.isSecureContext) {
+          await navigator.clipboard.writeText(text);
+          copied = true;
+        }
+      } catch {
+        copied = false;
+      }
+      if (!copied) {
+        // Fallback: select the text so the user can press Ctrl+C / Cmd+C.
+        if (typeof target.select === 'function') {
+          target.focus();
+          target.select();
+          try {
+            copied = document.execCommand('copy');
+          } catch {
+            copied = false;
+          }
+        }
+      }
+      button.textContent = copied ? 'Copied' : 'Selected: press Ctrl+C';
+      button.setAttribute('aria-live', 'polite');
+      setTimeout(() => {
+        button.textContent = label;
+      }, 2500);
+    });
+  }
+  // Forms with data-confirm ask before they are sent.
+  for (const form of document.querySelectorAll('form[data-confirm]')) {
+    form.addEventListener('submit', (event) => {
+      if (!window.confirm(form.getAttribute('data-confirm'))) event.preventDefault();
+    });
+  }
+  // Selecting a secret's field selects all of it.
+  for (const input of document.querySelectorAll('input.secret-value')) {
+    input.addEventListener('focus', () => input.select());
+  }
+})();
+/* ==== end C1 ==== */
 /* ==== C2: webhooks (register-form live rules, delivery chart) ==== */
 (() => {
   // Cheap rules as the user types; the server checks every rule again on submit
