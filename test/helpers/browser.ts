@@ -174,10 +174,10 @@ interface AxeViolation {
 }
 
 /**
- * Runs axe-core in the page and fails on any serious or critical violation, listing each one
- * (rule, help, the elements). Injected with evaluate: the console's CSP forbids inline scripts.
+ * Runs axe-core in the page; returns its serious and critical violations in words (rule, help,
+ * the elements). Injected with evaluate: the console's CSP forbids inline scripts.
  */
-export async function axeCheck(page: Page, label = page.url()): Promise<void> {
+export async function axeViolations(page: Page, label = page.url()): Promise<string[]> {
   const loaded = await page.evaluate(() => typeof (globalThis as { axe?: unknown }).axe !== 'undefined');
   if (!loaded) await page.evaluate(AXE_SOURCE);
   const violations = await page.evaluate(async () => {
@@ -190,14 +190,18 @@ export async function axeCheck(page: Page, label = page.url()): Promise<void> {
       nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary })),
     }));
   });
-  const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  if (bad.length) {
-    const lines = bad.map(
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map(
       (v) =>
-        `  [${v.impact}] ${v.id}: ${v.help}\n${v.nodes.map((n) => `      at ${n.target.join(' ')}: ${n.failureSummary ?? ''}`).join('\n')}`,
+        `${label}: [${v.impact}] ${v.id}: ${v.help}\n${v.nodes.map((n) => `      at ${n.target.join(' ')}: ${(n.failureSummary ?? '').split('\n')[0]}`).join('\n')}`,
     );
-    throw new Error(`axe-core found ${bad.length} serious/critical violation(s) on ${label}:\n${lines.join('\n')}`);
-  }
+}
+
+/** Fails on any serious or critical axe-core violation, listing each one. */
+export async function axeCheck(page: Page, label = page.url()): Promise<void> {
+  const bad = await axeViolations(page, label);
+  if (bad.length) throw new Error(`axe-core found ${bad.length} serious/critical violation(s):\n${bad.join('\n')}`);
 }
 
 export const DESKTOP = { width: 1280, height: 800 };
