@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: prints a table of every benchmark and writes it to bench/results/latest.md.
- *   npm run bench -- [--records N] [--duration S] [--only read|webhooks|client] [--dialects sqlite,postgres]
+ *   npm run bench -- [--records N] [--duration S] [--only read|webhooks|client|console] [--dialects sqlite,postgres]
+ *     [--console-scale F] (console: records and delivery attempts are 1,000,000 × F)
  *   npm run bench -- --soak SECONDS [--records N] [--dialects sqlite|postgres]   the soak alone (bench/soak.ts)
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,6 +9,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { clientBench } from './client-bench.js';
+import { consoleBench } from './console-bench.js';
 import { ROOT } from './processes.js';
 import { readBench } from './read-bench.js';
 import { soakBench } from './soak.js';
@@ -104,6 +106,19 @@ if (only === 'all' || only === 'webhooks') {
     if (d !== 'sqlite') await dropPostgres('wsops_bench_webhooks');
   }
   sections.push(printTable('Webhooks', rows));
+}
+
+if (only === 'all' || only === 'console') {
+  const rows: Row[] = [];
+  const scale = Number(arg('console-scale', '1'));
+  const size = Math.round(1_000_000 * scale);
+  for (const d of dialects) {
+    const url = d === 'sqlite' ? `sqlite:${join(dataDir, 'console.db')}` : await freshPostgres('wsops_bench_console');
+    rows.push(...(await consoleBench({ databaseUrl: url, records: size, attempts: size, samples: 50, duration }, log)));
+    if (d === 'sqlite') rmSync(join(dataDir, 'console.db'), { force: true });
+    else await dropPostgres('wsops_bench_console');
+  }
+  sections.push(printTable('Console', rows));
 }
 
 mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });

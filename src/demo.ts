@@ -2,6 +2,7 @@ import { iso } from './clock.js';
 import { READ_SCOPES } from './registers/define.js';
 import { seedWorkspace } from './seed/seed.js';
 import type { Services } from './services.js';
+import { createAdminLink, signInUrl } from './store/admins.js';
 import { createKey } from './store/keys.js';
 import { createWorkspace, listWorkspaces } from './store/workspaces.js';
 
@@ -9,6 +10,8 @@ export interface DemoResult {
   workspaceId: string;
   key: string;
   records: number;
+  /** A one-time console sign-in link for the demo admin (valid 24 hours). */
+  consoleLink: string;
 }
 
 /**
@@ -36,5 +39,12 @@ export async function bootstrapDemo(services: Services): Promise<DemoResult | un
     maxKeys: services.config.maxKeys,
     dialect: services.database.dialect,
   });
-  return { workspaceId: ws.id, key: key.key, records: seeded.total };
+  const admin = await createAdminLink(services.database.db, {
+    workspaceId: ws.id,
+    email: 'demo.admin@example.com',
+    actor: 'demo',
+    now,
+    dialect: services.database.dialect,
+  });
+  return { workspaceId: ws.id, key: key.key, records: seeded.total, consoleLink: signInUrl(services.config.baseUrl, admin.token) };
 }

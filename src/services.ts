@@ -11,6 +11,7 @@ import { HotQueries } from './store/hot-queries.js';
 import { migrate } from './store/migrations.js';
 import { RecordStore } from './store/records.js';
 import { ensureServerSecret } from './store/settings.js';
+import { UsageCounter } from './store/usage.js';
 import { SecretBox } from './webhooks/secret-box.js';
 
 /** Everything a request or a command needs, built once at start and passed down explicitly. */
@@ -32,6 +33,8 @@ export interface Services {
   metrics: Metrics;
   /** Failed authentications per client address (WSOPS_AUTH_FAILURES_PER_MINUTE). */
   authFailureLimiter: RateLimiter;
+  /** API requests per key, counted in memory and written once a minute. */
+  usage: UsageCounter;
   clock: Clock;
   logger: Logger;
   close(): Promise<void>;
@@ -61,6 +64,8 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true }) : undefined;
     // Reported by /readyz; an unhandled 'error' event would only be printed by ioredis.
     redis?.on('error', () => {});
+    const clock = options.clock ?? systemClock;
+    const usage = new UsageCounter(database.db, clock, options.logger);
     return {
       config,
       database,
@@ -73,9 +78,11 @@ export async function createServices(config: Config, options: ServiceOptions = {
       redis,
       metrics: new Metrics(database),
       authFailureLimiter,
-      clock: options.clock ?? systemClock,
+      usage,
+      clock,
       logger: options.logger ?? silentLogger,
       async close() {
+        await usage.close().catch((err: unknown) => options.logger?.warn({ err }, 'could not write the last API usage counts'));
         await rateLimiter.close();
         redis?.disconnect();
         await authFailureLimiter.close();

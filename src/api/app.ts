@@ -2,6 +2,9 @@ import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyBaseLogger, type FastifyHttpOptions, type FastifyInstance, LogController } from 'fastify';
 import type { Config } from '../config.js';
+
+import { registerConsole } from '../console/plugin.js';
+
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
 import type { Logger } from '../logger.js';
@@ -26,6 +29,14 @@ export const BODY_PATH_PREFIXES: readonly string[] = ['/console'];
 function takesBody(url: string): boolean {
   const path = url.split('?', 1)[0] as string;
   return BODY_PATH_PREFIXES.some((p) => path === p || path.startsWith(p.endsWith('/') ? p : `${p}/`));
+}
+
+/** Where GET routes live: a write there is a 405; anywhere else there is nothing (404). */
+const READ_PATH_PREFIXES: readonly string[] = ['/api/v1', '/developers', '/healthz'];
+
+function servesReads(url: string): boolean {
+  const path = url.split('?', 1)[0] as string;
+  return READ_PATH_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`));
 }
 
 const requestId = () => `req_${randomBase62(20)}`;
@@ -98,8 +109,10 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
     reply.header('X-Content-Type-Options', 'nosniff');
     if (request.method !== 'GET' && request.method !== 'HEAD' && !takesBody(request.url)) {
       // Answered before the body is read; closing the connection drops whatever body follows.
-      reply.header('Allow', 'GET, HEAD');
       reply.header('Connection', 'close');
+      if (!servesReads(request.url))
+        return sendProblem(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]?.slice(0, 200)}.`);
+      reply.header('Allow', 'GET, HEAD');
       return sendProblem(reply, 'method_not_allowed', 'The API is read-only: every operation is a GET.');
     }
   });
@@ -138,5 +151,6 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
   app.get('/healthz', async (_request, reply) => reply.type('application/json; charset=utf-8').send('{"ok":true}'));
 
   registerReadRoutes(app, services);
+  registerConsole(app, services);
   return app;
 }

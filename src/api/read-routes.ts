@@ -29,6 +29,7 @@ export function idPattern(prefix: string): RegExp {
  */
 async function admit(services: Services, request: FastifyRequest, reply: FastifyReply): Promise<KeyContext> {
   const ctx = await authenticateThrottled(services, request, reply);
+  services.usage.count(ctx.workspaceId, ctx.keyId, services.clock());
   const limiter = services.rateLimiter;
   const decision = await limiter.take(ctx.keyId, services.clock());
   const window = Math.ceil(limiter.burst / limiter.perSecond);

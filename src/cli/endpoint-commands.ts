@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Services } from '../services.js';
 import { getWorkspace } from '../store/workspaces.js';
+import { sendTestEvent } from '../webhooks/deliveries.js';
 import { createEndpoint, disableEndpoint, enableEndpoint, listEndpoints, rotateSecret, verifyEndpoint } from '../webhooks/endpoints.js';
 import { checkRenewals } from '../webhooks/renewals.js';
 import { withServices } from './context.js';
@@ -69,50 +70,17 @@ export function endpointCommands(program: Command): void {
       print(!!opts.json, rotated, () => `new signing secret for ${rotated.id}: ${rotated.secret}\nThe secret is shown only now.`);
     });
 
-  program
-    .command('deliveries')
-    .description('delivery history: each attempt, its outcome, the next attempt time')
+  ep.command('test')
+    .description('send a signed endpoint.test event to one endpoint (never counted toward auto-disable)')
     .requiredOption('--workspace <id>', 'workspace id')
-    .option('--endpoint <id>', 'only this endpoint')
-    .option('--limit <n>', 'most recent attempts to show', '100')
+    .argument('<endpoint_id>', 'endpoint id')
     .option('--json', 'machine output')
-    .action(async (opts: { workspace: string; endpoint?: string; limit: string; json?: boolean }) => {
-      if (!/^\d+$/.test(opts.limit) || Number(opts.limit) < 1 || Number(opts.limit) > 10_000) {
-        throw new UsageError(`--limit must be a whole number from 1 to 10000; got "${opts.limit}"`);
-      }
-      const rows = await inWorkspace(opts.workspace, async (s) => {
-        let q = s.database.db
-          .selectFrom('delivery_attempts')
-          .select([
-            'id as delivery_id',
-            'event_id',
-            'event_type',
-            'endpoint_id',
-            'attempt',
-            'status_code',
-            'outcome',
-            'error_class',
-            'latency_ms',
-            'attempted_at',
-            'next_attempt_at',
-            'response_body',
-          ])
-          .where('workspace_id', '=', opts.workspace);
-        if (opts.endpoint) q = q.where('endpoint_id', '=', opts.endpoint);
-        return q.orderBy('attempted_at', 'desc').orderBy('attempt', 'desc').limit(Number(opts.limit)).execute();
-      });
-      print(!!opts.json, rows, () =>
-        table(rows, [
-          'attempted_at',
-          'delivery_id',
-          'event_type',
-          'endpoint_id',
-          'attempt',
-          'outcome',
-          'status_code',
-          'error_class',
-          'next_attempt_at',
-        ]),
+    .action(async (id: string, opts: { workspace: string; json?: boolean }) => {
+      const sent = await inWorkspace(opts.workspace, (s) => sendTestEvent(s, opts.workspace, id));
+      print(!!opts.json, sent, () =>
+        sent.endpoint_status === 'unverified'
+          ? `test event ${sent.event_id} queued for ${id}; it is delivered once the endpoint answers its verification.`
+          : `test event ${sent.event_id} queued for ${id}; see it with: wsops deliveries --workspace ${opts.workspace} --endpoint ${id}`,
       );
     });
 

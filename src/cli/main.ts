@@ -4,6 +4,9 @@ import { loadConfig } from '../config.js';
 import { openDatabase } from '../store/database.js';
 import { migrate } from '../store/migrations.js';
 import { actCommand } from './act-command.js';
+import { adminCommands } from './admin-commands.js';
+import { auditCommand } from './audit-command.js';
+import { deliveryCommands } from './delivery-commands.js';
 import { endpointCommands } from './endpoint-commands.js';
 import { keyCommands } from './key-commands.js';
 import { EXIT_USAGE, print, reportFailure } from './output.js';
@@ -39,6 +42,9 @@ keyCommands(program);
 recordCommands(program);
 actCommand(program);
 endpointCommands(program);
+adminCommands(program);
+deliveryCommands(program);
+auditCommand(program);
 program
   .command('openapi')
   .description('print the OpenAPI document of /api/v1')

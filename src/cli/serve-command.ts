@@ -40,7 +40,7 @@ export function serveCommand(program: Command): void {
       }
       if (config.demo) {
         const demo = await bootstrapDemo(services);
-        if (demo) printDemo(config.baseUrl, port, demo.workspaceId, demo.key, demo.records);
+        if (demo) printDemo(config.baseUrl, port, demo.workspaceId, demo.key, demo.records, demo.consoleLink);
       }
       const worker = opts.only === 'api' ? undefined : startWorker(services, { observer: services.metrics });
       let internal: FastifyInstance | undefined;
@@ -66,7 +66,7 @@ export function serveCommand(program: Command): void {
     });
 }
 
-function printDemo(baseUrl: string, port: number, workspaceId: string, key: string, records: number): void {
+function printDemo(baseUrl: string, port: number, workspaceId: string, key: string, records: number, consoleLink: string): void {
   const base = baseUrl.replace(/:\d+$/, `:${port}`);
   process.stdout.write(
     [
@@ -76,6 +76,8 @@ function printDemo(baseUrl: string, port: number, workspaceId: string, key: stri
       '',
       'Try it:',
       `  curl -H "Authorization: Bearer ${key}" "${base}/api/v1/assets?limit=2"`,
+      '',
+      `Console (one-time sign-in link for demo.admin@example.com, valid 24 hours): ${consoleLink.replace(baseUrl, base)}`,
       '',
     ].join('\n'),
   );

@@ -70,6 +70,8 @@ export interface KeySummary {
   revoked_at: string | null;
   last_used_at: string | null;
   status: 'valid' | 'expired' | 'revoked';
+  /** Who created it: `cli`, `console:<email>`, `demo` (null for keys from before this was kept). */
+  created_by: string | null;
 }
 
 export interface CreateKeyInput {
@@ -96,6 +98,7 @@ function summarize(row: DB['api_keys'], now: number): KeySummary {
     revoked_at: row.revoked_at,
     last_used_at: row.last_used_at,
     status,
+    created_by: row.created_by,
   };
 }
 

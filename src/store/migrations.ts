@@ -222,6 +222,113 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.alterTable('delivery_jobs').addColumn('locked_by', 'text').execute();
       },
     },
+    '0010_console_admins': {
+      async up(db: Kysely<unknown>) {
+        // Console admins. An address is an active admin of one workspace only (sign-in is email
+        // and password, no workspace picker); removed admins keep their row for the audit trail.
+        await db.schema
+          .createTable('console_admins')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id'))
+          .addColumn('email', 'text', (c) => c.notNull())
+          .addColumn('password_hash', 'text')
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addColumn('created_by', 'text', (c) => c.notNull())
+          .addColumn('removed_at', 'text')
+          .addColumn('last_sign_in_at', 'text')
+          .execute();
+        await db.schema
+          .createIndex('console_admins_active_email')
+          .on('console_admins')
+          .column('email')
+          .unique()
+          .where(sql.ref('removed_at'), 'is', null)
+          .execute();
+        await db.schema.createIndex('console_admins_workspace').on('console_admins').columns(['workspace_id']).execute();
+        // One-time links and sessions: only SHA-256 hashes of their tokens are stored.
+        await db.schema
+          .createTable('console_sign_in_links')
+          .addColumn('token_hash', 'text', (c) => c.primaryKey())
+          .addColumn('admin_id', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addColumn('expires_at', 'text', (c) => c.notNull())
+          .addColumn('used_at', 'text')
+          .execute();
+        await db.schema.createIndex('console_sign_in_links_admin').on('console_sign_in_links').columns(['admin_id']).execute();
+        await db.schema
+          .createTable('console_sessions')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('admin_id', 'text', (c) => c.notNull())
+          .addColumn('csrf_token', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addColumn('last_seen_at', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('console_sessions_admin').on('console_sessions').columns(['admin_id']).execute();
+      },
+    },
+    '0011_delivery_history': {
+      async up(db: Kysely<unknown>) {
+        // The console's per-endpoint delivery history, keyset-paged on (created_at, id) newest
+        // first: created_at never changes, so a job retried while someone pages never moves
+        // between pages. One index per filter (none, outcome = state, event type). The claim
+        // still walks delivery_jobs_due in order: it runs with enable_sort off on PostgreSQL
+        // (ADR 6), so these indexes cannot lure it into an endpoint scan plus a sort.
+        await db.schema
+          .createIndex('delivery_jobs_endpoint_history')
+          .on('delivery_jobs')
+          .columns(['endpoint_id', 'created_at', 'id'])
+          .execute();
+        await db.schema
+          .createIndex('delivery_jobs_endpoint_state')
+          .on('delivery_jobs')
+          .columns(['endpoint_id', 'state', 'created_at', 'id'])
+          .execute();
+        await db.schema
+          .createIndex('delivery_jobs_endpoint_type')
+          .on('delivery_jobs')
+          .columns(['endpoint_id', 'event_type', 'created_at', 'id'])
+          .execute();
+        // The 24 h / 7 d chart reads only this index (an index-only scan on PostgreSQL): time
+        // range of one endpoint, outcome and latency. It replaces the narrower endpoint index.
+        await db.schema
+          .createIndex('delivery_attempts_endpoint_stats')
+          .on('delivery_attempts')
+          .columns(['endpoint_id', 'attempted_at', 'outcome', 'latency_ms'])
+          .execute();
+        await db.schema.dropIndex('delivery_attempts_endpoint').execute();
+      },
+    },
+    '0012_usage_and_audit': {
+      async up(db: Kysely<unknown>) {
+        // API requests per key and hour, summed by every API process (src/store/usage.ts).
+        await db.schema
+          .createTable('api_usage')
+          .addColumn('workspace_id', 'text', (c) => c.notNull())
+          .addColumn('hour', 'text', (c) => c.notNull())
+          .addColumn('key_id', 'text', (c) => c.notNull())
+          .addColumn('requests', 'integer', (c) => c.notNull())
+          .addPrimaryKeyConstraint('api_usage_pk', ['workspace_id', 'hour', 'key_id'])
+          .execute();
+        await db.schema.createIndex('api_usage_hour').on('api_usage').columns(['hour']).execute();
+        // The audit trail is filtered by kind (the action's prefix) and by actor, and paged by
+        // seq: one index per filter keeps each page a range scan, however long the trail.
+        await db.schema.alterTable('audit_events').addColumn('kind', 'text').execute();
+        await db.schema.alterTable('audit_events').addColumn('actor_kind', 'text').execute();
+        const prefix =
+          dialect === 'sqlite'
+            ? sql`CASE WHEN instr(action, '.') > 0 THEN substr(action, 1, instr(action, '.') - 1) ELSE action END`
+            : sql`split_part(action, '.', 1)`;
+        await sql`UPDATE audit_events SET kind = ${prefix}, actor_kind = CASE
+          WHEN actor IN ('cli', 'operator') THEN 'operator'
+          WHEN actor LIKE 'console:%' THEN 'console'
+          WHEN actor LIKE 'key:%' THEN 'key'
+          ELSE actor END`.execute(db);
+        await sql`UPDATE audit_events SET kind = 'delivery' WHERE kind = 'deliveries'`.execute(db);
+        await db.schema.createIndex('audit_events_kind').on('audit_events').columns(['workspace_id', 'kind', 'seq']).execute();
+        await db.schema.createIndex('audit_events_actor_kind').on('audit_events').columns(['workspace_id', 'actor_kind', 'seq']).execute();
+        await db.schema.createIndex('audit_events_actor').on('audit_events').columns(['workspace_id', 'actor', 'seq']).execute();
+      },
+    },
   };
 }
 

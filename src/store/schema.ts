@@ -39,6 +39,52 @@ export interface AuditEventsTable {
   key_id: string | null;
   target: string | null;
   detail: string;
+  /** The action's prefix (`key`, `endpoint`...): set by recordAudit, backfilled by migration 0012. */
+  kind: string | null;
+  /** `operator` (CLI and internal API), `console`, `key`, `system`. */
+  actor_kind: string | null;
+}
+
+export interface ApiUsageTable {
+  workspace_id: string;
+  /** ISO 8601 start of the hour. */
+  hour: string;
+  key_id: string;
+  requests: number;
+}
+
+export interface ConsoleAdminsTable {
+  id: string;
+  workspace_id: string;
+  /** Lower-cased; unique among active admins across the deployment. */
+  email: string;
+  /** `scrypt$N$r$p$salt$hash`; null until the first link is followed. */
+  password_hash: string | null;
+  created_at: string;
+  /** The actor who added the admin (`cli`, `console:<email>`). */
+  created_by: string;
+  removed_at: string | null;
+  last_sign_in_at: string | null;
+}
+
+export interface ConsoleSignInLinksTable {
+  /** SHA-256 of the link's token. */
+  token_hash: string;
+  admin_id: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface ConsoleSessionsTable {
+  /** SHA-256 of the cookie value. */
+  id: string;
+  admin_id: string;
+  /** Synchronizer token carried by every POST form. */
+  csrf_token: string;
+  created_at: string;
+  /** Written at most every few minutes (idle expiry needs no finer grain). */
+  last_seen_at: string;
 }
 
 export interface RecordsTable {
@@ -142,4 +188,8 @@ export interface DB {
   api_keys: ApiKeysTable;
   audit_events: AuditEventsTable;
   records: RecordsTable;
+  console_admins: ConsoleAdminsTable;
+  console_sign_in_links: ConsoleSignInLinksTable;
+  console_sessions: ConsoleSessionsTable;
+  api_usage: ApiUsageTable;
 }

@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import { newId } from '../ids.js';
 import { insertBatches } from '../store/insert-batches.js';
 import type { DB } from '../store/schema.js';
-import { EVENT_TYPES, type EventType, eventData, VERIFICATION_EVENT } from './event-types.js';
+import { EVENT_TYPES, type EventType, eventData, TEST_EVENT, VERIFICATION_EVENT } from './event-types.js';
 
 export interface EmittedEvent {
   id: string;
@@ -96,10 +96,20 @@ export async function emitEvent(trx: Kysely<DB>, workspaceId: string, type: Even
   return emitted as EmittedEvent;
 }
 
-/** The signed challenge sent to one endpoint after registration or re-verification. */
-export async function emitVerification(trx: Kysely<DB>, workspaceId: string, endpointId: string, challenge: string, now: number) {
-  const row = eventRow(workspaceId, VERIFICATION_EVENT, eventData.verification(endpointId, challenge), new Date(now).toISOString());
+/** An event for one endpoint only, needing no subscription (verification, test). */
+async function emitToEndpoint(trx: Kysely<DB>, workspaceId: string, endpointId: string, type: string, data: unknown, now: number) {
+  const row = eventRow(workspaceId, type, data, new Date(now).toISOString());
   await insertBatches(trx, 'events', [row]);
-  await insertBatches(trx, 'delivery_jobs', jobRows(workspaceId, row.id, VERIFICATION_EVENT, [endpointId], row.created_at));
-  return { id: row.id, type: VERIFICATION_EVENT, jobs: 1 };
+  await insertBatches(trx, 'delivery_jobs', jobRows(workspaceId, row.id, type, [endpointId], row.created_at));
+  return { id: row.id, type, jobs: 1 };
+}
+
+/** The signed challenge sent to one endpoint after registration or re-verification. */
+export function emitVerification(trx: Kysely<DB>, workspaceId: string, endpointId: string, challenge: string, now: number) {
+  return emitToEndpoint(trx, workspaceId, endpointId, VERIFICATION_EVENT, eventData.verification(endpointId, challenge), now);
+}
+
+/** A signed `endpoint.test` for one endpoint, on demand (console or CLI); outside the eight event types. */
+export function emitTestEvent(trx: Kysely<DB>, workspaceId: string, endpointId: string, now: number): Promise<EmittedEvent> {
+  return emitToEndpoint(trx, workspaceId, endpointId, TEST_EVENT, eventData.test(endpointId), now);
 }

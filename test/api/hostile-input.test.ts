@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { buildInternalApp } from '../../src/api/internal-app.js';
 import { REGISTERS } from '../../src/registers/catalogue.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
@@ -20,7 +21,7 @@ function assertProblem(res: { status: number; headers: Record<string, unknown>; 
   const p = JSON.parse(res.body);
   assert.equal(p.status, status);
   assert.equal(p.code, code);
-  assert.equal(p.type, `https://wsops.dev/problems/${code}`);
+  assert.match(p.type, new RegExp(`^https?://[^/#]+/developers/errors#${code}$`), 'the type resolves to the error catalogue page');
   assert.ok(p.title && p.detail);
   assert.match(p.request_id, /^req_/);
   assert.equal(res.headers['request-id'], p.request_id, 'Request-Id header matches the body');
@@ -74,9 +75,11 @@ for (const dialect of DIALECTS) {
         });
       }
 
-      it('the internal API refuses a workspace_id that is not wsp_ followed by letters and digits (NUL included) with 400, never a 5xx', async () => {
+      it('the internal API refuses a workspace_id that is not wsp_ followed by letters and digits (NUL included) with 400, never a 5xx', async (t) => {
+        const internal = buildInternalApp(h.services);
+        t.after(() => internal.close());
         for (const workspaceId of ['wsp_\u0000', `${ws}\u0000`, 'wsp_\ud800', 'x'.repeat(50), `${ws} `]) {
-          const res = await h.app.inject({
+          const res = await internal.inject({
             method: 'POST',
             url: '/internal/v1/actions/asset.return',
             headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/json' },
@@ -85,7 +88,7 @@ for (const dialect of DIALECTS) {
           const p = assertProblem({ status: res.statusCode, headers: res.headers, body: res.body }, 400, 'invalid_parameter');
           assert.equal(p.param, 'workspace_id');
         }
-        const res = await h.app.inject({
+        const res = await internal.inject({
           method: 'POST',
           url: '/internal/v1/actions/asset.return',
           headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/json' },

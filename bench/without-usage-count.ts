@@ -1,0 +1,10 @@
+/**
+ * Preloaded by the console bench into every server it starts for the counting comparison
+ * (`node --import tsx --import ./bench/without-usage-count.ts bin/wsops serve`), so both
+ * variants load the code the same way. With WSOPS_BENCH_COUNTING=off it switches the per-key
+ * request counter off, so benchmark (a) can be measured with and without it. Never used by
+ * the product.
+ */
+import { UsageCounter } from '../src/store/usage.js';
+
+if (process.env.WSOPS_BENCH_COUNTING === 'off') UsageCounter.prototype.count = () => {};

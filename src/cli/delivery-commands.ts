@@ -1,0 +1,117 @@
+/**
+ * `wsops deliveries`: the delivery history as attempts (the contract's shape, unchanged), and
+ * its subcommands `resend` and `recover`. Commander hands options written after a subcommand's
+ * name to the parent first when the parent knows them, so `--workspace`, `--endpoint` and
+ * `--json` are read from the merged options (optsWithGlobals) and checked here.
+ */
+import type { Command } from 'commander';
+import type { Services } from '../services.js';
+import { getWorkspace } from '../store/workspaces.js';
+import { recoverFailed, resendDelivery } from '../webhooks/deliveries.js';
+import { withServices } from './context.js';
+import { print, table, UsageError } from './output.js';
+
+interface DeliveriesOptions {
+  workspace?: string;
+  endpoint?: string;
+  limit: string;
+  json?: boolean;
+  since?: string;
+}
+
+async function inWorkspace<T>(workspaceId: string, fn: (s: Services) => Promise<T>): Promise<T> {
+  return withServices(async (s) => {
+    await getWorkspace(s.database.db, workspaceId);
+    return fn(s);
+  });
+}
+
+function required(value: string | undefined, flag: string): string {
+  if (!value) throw new UsageError(`required option '${flag}' not specified`);
+  return value;
+}
+
+export function deliveryCommands(program: Command): void {
+  const deliveries = program
+    .command('deliveries')
+    .description('delivery history: each attempt, its outcome, the next attempt time (subcommands: resend, recover)')
+    .option('--workspace <id>', 'workspace id (required)')
+    .option('--endpoint <id>', 'only this endpoint')
+    .option('--limit <n>', 'most recent attempts to show', '100')
+    .option('--json', 'machine output')
+    .action(async (opts: DeliveriesOptions) => {
+      const workspace = required(opts.workspace, '--workspace <id>');
+      if (!/^\d+$/.test(opts.limit) || Number(opts.limit) < 1 || Number(opts.limit) > 10_000) {
+        throw new UsageError(`--limit must be a whole number from 1 to 10000; got "${opts.limit}"`);
+      }
+      const rows = await inWorkspace(workspace, async (s) => {
+        let q = s.database.db
+          .selectFrom('delivery_attempts')
+          .select([
+            'id as delivery_id',
+            'event_id',
+            'event_type',
+            'endpoint_id',
+            'attempt',
+            'status_code',
+            'outcome',
+            'error_class',
+            'latency_ms',
+            'attempted_at',
+            'next_attempt_at',
+            'response_body',
+          ])
+          .where('workspace_id', '=', workspace);
+        if (opts.endpoint) q = q.where('endpoint_id', '=', opts.endpoint);
+        return q.orderBy('attempted_at', 'desc').orderBy('attempt', 'desc').limit(Number(opts.limit)).execute();
+      });
+      print(!!opts.json, rows, () =>
+        table(rows, [
+          'attempted_at',
+          'delivery_id',
+          'event_type',
+          'endpoint_id',
+          'attempt',
+          'outcome',
+          'status_code',
+          'error_class',
+          'next_attempt_at',
+        ]),
+      );
+    });
+
+  deliveries
+    .command('resend')
+    .description('attempt one delivery again now: a new delivery id, the same event id (refused while the endpoint is disabled)')
+    .option('--workspace <id>', 'workspace id (required)')
+    .option('--endpoint <id>', 'endpoint id (required)')
+    .option('--json', 'machine output')
+    .argument('<delivery_id>', 'a delivery id (dlv_…) from wsops deliveries, or its job id')
+    .action(async (deliveryId: string, _opts: DeliveriesOptions, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<DeliveriesOptions>();
+      const workspace = required(opts.workspace, '--workspace <id>');
+      const endpoint = required(opts.endpoint, '--endpoint <id>');
+      const resent = await inWorkspace(workspace, (s) => resendDelivery(s, workspace, endpoint, deliveryId));
+      print(
+        !!opts.json,
+        resent,
+        () => `event ${resent.event_id} (${resent.event_type}) is due again now for ${endpoint}; a worker makes the new attempt.`,
+      );
+    });
+
+  deliveries
+    .command('recover')
+    .description('attempt again every delivery of the endpoint that spent all its attempts, for events since a time')
+    .option('--workspace <id>', 'workspace id (required)')
+    .option('--endpoint <id>', 'endpoint id (required)')
+    .requiredOption('--since <time>', 'ISO 8601 date and time, e.g. 2026-11-21T08:00:00Z')
+    .option('--json', 'machine output')
+    .action(async (_opts: DeliveriesOptions, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<DeliveriesOptions>();
+      const workspace = required(opts.workspace, '--workspace <id>');
+      const endpoint = required(opts.endpoint, '--endpoint <id>');
+      const since = required(opts.since, '--since <time>');
+      const result = await inWorkspace(workspace, (s) => recoverFailed(s, workspace, endpoint, since));
+      print(!!opts.json, result, () => `${result.recovered} failed deliveries since ${result.since} are due again now.`);
+    });
+}

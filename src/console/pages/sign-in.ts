@@ -1,0 +1,177 @@
+/**
+ * Sign-in (email and password), the one-time link where an admin chooses a password, and
+ * sign-out. Wrong passwords are throttled per account and per client address; the refusal
+ * says when to try again.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { AppError } from '../../errors.js';
+import type { Services } from '../../services.js';
+import { checkLink, createSession, endSession, MIN_PASSWORD_LENGTH, redeemLink, verifyPassword } from '../../store/admins.js';
+import { type FieldErrors, formError, formValue, textField } from '../forms.js';
+import { type Html, html } from '../html.js';
+import { bareLayout, messagePage, sendHtml } from '../layout.js';
+import { clearSessionCookie, currentSession, requireCsrf, requireSession, safeNext, setSessionCookie } from '../session.js';
+import { failureCounter } from '../throttle.js';
+
+const WINDOW_MS = 15 * 60_000;
+/** Failures allowed per account (email) and per client address in 15 minutes. */
+export const SIGN_IN_LIMITS = { perAccount: 5, perAddress: 20, windowMs: WINDOW_MS } as const;
+
+function signInForm(values: { email: string; next: string }, errors?: FieldErrors): Html {
+  return bareLayout(
+    'Sign in',
+    html`<form method="post" action="/console/sign-in" class="card stack" novalidate>
+  <p class="lead">Sign in to manage your workspace's API keys, webhooks, modules and admins.</p>
+  ${formError(errors)}
+  <input type="hidden" name="next" value="${values.next}">
+  ${textField({ name: 'email', label: 'Email', type: 'email', value: values.email, errors, required: true, attrs: html`autocomplete="username" autofocus` })}
+  ${textField({ name: 'password', label: 'Password', type: 'password', errors, required: true, attrs: html`autocomplete="current-password"` })}
+  <button type="submit" class="button primary">Sign in</button>
+  <p class="hint">Forgotten your password, or never set one? Ask another admin of your workspace for a new sign-in link,
+  or your operator to run <code>wsops admin create</code> with your address again.</p>
+</form>`,
+  );
+}
+
+function passwordForm(token: string, email: string, errors?: FieldErrors): Html {
+  return bareLayout(
+    'Choose a password',
+    html`<form method="post" action="/console/link/${token}" class="card stack" novalidate>
+  <p class="lead">You are signing in as <strong>${email}</strong>. Choose a password for the next times you sign in.</p>
+  ${formError(errors)}
+  <input type="text" name="username" value="${email}" autocomplete="username" hidden readonly>
+  ${textField({
+    name: 'password',
+    label: 'New password',
+    type: 'password',
+    hint: `At least ${MIN_PASSWORD_LENGTH} characters. A few unrelated words make a good one.`,
+    errors,
+    required: true,
+    attrs: html`autocomplete="new-password" minlength="${MIN_PASSWORD_LENGTH}" autofocus`,
+  })}
+  ${textField({ name: 'confirm', label: 'Repeat the password', type: 'password', errors, required: true, attrs: html`autocomplete="new-password"` })}
+  <button type="submit" class="button primary">Set password and sign in</button>
+</form>`,
+  );
+}
+
+function minutes(seconds: number): string {
+  const m = Math.ceil(seconds / 60);
+  return m <= 1 ? 'about a minute' : `${m} minutes`;
+}
+
+export function registerSignInPages(scope: FastifyInstance, services: Services): void {
+  const accounts = failureCounter(
+    services.config.redisUrl,
+    { limit: SIGN_IN_LIMITS.perAccount, windowMs: WINDOW_MS },
+    'wsops:signin:account:',
+  );
+  const addresses = failureCounter(
+    services.config.redisUrl,
+    { limit: SIGN_IN_LIMITS.perAddress, windowMs: WINDOW_MS },
+    'wsops:signin:address:',
+  );
+  scope.addHook('onClose', async () => {
+    await accounts.close();
+    await addresses.close();
+  });
+
+  scope.get('/sign-in', async (request, reply) => {
+    const next = safeNext((request.query as Record<string, string | undefined>).next);
+    if (await currentSession(services, request)) return reply.redirect(next, 303);
+    return sendHtml(reply, signInForm({ email: '', next }));
+  });
+
+  scope.post('/sign-in', async (request, reply) => {
+    const email = formValue(request.body, 'email').trim().toLowerCase();
+    const password = formValue(request.body, 'password');
+    const next = safeNext(formValue(request.body, 'next'));
+    const now = services.clock();
+    if (!email || !password) {
+      const errors: FieldErrors = {};
+      if (!email) errors.email = 'Enter the email address you were invited with.';
+      if (!password) errors.password = 'Enter your password.';
+      return sendHtml(reply, signInForm({ email, next }, errors), 400);
+    }
+    const wait = Math.max(await accounts.blockedFor(email, now), await addresses.blockedFor(request.ip, now));
+    if (wait > 0) {
+      reply.header('retry-after', String(wait));
+      return sendHtml(
+        reply,
+        signInForm(
+          { email, next },
+          { _form: `Too many wrong passwords. For your security, sign-in is paused: try again in ${minutes(wait)}.` },
+        ),
+        429,
+      );
+    }
+    const admin = await verifyPassword(services.database.db, email, password);
+    if (!admin) {
+      await accounts.fail(email, now);
+      await addresses.fail(request.ip, now);
+      return sendHtml(
+        reply,
+        signInForm({ email, next }, { _form: 'That email and password do not match. Check both and try again.' }),
+        401,
+      );
+    }
+    const session = await createSession(services.database.db, admin.id, now);
+    setSessionCookie(reply, services, session);
+    return reply.redirect(next, 303);
+  });
+
+  scope.get('/link/:token', async (request, reply) => {
+    const { token } = request.params as { token: string };
+    // The token is in the URL: no page reached from here may learn it through Referer.
+    reply.header('referrer-policy', 'no-referrer');
+    const state = await checkLink(services.database.db, token, services.clock());
+    if (!state.ok) return sendHtml(reply, linkRefused(state.reason), 410);
+    return sendHtml(reply, passwordForm(token, state.admin.email));
+  });
+
+  scope.post('/link/:token', async (request, reply) => {
+    const { token } = request.params as { token: string };
+    reply.header('referrer-policy', 'no-referrer');
+    const now = services.clock();
+    const state = await checkLink(services.database.db, token, now);
+    if (!state.ok) return sendHtml(reply, linkRefused(state.reason), 410);
+    const password = formValue(request.body, 'password');
+    const confirm = formValue(request.body, 'confirm');
+    if (password.length < MIN_PASSWORD_LENGTH) {
+      return sendHtml(
+        reply,
+        passwordForm(token, state.admin.email, { password: `The password must be at least ${MIN_PASSWORD_LENGTH} characters long.` }),
+        400,
+      );
+    }
+    if (password !== confirm) {
+      return sendHtml(
+        reply,
+        passwordForm(token, state.admin.email, { confirm: 'The two passwords are not the same. Type them again.' }),
+        400,
+      );
+    }
+    try {
+      const { session } = await redeemLink(services.database.db, token, password, now);
+      setSessionCookie(reply, services, session);
+      return reply.redirect('/console', 303);
+    } catch (err) {
+      if (err instanceof AppError && err.extra.param === 'password') {
+        return sendHtml(reply, passwordForm(token, state.admin.email, { password: err.message }), 400);
+      }
+      if (err instanceof AppError) return sendHtml(reply, linkRefused(err.message), 410);
+      throw err;
+    }
+  });
+
+  scope.post('/sign-out', { preHandler: [requireSession(services), requireCsrf] }, async (request, reply: FastifyReply) => {
+    const session = request.consoleSession;
+    if (session) await endSession(services.database.db, session.id);
+    clearSessionCookie(reply, services);
+    return reply.redirect('/console/sign-in', 303);
+  });
+}
+
+function linkRefused(reason: string): Html {
+  return messagePage('Sign-in link not usable', reason, { href: '/console/sign-in', label: 'Go to sign-in' });
+}

@@ -1,0 +1,353 @@
+/**
+ * Webhook endpoints in the console: the list, the register form, and one endpoint's page with
+ * its actions and chart. Every rule is the domain's (createEndpoint, url-safety.ts,
+ * checkSubscription, the state machine in endpoints.ts); the page only shows and submits.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../errors.js';
+import { READ_SCOPES } from '../../registers/define.js';
+import type { Services } from '../../services.js';
+import { deliveryStats, heldCount, type StatsBucket, type StatsWindow, sendTestEvent } from '../../webhooks/deliveries.js';
+import {
+  createEndpoint,
+  DEFAULT_ROTATION_GRACE_HOURS,
+  disableEndpoint,
+  type EndpointView,
+  enableEndpoint,
+  listEndpoints,
+  MAX_DELIVERING_ENDPOINTS,
+  rotateSecret,
+  verifyEndpoint,
+} from '../../webhooks/endpoints.js';
+import { EVENT_TYPES, SUBSCRIBABLE_EVENTS } from '../../webhooks/event-types.js';
+import { FAILURES_BEFORE_DISABLE } from '../../webhooks/schedule.js';
+import { type PageContext, pageContext } from '../context.js';
+import { type FieldErrors, formError, formValue, formValues, textField } from '../forms.js';
+import { type Html, html, raw } from '../html.js';
+import { csrfField, layout, sendHtml } from '../layout.js';
+
+type IdParams = { Params: { id: string } };
+
+/** A timestamp in UTC, readable, with the machine value kept. */
+export function when(iso: string | null): Html {
+  if (!iso) return html`<span class="muted">—</span>`;
+  return html`<time datetime="${iso}">${iso.slice(0, 19).replace('T', ' ')} UTC</time>`;
+}
+
+export function stateBadge(e: Pick<EndpointView, 'status'>): Html {
+  const words = { unverified: 'Awaiting verification', active: 'Active', disabled: 'Disabled' } as const;
+  const tone = { unverified: 'warn', active: 'ok', disabled: 'bad' } as const;
+  return html`<span class="badge badge-${tone[e.status]}">${words[e.status]}</span>`;
+}
+
+export function disabledReason(e: EndpointView): string {
+  if (e.status !== 'disabled') return '';
+  if (e.disabled_reason === 'failures') return `Disabled after ${FAILURES_BEFORE_DISABLE} failed deliveries in a row.`;
+  return 'Disabled by a person (in the console or with the CLI).';
+}
+
+function verification(e: EndpointView): Html {
+  if (e.verified_at) return html`Verified ${when(e.verified_at)}`;
+  return html`Not verified yet: it must answer the signed <code>endpoint.verification</code> with a 2xx.`;
+}
+
+/** Loads one endpoint of the admin's workspace; another workspace's id is simply not found. */
+export async function endpointOf(ctx: PageContext, id: string): Promise<EndpointView | undefined> {
+  const all = await listEndpoints(ctx.services, ctx.admin.workspaceId);
+  return all.find((e) => e.id === id);
+}
+
+export function notFound(ctx: PageContext, reply: FastifyReply, what = 'webhook endpoint'): FastifyReply {
+  return sendHtml(
+    reply,
+    layout(ctx, {
+      title: 'Not found',
+      nav: 'webhooks',
+      body: html`<p>There is no such ${what} in ${ctx.admin.workspaceName}.</p><p><a href="/console/webhooks">Back to webhooks</a></p>`,
+    }),
+    404,
+  );
+}
+
+function scopeDescription(scope: string): string {
+  const register = scope.replace(/:read$/, '');
+  const events = SUBSCRIBABLE_EVENTS.filter((e) => EVENT_TYPES[e].scope === scope);
+  return `Read the ${register} module${events.length ? `; needed for ${events.join(', ')}` : ''}.`;
+}
+
+interface RegisterValues {
+  url: string;
+  scopes: string[];
+  events: string[];
+}
+
+function registerForm(ctx: PageContext, values: RegisterValues, errors: FieldErrors = {}): Html {
+  const allowPrivate = ctx.services.config.allowPrivateWebhooks;
+  const scopeError = errors.scopes;
+  const eventError = errors.events;
+  return html`<form method="post" action="/console/webhooks/new" class="stack" novalidate data-webhook-form data-allow-private="${allowPrivate ? 'true' : 'false'}">
+  ${csrfField(ctx)}
+  ${formError(errors)}
+  ${textField({
+    name: 'url',
+    label: 'Endpoint URL',
+    type: 'url',
+    value: values.url,
+    required: true,
+    errors,
+    hint: allowPrivate
+      ? 'Development mode: http, any port and private addresses are allowed.'
+      : 'An https URL on port 443 whose host is reachable from the public internet.',
+  })}
+  <p class="error live-error" id="f-url-live" aria-live="polite" hidden></p>
+  <fieldset class="field${scopeError ? ' has-error' : ''}" id="f-scopes"${scopeError ? html` aria-describedby="f-scopes-error"` : ''}>
+    <legend>Scopes</legend>
+    <p class="hint">Read scopes only. Each event needs the scope of its module.</p>
+    ${READ_SCOPES.map(
+      (s) => html`<label class="check"><input type="checkbox" name="scopes" value="${s}"${values.scopes.includes(s) ? html` checked` : ''}>
+      <span><code>${s}</code> <span class="hint">${scopeDescription(s)}</span></span></label>`,
+    )}
+    ${scopeError ? html`<p class="error" id="f-scopes-error">${scopeError}</p>` : ''}
+  </fieldset>
+  <fieldset class="field${eventError ? ' has-error' : ''}" id="f-events"${eventError ? html` aria-describedby="f-events-error"` : ''}>
+    <legend>Event types</legend>
+    ${SUBSCRIBABLE_EVENTS.map(
+      (
+        e,
+      ) => html`<label class="check"><input type="checkbox" name="events" value="${e}" data-scope="${EVENT_TYPES[e].scope}"${values.events.includes(e) ? html` checked` : ''}>
+      <span><code>${e}</code> <span class="hint">${EVENT_TYPES[e].description} Needs <code>${EVENT_TYPES[e].scope}</code>.</span></span></label>`,
+    )}
+    <p class="error live-error" id="f-events-live" aria-live="polite" hidden></p>
+    ${eventError ? html`<p class="error" id="f-events-error">${eventError}</p>` : ''}
+  </fieldset>
+  <p><button type="submit" class="primary">Register endpoint</button> <a href="/console/webhooks">Cancel</a></p>
+</form>`;
+}
+
+/** The secret page, after registration or rotation: shown once, never cached. */
+function secretPanel(secret: string, lead: string): Html {
+  return html`<div class="secret-once" role="region" aria-label="Signing secret">
+  <p>${lead}</p>
+  <p class="warning"><strong>Copy it now: it is shown only once.</strong> It signs every delivery (<code>X-Service-Signature</code>); keep it in your receiver's secret store.</p>
+  <div class="copy-row"><input type="text" readonly id="secret-value" value="${secret}" aria-label="Signing secret">
+  <button type="button" class="copy" data-copy="#secret-value">Copy</button></div>
+</div>`;
+}
+
+const NOTICES: Record<string, { kind: 'success' | 'error' | 'info'; text: string }> = {
+  disabled: { kind: 'success', text: 'Endpoint disabled. Deliveries it still owes are held until it is switched on.' },
+  enabled: { kind: 'success', text: 'Endpoint switched on: a new verification was sent. It becomes active when it answers with a 2xx.' },
+  verification_sent: { kind: 'success', text: 'A new verification was sent.' },
+  test_sent: { kind: 'success', text: 'Test event queued: a signed endpoint.test delivery. It shows in the deliveries in a few seconds.' },
+  test_waiting: { kind: 'info', text: 'Test event queued; it is delivered once the endpoint answers its verification.' },
+};
+
+function statsTable(buckets: readonly StatsBucket[]): Html {
+  const pct = (r: number | null) => (r === null ? '—' : `${Math.round(r * 1000) / 10}%`);
+  const ms = (v: number | null) => (v === null ? '—' : `${v} ms`);
+  return html`<div class="table-scroll"><table class="stats">
+  <caption class="visually-hidden">Delivery attempts per period</caption>
+  <thead><tr><th scope="col">From</th><th scope="col">Attempts</th><th scope="col">Succeeded</th><th scope="col">Failed</th><th scope="col">Success rate</th><th scope="col">Median latency</th><th scope="col">Mean latency</th></tr></thead>
+  <tbody>${buckets.map(
+    (b) =>
+      html`<tr><td>${when(b.start)}</td><td>${b.attempts}</td><td>${b.succeeded}</td><td>${b.failed}</td><td>${pct(b.success_rate)}</td><td>${ms(b.p50_latency_ms)}</td><td>${ms(b.avg_latency_ms)}</td></tr>`,
+  )}</tbody></table></div>`;
+}
+
+/** Chart data for console.js, as JSON in a non-executable script block (`<` escaped). */
+function jsonBlock(id: string, value: unknown): Html {
+  return raw(`<script type="application/json" id="${id}">${JSON.stringify(value).replace(/</g, '\\u003c')}</script>`);
+}
+
+async function endpointPage(
+  ctx: PageContext,
+  e: EndpointView,
+  window: StatsWindow,
+  extra?: { notice?: (typeof NOTICES)[string]; secret?: Html },
+) {
+  const services = ctx.services;
+  const held = e.status === 'disabled' ? await heldCount(services, ctx.admin.workspaceId, e.id) : 0;
+  const stats = await deliveryStats(services, ctx.admin.workspaceId, e.id, window);
+  const base = `/console/webhooks/${encodeURIComponent(e.id)}`;
+  const action = (path: string, label: string, opts: { confirm?: string; primary?: boolean; fields?: Html } = {}) =>
+    html`<form method="post" action="${base}/${path}" class="inline-form"${opts.confirm ? html` data-confirm="${opts.confirm}"` : ''}>
+    ${csrfField(ctx)}${opts.fields ?? ''}<button type="submit"${opts.primary ? html` class="primary"` : ''}>${label}</button></form>`;
+  const actions: Html[] = [];
+  if (e.status === 'unverified') actions.push(action('verify', 'Resend verification'));
+  if (e.status !== 'disabled') actions.push(action('test', 'Send test event'));
+  if (e.status === 'disabled') actions.push(action('enable', 'Switch on', { primary: true }));
+  else
+    actions.push(
+      action('disable', 'Disable', { confirm: 'Disable this endpoint? Deliveries stop at once and are held until it is switched on.' }),
+    );
+  const windowLink = (w: StatsWindow, label: string) =>
+    w === window ? html`<strong aria-current="true">${label}</strong>` : html`<a href="${base}?window=${w}">${label}</a>`;
+  return layout(ctx, {
+    title: 'Webhook endpoint',
+    nav: 'webhooks',
+    notice: extra?.notice,
+    body: html`${extra?.secret ?? ''}
+<p class="url-line"><code class="url">${e.url}</code></p>
+<dl class="facts">
+  <dt>State</dt><dd>${stateBadge(e)} ${disabledReason(e)}</dd>
+  <dt>Verification</dt><dd>${verification(e)}</dd>
+  <dt>Failed deliveries in a row</dt><dd>${e.consecutive_failures} (disabled at ${FAILURES_BEFORE_DISABLE})${e.last_failure ? html`<br><span class="muted">Last failure: ${e.last_failure}</span>` : ''}</dd>
+  ${e.status === 'disabled' ? html`<dt>Held deliveries</dt><dd>${held} held; they resume when the endpoint is switched on and verified.</dd>` : ''}
+  <dt>Scopes</dt><dd>${e.scopes.map((s) => html`<code>${s}</code> `)}</dd>
+  <dt>Events</dt><dd>${e.events.map((s) => html`<code>${s}</code> `)}</dd>
+  <dt>Registered</dt><dd>${when(e.created_at)}</dd>
+  ${e.previous_secret_expires_at ? html`<dt>Previous secret</dt><dd>Still signs beside the new one until ${when(e.previous_secret_expires_at)}</dd>` : ''}
+</dl>
+<div class="actions">${actions}</div>
+<p><a href="${base}/deliveries">See deliveries</a></p>
+<section aria-labelledby="rotate-h">
+  <h2 id="rotate-h">Rotate the signing secret</h2>
+  <p>The new secret signs at once; the old one keeps signing beside it for the grace period, so you can update your receiver without missing a delivery.</p>
+  ${action('rotate', 'Rotate secret', {
+    confirm: 'Rotate the signing secret? The new secret is shown once.',
+    fields: textField({
+      name: 'grace_hours',
+      label: 'Grace period (hours, 0 to 168)',
+      type: 'number',
+      value: String(DEFAULT_ROTATION_GRACE_HOURS),
+    }),
+  })}
+</section>
+<section aria-labelledby="chart-h">
+  <h2 id="chart-h">Deliveries, ${window === '24h' ? 'last 24 hours' : 'last 7 days'}</h2>
+  <p>${windowLink('24h', 'Last 24 hours')} · ${windowLink('7d', 'Last 7 days')}</p>
+  <link rel="stylesheet" href="/console/assets/uPlot.min.css">
+  <script src="/console/assets/uPlot.iife.min.js" defer></script>
+  <div id="delivery-chart" class="chart" aria-hidden="true"></div>
+  ${jsonBlock('delivery-stats', stats)}
+  ${statsTable(stats.buckets)}
+</section>`,
+  });
+}
+
+function parseWindow(raw: unknown): StatsWindow {
+  return raw === '7d' ? '7d' : '24h';
+}
+
+export function registerWebhookPages(scope: FastifyInstance, services: Services): void {
+  scope.get('/webhooks', async (request, reply) => {
+    const ctx = pageContext(services, request);
+    const all = await listEndpoints(services, ctx.admin.workspaceId);
+    const delivering = all.filter((e) => e.status !== 'disabled').length;
+    const body = all.length
+      ? html`<p>${delivering} of ${MAX_DELIVERING_ENDPOINTS} endpoints delivering (active or awaiting verification).
+  ${delivering < MAX_DELIVERING_ENDPOINTS ? html`<a class="button primary" href="/console/webhooks/new">Register an endpoint</a>` : html`<span class="muted">Disable one to register another.</span>`}</p>
+<div class="table-scroll"><table>
+  <thead><tr><th scope="col">URL</th><th scope="col">State</th><th scope="col">Verification</th><th scope="col">Failures in a row</th><th scope="col">Events</th></tr></thead>
+  <tbody>${all.map(
+    (e) => html`<tr>
+    <td><a href="/console/webhooks/${encodeURIComponent(e.id)}"><code class="url">${e.url}</code></a></td>
+    <td>${stateBadge(e)}${e.status === 'disabled' ? html`<br><span class="muted">${disabledReason(e)}</span>` : ''}</td>
+    <td>${e.verified_at ? html`Verified ${when(e.verified_at)}` : 'Not verified'}</td>
+    <td>${e.consecutive_failures}</td>
+    <td>${e.events.join(', ')}</td></tr>`,
+  )}</tbody></table></div>`
+      : html`<div class="empty"><p>No webhook endpoints yet. Register one to receive signed events (an asset assigned, a purchase request decided, …) at your own URL.</p>
+  <p><a class="button primary" href="/console/webhooks/new">Register an endpoint</a></p></div>`;
+    return sendHtml(reply, layout(ctx, { title: 'Webhooks', nav: 'webhooks', body }));
+  });
+
+  scope.get('/webhooks/new', async (request, reply) => {
+    const ctx = pageContext(services, request);
+    return sendHtml(
+      reply,
+      layout(ctx, { title: 'Register a webhook endpoint', nav: 'webhooks', body: registerForm(ctx, { url: '', scopes: [], events: [] }) }),
+    );
+  });
+
+  scope.post('/webhooks/new', async (request, reply) => {
+    const ctx = pageContext(services, request);
+    const values = {
+      url: formValue(request.body, 'url'),
+      scopes: formValues(request.body, 'scopes'),
+      events: formValues(request.body, 'events'),
+    };
+    try {
+      const created = await createEndpoint(services, ctx.admin.workspaceId, { ...values, actor: ctx.actor });
+      return sendHtml(
+        reply,
+        layout(ctx, {
+          title: 'Endpoint registered',
+          nav: 'webhooks',
+          notice: {
+            kind: 'success',
+            text: 'Endpoint registered. A signed verification was sent; it becomes active when it answers with a 2xx.',
+          },
+          body: html`${secretPanel(created.secret, `Signing secret of ${created.url}:`)}
+<p><a class="button" href="/console/webhooks/${encodeURIComponent(created.id)}">Go to the endpoint</a></p>`,
+        }),
+      );
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      const param =
+        typeof err.extra.param === 'string' && ['url', 'scopes', 'events'].includes(err.extra.param) ? err.extra.param : '_form';
+      return sendHtml(
+        reply,
+        layout(ctx, { title: 'Register a webhook endpoint', nav: 'webhooks', body: registerForm(ctx, values, { [param]: err.message }) }),
+        err.code === 'limit_reached' ? 409 : 400,
+      );
+    }
+  });
+
+  scope.get<IdParams & { Querystring: { window?: string; notice?: string } }>('/webhooks/:id', async (request, reply) => {
+    const ctx = pageContext(services, request);
+    const e = await endpointOf(ctx, request.params.id);
+    if (!e) return notFound(ctx, reply);
+    const notice = request.query.notice ? NOTICES[request.query.notice] : undefined;
+    return sendHtml(reply, await endpointPage(ctx, e, parseWindow(request.query.window), { notice }));
+  });
+
+  /** Runs an action on an endpoint of the admin's workspace; a refusal is shown on its page. */
+  const act = (
+    path: string,
+    run: (ctx: PageContext, id: string, request: FastifyRequest) => Promise<string | { secret: Html; notice: (typeof NOTICES)[string] }>,
+  ) =>
+    scope.post<IdParams>(`/webhooks/:id/${path}`, async (request, reply) => {
+      const ctx = pageContext(services, request);
+      const e = await endpointOf(ctx, request.params.id);
+      if (!e) return notFound(ctx, reply);
+      try {
+        const result = await run(ctx, e.id, request);
+        if (typeof result === 'string') return reply.redirect(`/console/webhooks/${encodeURIComponent(e.id)}?notice=${result}`, 303);
+        const fresh = (await endpointOf(ctx, e.id)) ?? e;
+        return sendHtml(reply, await endpointPage(ctx, fresh, '24h', result));
+      } catch (err) {
+        if (!(err instanceof AppError) || err.code === 'not_found') throw err;
+        return sendHtml(reply, await endpointPage(ctx, e, '24h', { notice: { kind: 'error', text: err.message } }), err.status);
+      }
+    });
+
+  act('disable', async (ctx, id) => {
+    await disableEndpoint(services, ctx.admin.workspaceId, id, ctx.actor);
+    return 'disabled';
+  });
+  act('enable', async (ctx, id) => {
+    await enableEndpoint(services, ctx.admin.workspaceId, id, ctx.actor);
+    return 'enabled';
+  });
+  act('verify', async (ctx, id) => {
+    await verifyEndpoint(services, ctx.admin.workspaceId, id, ctx.actor);
+    return 'verification_sent';
+  });
+  act('test', async (ctx, id) => {
+    const sent = await sendTestEvent(services, ctx.admin.workspaceId, id, ctx.actor);
+    return sent.endpoint_status === 'unverified' ? 'test_waiting' : 'test_sent';
+  });
+  act('rotate', async (ctx, id, request) => {
+    const raw = formValue(request.body, 'grace_hours').trim();
+    const hours = raw === '' ? DEFAULT_ROTATION_GRACE_HOURS : Number(raw);
+    const rotated = await rotateSecret(services, ctx.admin.workspaceId, id, hours, ctx.actor);
+    return {
+      secret: secretPanel(rotated.secret, 'New signing secret:'),
+      notice: {
+        kind: 'success',
+        text: hours > 0 ? `Secret rotated. The previous secret keeps signing beside it for ${hours} hours.` : 'Secret rotated.',
+      },
+    };
+  });
+}

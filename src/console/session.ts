@@ -1,0 +1,178 @@
+/**
+ * Console sessions and CSRF, and the console scope's security plumbing.
+ *
+ * - The session cookie holds a random 256-bit token; the server stores only its SHA-256 (the
+ *   session id), so a database dump opens no session. `HttpOnly; SameSite=Lax; Path=/console`,
+ *   `Secure` when the base URL is https.
+ * - Every POST carries the session's synchronizer token in `_csrf`, compared in constant time.
+ * - Only the cookie opens the console: the `Authorization` header is never read here, and the
+ *   public API (outside this scope) parses no cookie at all.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import helmet from '@fastify/helmet';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.js';
+import type { Services } from '../services.js';
+import { loadSession, type NewSession, SESSION_ABSOLUTE_MS } from '../store/admins.js';
+import { formValue } from './forms.js';
+import { messagePage, sendHtml } from './layout.js';
+
+export const SESSION_COOKIE = 'wsops_console';
+/** Console forms are small; a larger body is refused before it is parsed. */
+const FORM_BODY_LIMIT = 32 * 1024;
+
+function isHttps(services: Services): boolean {
+  return services.config.baseUrl.startsWith('https:');
+}
+
+/** Security headers (helmet, CSP), cookie and urlencoded-form parsing, HTML error and 404 pages for the console scope. */
+export async function registerConsoleSecurity(scope: FastifyInstance, services: Services): Promise<void> {
+  await scope.register(helmet, {
+    global: true,
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'"],
+        fontSrc: ["'self'"],
+        frameAncestors: ["'none'"],
+        formAction: ["'self'"],
+        baseUri: ["'none'"],
+        objectSrc: ["'none'"],
+      },
+    },
+    referrerPolicy: { policy: 'same-origin' },
+    // HSTS over plain http would be ignored at best and confusing at worst.
+    strictTransportSecurity: isHttps(services) ? { maxAge: 31_536_000, includeSubDomains: false } : false,
+    crossOriginEmbedderPolicy: false,
+    frameguard: { action: 'deny' },
+  });
+  await scope.register(cookie);
+  await scope.register(formbody, { bodyLimit: FORM_BODY_LIMIT });
+
+  // A form posted from another site is refused before anything runs (defence in depth beside
+  // SameSite=Lax and the CSRF token; it also covers the sign-in forms, which precede a session).
+  scope.addHook('onRequest', async (request, reply) => {
+    if (request.method !== 'POST') return;
+    const origin = request.headers.origin;
+    // No Origin header: not a browser form post from another site (the CSRF token still applies).
+    if (origin !== undefined && !sameOrigin(origin, request, services)) return sendHtml(reply, refusedPage(), 403);
+  });
+
+  scope.setErrorHandler((error, request, reply) => {
+    if (error instanceof AppError && error.code === 'not_found') {
+      return sendHtml(reply, messagePage('Not found', error.message, { href: '/console', label: 'Back to the console' }), 404);
+    }
+    const status = (error as { statusCode?: number }).statusCode;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      const text =
+        status === 413
+          ? 'The form was too large to accept. Nothing was changed.'
+          : `The request could not be understood (${(error as Error).message}). Nothing was changed.`;
+      return sendHtml(reply, messagePage('Request refused', text, { href: '/console', label: 'Back to the console' }), status);
+    }
+    request.log.error({ err: error }, 'console error');
+    return sendHtml(
+      reply,
+      messagePage('Something went wrong', `An internal error occurred. Quote this reference when reporting it: ${request.id}.`, {
+        href: '/console',
+        label: 'Back to the console',
+      }),
+      500,
+    );
+  });
+
+  scope.setNotFoundHandler((request, reply) =>
+    sendHtml(
+      reply,
+      messagePage('Page not found', `There is no console page at ${request.url.split('?')[0]?.slice(0, 200)}.`, {
+        href: '/console',
+        label: 'Go to the overview',
+      }),
+      404,
+    ),
+  );
+}
+
+function sameOrigin(origin: string, request: FastifyRequest, services: Services): boolean {
+  if (origin === 'null') return false;
+  try {
+    const o = new URL(origin);
+    return o.origin === new URL(services.config.baseUrl).origin || o.host === request.headers.host;
+  } catch {
+    return false;
+  }
+}
+
+function refusedPage() {
+  return messagePage(
+    'Form refused',
+    'This form did not come from this console page, or the page is too old. Nothing was changed. Go back, reload the page and try again.',
+    { href: '/console', label: 'Back to the console' },
+  );
+}
+
+/** Sets the session cookie after sign-in (a new token every time: no session fixation). */
+export function setSessionCookie(reply: FastifyReply, services: Services, session: NewSession): void {
+  reply.setCookie(SESSION_COOKIE, session.token, {
+    httpOnly: true,
+    sameSite: 'lax',
+    path: '/console',
+    secure: isHttps(services),
+    maxAge: Math.floor(SESSION_ABSOLUTE_MS / 1000),
+  });
+}
+
+export function clearSessionCookie(reply: FastifyReply, services: Services): void {
+  reply.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax', path: '/console', secure: isHttps(services) });
+}
+
+/** Only a path inside the console is a place to return to after sign-in: no open redirect. */
+export function safeNext(next: string | undefined): string {
+  if (!next) return '/console';
+  const unsafe = next.includes('\\') || next.includes('//') || [...next].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+  if (!/^\/console(?:[/?#]|$)/.test(next) || unsafe) return '/console';
+  return next;
+}
+
+/** preHandler: loads the session from the cookie into request.consoleAdmin/consoleSession, or redirects to sign-in. */
+export function requireSession(services: Services) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const token = request.cookies[SESSION_COOKIE];
+    const loaded = token ? await loadSession(services.database.db, token, services.clock()) : undefined;
+    if (!loaded) {
+      if (token) clearSessionCookie(reply, services);
+      const next = request.method === 'GET' ? `?next=${encodeURIComponent(safeNext(request.url))}` : '';
+      await reply.code(303).header('cache-control', 'no-store').redirect(`/console/sign-in${next}`, 303);
+      return;
+    }
+    request.consoleSession = loaded.session;
+    request.consoleAdmin = loaded.admin;
+  };
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
+/** preHandler: every POST must carry the session's token in `_csrf` (constant-time compare), else 403 and nothing changes. */
+export async function requireCsrf(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (request.method !== 'POST') return;
+  const expected = request.consoleSession?.csrfToken;
+  const given = formValue(request.body, '_csrf');
+  // Comparing digests keeps the comparison constant-time whatever the lengths.
+  if (!expected || !given || !timingSafeEqual(digest(given), digest(expected))) {
+    await sendHtml(reply, refusedPage(), 403);
+  }
+}
+
+/** Whether a request carries a valid session (for pages outside the authenticated scope). */
+export async function currentSession(services: Services, request: FastifyRequest) {
+  const token = request.cookies[SESSION_COOKIE];
+  return token ? loadSession(services.database.db, token, services.clock()) : undefined;
+}
