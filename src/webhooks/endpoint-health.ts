@@ -7,6 +7,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Logger } from '../logger.js';
+import { recordAudit } from '../store/audit.js';
 import type { DB } from '../store/schema.js';
 import { TEST_EVENT, VERIFICATION_EVENT } from './event-types.js';
 import { holdOwedJobs, releaseOwedJobs } from './queue.js';
@@ -106,6 +107,14 @@ export async function applyAttemptOutcomes(trx: Kysely<DB>, reports: readonly At
         .executeTakeFirst();
       if (disabled) {
         const held = await holdOwedJobs(trx, endpointId, nowIso);
+        await recordAudit(trx, {
+          workspaceId: disabled.workspace_id,
+          at: nowIso,
+          actor: 'system',
+          action: 'endpoint.disabled',
+          target: endpointId,
+          detail: { reason: 'failures', consecutive_failures: disabled.consecutive_failures, held },
+        });
         changes.disabled.push({
           endpointId,
           workspaceId: disabled.workspace_id,

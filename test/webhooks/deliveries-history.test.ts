@@ -310,9 +310,7 @@ for (const dialect of DIALECTS) {
       assert.equal(audit?.target, ep.id);
     });
 
-    it('a failed test delivery is never counted toward auto-disable nor resets the failure count', {
-      todo: 'needs the endpoint-health rule from the dispatch branch',
-    }, async () => {
+    it('a failed test delivery is never counted toward auto-disable nor resets the failure count', async () => {
       const ep = await newEndpoint();
       rx.on(ep.path, answer(500));
       await emit();

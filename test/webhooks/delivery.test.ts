@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { verifySignature } from '@wsops/client';
 import Stripe from 'stripe';
+import { listAudit } from '../../src/store/audit.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint, disableEndpoint, enableEndpoint, rotateSecret, verifyEndpoint } from '../../src/webhooks/endpoints.js';
 import { emitEvent } from '../../src/webhooks/outbox.js';
@@ -237,6 +238,9 @@ for (const dialect of DIALECTS) {
       assert.equal(disabled.status, 'disabled');
       assert.equal(disabled.disabled_reason, 'failures');
       assert.equal(disabled.consecutive_failures, 20);
+      const audit = (await listAudit(h.services.database.db, ws)).find((a) => a.action === 'endpoint.disabled' && a.target === ep.id);
+      assert.equal(audit?.actor, 'system', 'the automatic disable is in the audit trail, by the service');
+      assert.equal(audit?.detail.reason, 'failures');
       const owed = await h.services.database.db
         .selectFrom('delivery_jobs')
         .select('id')

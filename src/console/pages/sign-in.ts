@@ -122,8 +122,10 @@ export function registerSignInPages(scope: FastifyInstance, services: Services):
 
   scope.get('/link/:token', async (request, reply) => {
     const { token } = request.params as { token: string };
-    // The token is in the URL: no page reached from here may learn it through Referer.
-    reply.header('referrer-policy', 'no-referrer');
+    // The token is in the URL: no other site may learn it through Referer. `same-origin`, not
+    // `no-referrer`: under no-referrer Chromium sends `Origin: null` with the form, which the
+    // console's same-origin check (rightly) refuses.
+    reply.header('referrer-policy', 'same-origin');
     const state = await checkLink(services.database.db, token, services.clock());
     if (!state.ok) return sendHtml(reply, linkRefused(state.reason), 410);
     return sendHtml(reply, passwordForm(token, state.admin.email));
@@ -131,7 +133,7 @@ export function registerSignInPages(scope: FastifyInstance, services: Services):
 
   scope.post('/link/:token', async (request, reply) => {
     const { token } = request.params as { token: string };
-    reply.header('referrer-policy', 'no-referrer');
+    reply.header('referrer-policy', 'same-origin');
     const now = services.clock();
     const state = await checkLink(services.database.db, token, now);
     if (!state.ok) return sendHtml(reply, linkRefused(state.reason), 410);
