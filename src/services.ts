@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { CursorCodec } from './api/cursor.js';
-import { type FailureThrottle, MemoryFailureThrottle, RedisFailureThrottle } from './api/failure-throttle.js';
+import { type FailureThrottle, failureThrottle, OPERATOR_FAILURE_LIMIT, OPERATOR_FAILURE_WINDOW_MS } from './api/failure-throttle.js';
 import { MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from './api/rate-limit.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
@@ -74,7 +74,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       cursors: new CursorCodec(secret),
       secretBox: new SecretBox(secret),
       rateLimiter,
-      operatorThrottle: redis ? new RedisFailureThrottle(redis) : new MemoryFailureThrottle(),
+      operatorThrottle: failureThrottle(redis, OPERATOR_FAILURE_LIMIT, OPERATOR_FAILURE_WINDOW_MS, 'wsops:opfail:'),
       redis,
       metrics: new Metrics(database),
       authFailureLimiter,

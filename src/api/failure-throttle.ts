@@ -1,14 +1,16 @@
 /**
- * Throttles failed operator tokens per client address. Only failures count, so an operator
- * tool sending the right token is never slowed; an address that failed `limit` times within a
- * window is refused (429) until that window ends, whatever token it sends next, so guessing
- * cannot continue at full speed behind the 429s.
+ * Throttles failures per key: failed operator tokens per client address (internal API), wrong
+ * console passwords per account and per address. Only failures count, so a client that sends
+ * the right credential is never slowed; a key that failed `limit` times within a window is
+ * refused (429) until that window ends, whatever it sends next, so guessing cannot continue at
+ * full speed behind the 429s.
  *
  * The rate limiter (`rate-limit.ts`) consumes a token on every call and cannot tell "blocked"
  * without counting a request; this needs to ask first and count only failures, hence a
  * fixed-window counter with the same two stores: process memory, or Redis when
  * `WSOPS_REDIS_URL` is set (shared by several processes).
  */
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
 export interface FailureThrottle {
@@ -61,13 +63,24 @@ export class RedisFailureThrottle implements FailureThrottle {
     private readonly prefix = 'wsops:opfail:',
   ) {}
 
-  async blockedFor(address: string): Promise<number> {
-    const [count, ttl] = await Promise.all([this.redis.get(this.prefix + address), this.redis.pttl(this.prefix + address)]);
+  /** Hashed: an email address or a client address never appears as a Redis key. */
+  private key(key: string): string {
+    return this.prefix + createHash('sha256').update(key).digest('hex');
+  }
+
+  async blockedFor(key: string): Promise<number> {
+    const k = this.key(key);
+    const [count, ttl] = await Promise.all([this.redis.get(k), this.redis.pttl(k)]);
     if (Number(count ?? 0) < this.limit || ttl <= 0) return 0;
     return Math.max(1, Math.ceil(ttl / 1000));
   }
 
-  async failed(address: string): Promise<void> {
-    await this.redis.eval(FAIL_SCRIPT, 1, this.prefix + address, this.windowMs);
+  async failed(key: string): Promise<void> {
+    await this.redis.eval(FAIL_SCRIPT, 1, this.key(key), this.windowMs);
   }
+}
+
+/** Shared through Redis when the deployment has it (several processes), else in process memory. */
+export function failureThrottle(redis: Redis | undefined, limit: number, windowMs: number, prefix: string): FailureThrottle {
+  return redis ? new RedisFailureThrottle(redis, limit, windowMs, prefix) : new MemoryFailureThrottle(limit, windowMs);
 }

@@ -4,6 +4,7 @@
  * says when to try again.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { failureThrottle } from '../../api/failure-throttle.js';
 import { AppError } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { checkLink, createSession, endSession, MIN_PASSWORD_LENGTH, redeemLink, verifyPassword } from '../../store/admins.js';
@@ -11,7 +12,6 @@ import { type FieldErrors, formError, formValue, textField } from '../forms.js';
 import { type Html, html } from '../html.js';
 import { bareLayout, messagePage, sendHtml } from '../layout.js';
 import { clearSessionCookie, currentSession, requireCsrf, requireSession, safeNext, setSessionCookie } from '../session.js';
-import { failureCounter } from '../throttle.js';
 
 const WINDOW_MS = 15 * 60_000;
 /** Failures allowed per account (email) and per client address in 15 minutes. */
@@ -61,20 +61,8 @@ function minutes(seconds: number): string {
 }
 
 export function registerSignInPages(scope: FastifyInstance, services: Services): void {
-  const accounts = failureCounter(
-    services.config.redisUrl,
-    { limit: SIGN_IN_LIMITS.perAccount, windowMs: WINDOW_MS },
-    'wsops:signin:account:',
-  );
-  const addresses = failureCounter(
-    services.config.redisUrl,
-    { limit: SIGN_IN_LIMITS.perAddress, windowMs: WINDOW_MS },
-    'wsops:signin:address:',
-  );
-  scope.addHook('onClose', async () => {
-    await accounts.close();
-    await addresses.close();
-  });
+  const accounts = failureThrottle(services.redis, SIGN_IN_LIMITS.perAccount, WINDOW_MS, 'wsops:signin:account:');
+  const addresses = failureThrottle(services.redis, SIGN_IN_LIMITS.perAddress, WINDOW_MS, 'wsops:signin:address:');
 
   scope.get('/sign-in', async (request, reply) => {
     const next = safeNext((request.query as Record<string, string | undefined>).next);
@@ -107,8 +95,8 @@ export function registerSignInPages(scope: FastifyInstance, services: Services):
     }
     const admin = await verifyPassword(services.database.db, email, password);
     if (!admin) {
-      await accounts.fail(email, now);
-      await addresses.fail(request.ip, now);
+      await accounts.failed(email, now);
+      await addresses.failed(request.ip, now);
       return sendHtml(
         reply,
         signInForm({ email, next }, { _form: 'That email and password do not match. Check both and try again.' }),
