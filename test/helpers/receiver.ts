@@ -29,6 +29,9 @@ export class Receiver {
   readonly received: Received[] = [];
   /** Deliveries that did not match the OpenAPI document; `stop()` fails when there are any. */
   readonly invalid: string[] = [];
+
+  /** `checkWebhooks: false` for a receiver that serves plain posts, not deliveries (agent tests). */
+  constructor(private readonly options: { checkWebhooks?: boolean } = {}) {}
   private server: Server | undefined;
   private readonly behaviours = new Map<string, Behaviour>();
   fallback: Behaviour = answer(200);
@@ -41,7 +44,8 @@ export class Receiver {
         const body = Buffer.concat(chunks).toString('utf8');
         const path = req.url ?? '/';
         this.received.push({ path, headers: req.headers, body });
-        if (req.method === 'POST') this.invalid.push(...webhookProblems(req.headers, body).map((p) => `${path}: ${p}`));
+        if (req.method === 'POST' && this.options.checkWebhooks !== false)
+          this.invalid.push(...webhookProblems(req.headers, body).map((p) => `${path}: ${p}`));
         (this.behaviours.get(path) ?? this.fallback)(req, res, body);
       });
     });

@@ -13,7 +13,7 @@ import type { DeliveryObserver } from '../../src/webhooks/delivery-observer.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint, disableEndpoint, enableEndpoint } from '../../src/webhooks/endpoints.js';
 import { TEST_EVENT } from '../../src/webhooks/event-types.js';
-import { emitEvent } from '../../src/webhooks/outbox.js';
+import { emitEvent, emitTestEvent } from '../../src/webhooks/outbox.js';
 import { makeDueNow } from '../../src/webhooks/queue.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
@@ -79,29 +79,12 @@ for (const dialect of DIALECTS) {
         .orderBy('attempt')
         .execute();
     /** Queues an endpoint.test event for one endpoint, as the console does. */
-    const queueTestEvent = async (ws: string, endpointId: string) => {
-      const at = new Date(h.clock()).toISOString();
-      const eventId = newId('evt');
-      const body = JSON.stringify({ id: eventId, type: TEST_EVENT, created: at, api_version: '1', data: { endpoint_id: endpointId } });
-      await db().insertInto('events').values({ id: eventId, workspace_id: ws, type: TEST_EVENT, created_at: at, body }).execute();
-      await db()
-        .insertInto('delivery_jobs')
-        .values({
-          id: newId('job'),
-          workspace_id: ws,
-          event_id: eventId,
-          endpoint_id: endpointId,
-          event_type: TEST_EVENT,
-          state: 'pending',
-          attempts: 0,
-          next_attempt_at: at,
-          lease_until: null,
-          created_at: at,
-          updated_at: at,
-        })
-        .execute();
-      return eventId;
-    };
+    const queueTestEvent = async (ws: string, endpointId: string) =>
+      (
+        await db()
+          .transaction()
+          .execute((trx) => emitTestEvent(trx, ws, endpointId, h.clock()))
+      ).id;
 
     it('an endpoint whose secret cannot be decrypted gets failed attempts (secret_unavailable); another workspace is delivered in the same round', async () => {
       const broken = await activeEndpoint();
