@@ -34,3 +34,9 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
 export function raw(markup: string): Html {
   return new Html(markup);
 }
+
+/** Data for console.js as JSON inside <script type="application/json">: `<`, `>`, `&` escaped so no text can close the element. */
+export function jsonScript(id: string, value: unknown): Html {
+  const json = JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return html`<script type="application/json" id="${id}">${raw(json)}</script>`;
+}

@@ -76,11 +76,11 @@ export function bareLayout(title: string, body: Html): Html {
 }
 
 /** A time as `2026-11-22 08:00 UTC` in a <time> element; `empty` when there is none. */
-export function formatTime(iso: string | null | undefined, empty = '—'): Html {
+export function formatTime(iso: string | null | undefined, empty = '—', precision: 'minute' | 'second' = 'minute'): Html {
   if (!iso) return html`<span class="muted">${empty}</span>`;
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return html`${iso}`;
-  const text = `${d.toISOString().slice(0, 10)} ${d.toISOString().slice(11, 16)} UTC`;
+  const text = `${d.toISOString().slice(0, 10)} ${d.toISOString().slice(11, precision === 'second' ? 19 : 16)} UTC`;
   return html`<time datetime="${d.toISOString()}">${text}</time>`;
 }
 

@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { newId } from '../../src/ids.js';
 import type { DeliveryObserver } from '../../src/webhooks/delivery-observer.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint, disableEndpoint, enableEndpoint } from '../../src/webhooks/endpoints.js';

@@ -10,7 +10,7 @@ import { listAdmins } from '../../store/admins.js';
 import { ACTOR_KINDS, AUDIT_KINDS, type AuditQuery, type AuditRow, auditPage, describeActor, describeAudit } from '../../store/audit.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type Html, html } from '../html.js';
-import { layout, sendHtml } from '../layout.js';
+import { formatTime, layout, sendHtml } from '../layout.js';
 
 const PAGE_SIZE = 50;
 
@@ -51,10 +51,6 @@ function link(filters: AuditQuery, before?: number): string {
   if (before !== undefined) q.set('before', String(before));
   const s = q.toString();
   return s ? `/console/audit?${s}` : '/console/audit';
-}
-
-export function when(iso: string): Html {
-  return html`<time datetime="${iso}">${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC</time>`;
 }
 
 /** The entry's details as "name: value" lines (ids and values as text). */
@@ -107,7 +103,7 @@ async function renderAudit(ctx: PageContext, query: RawQuery) {
   } else {
     const rows = page.entries.map(
       (e) => html`<tr>
-  <td class="nowrap">${when(e.at)}</td>
+  <td class="nowrap">${formatTime(e.at)}</td>
   <td>${describeActor(e.actor)}</td>
   <td>${describeAudit(e)}</td>
   <td>${details(e)}</td>

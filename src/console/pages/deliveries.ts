@@ -19,7 +19,7 @@ import type { EndpointView } from '../../webhooks/endpoints.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formValue, textField } from '../forms.js';
 import { type Html, html } from '../html.js';
-import { csrfField, layout, sendHtml } from '../layout.js';
+import { type BadgeTone, badge, csrfField, layout, sendHtml } from '../layout.js';
 import { endpointOf, notFound, stateBadge, when } from './webhooks.js';
 
 interface Filters {
@@ -34,7 +34,7 @@ const STATE_WORDS: Record<DeliveryEventView['state'], string> = {
   pending: 'Pending',
   held: 'Held',
 };
-const STATE_TONE: Record<DeliveryEventView['state'], string> = { succeeded: 'ok', exhausted: 'bad', pending: 'warn', held: 'muted' };
+const STATE_TONE: Record<DeliveryEventView['state'], BadgeTone> = { succeeded: 'good', exhausted: 'bad', pending: 'warn', held: 'neutral' };
 
 function filterForm(base: string, f: Filters, errors: FieldErrors): Html {
   const select = (name: 'outcome' | 'event_type', label: string, options: readonly (readonly [string, string])[]) => {
@@ -63,7 +63,7 @@ function filterForm(base: string, f: Filters, errors: FieldErrors): Html {
 function deliveryRow(ctx: PageContext, base: string, d: DeliveryEventView, canResend: boolean): Html {
   const latest = d.attempts[0];
   return html`<article class="delivery" aria-labelledby="d-${d.job_id}">
-  <header><h3 id="d-${d.job_id}"><code>${d.event_type}</code> <span class="badge badge-${STATE_TONE[d.state]}">${STATE_WORDS[d.state]}</span></h3>
+  <header><h3 id="d-${d.job_id}"><code>${d.event_type}</code> ${badge(STATE_TONE[d.state], STATE_WORDS[d.state])}</h3>
   <p class="muted">Event <code>${d.event_id}</code>, ${when(d.created_at)}${d.next_attempt_at ? html`; next attempt ${when(d.next_attempt_at)}` : ''}</p>
   ${
     canResend

@@ -13,9 +13,9 @@ import { type UsageSeries, usageSeries } from '../../store/usage.js';
 import { deliveryStats } from '../../webhooks/deliveries.js';
 import { type EndpointView, listEndpoints, MAX_DELIVERING_ENDPOINTS } from '../../webhooks/endpoints.js';
 import { type PageContext, pageContext } from '../context.js';
-import { type Html, html, raw } from '../html.js';
-import { layout, sendHtml } from '../layout.js';
-import { when } from './audit.js';
+import { type Html, html, jsonScript } from '../html.js';
+import { badge, formatTime, layout, sendHtml } from '../layout.js';
+import { endpointState } from './webhooks.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -24,19 +24,6 @@ export const RANGES = {
   '7d': { label: 'Last 7 days', hours: 24 * 7, bucket: 'hour' },
 } as const;
 export type Range = keyof typeof RANGES;
-
-/** JSON inside <script type="application/json">: `<`, `>` and `&` escaped so no text can close the element. */
-export function jsonScript(id: string, value: unknown): Html {
-  const json = JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  return html`<script type="application/json" id="${id}">${raw(json)}</script>`;
-}
-
-export function endpointState(e: Pick<EndpointView, 'status' | 'disabled_reason'>): { text: string; badge: string } {
-  if (e.status === 'active') return { text: 'Active', badge: 'ok' };
-  if (e.status === 'unverified') return { text: 'Awaiting verification', badge: 'pending' };
-  if (e.disabled_reason === 'failures') return { text: 'Disabled after repeated failures', badge: 'bad' };
-  return { text: 'Disabled by an admin', badge: 'off' };
-}
 
 /** The last successful delivery of each endpoint: one backward index step per endpoint. */
 async function lastSuccess(db: Kysely<DB>, workspaceId: string, endpointId: string): Promise<string | null> {
@@ -126,8 +113,8 @@ function healthSection(health: EndpointHealth[]): Html {
     const state = endpointState(e);
     return html`<tr>
   <th scope="row"><a href="/console/webhooks/${e.id}">${e.url}</a></th>
-  <td><span class="badge badge-${state.badge}">${state.text}</span></td>
-  <td>${last ? when(last) : 'Never'}</td>
+  <td>${badge(state.badge, state.text)}</td>
+  <td>${last ? formatTime(last) : 'Never'}</td>
   <td class="num">${e.consecutive_failures}</td>
   <td class="num">${attempts24h ? `${Math.round((succeeded24h / attempts24h) * 1000) / 10}% of ${attempts24h}` : 'No deliveries'}</td>
 </tr>`;

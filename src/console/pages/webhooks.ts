@@ -23,21 +23,25 @@ import { EVENT_TYPES, SUBSCRIBABLE_EVENTS } from '../../webhooks/event-types.js'
 import { FAILURES_BEFORE_DISABLE } from '../../webhooks/schedule.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formError, formValue, formValues, textField } from '../forms.js';
-import { type Html, html, raw } from '../html.js';
-import { csrfField, layout, sendHtml } from '../layout.js';
+import { type Html, html, jsonScript } from '../html.js';
+import { type BadgeTone, badge, csrfField, formatTime, layout, sendHtml } from '../layout.js';
 
 type IdParams = { Params: { id: string } };
 
-/** A timestamp in UTC, readable, with the machine value kept. */
-export function when(iso: string | null): Html {
-  if (!iso) return html`<span class="muted">—</span>`;
-  return html`<time datetime="${iso}">${iso.slice(0, 19).replace('T', ' ')} UTC</time>`;
+/** A timestamp in UTC to the second (delivery attempts are seconds apart). */
+export const when = (iso: string | null): Html => formatTime(iso, '—', 'second');
+
+/** An endpoint's state in words, with the reason when disabled. */
+export function endpointState(e: Pick<EndpointView, 'status' | 'disabled_reason'>): { text: string; badge: BadgeTone } {
+  if (e.status === 'active') return { text: 'Active', badge: 'good' };
+  if (e.status === 'unverified') return { text: 'Awaiting verification', badge: 'warn' };
+  if (e.disabled_reason === 'failures') return { text: 'Disabled after repeated failures', badge: 'bad' };
+  return { text: 'Disabled by an admin', badge: 'neutral' };
 }
 
-export function stateBadge(e: Pick<EndpointView, 'status'>): Html {
-  const words = { unverified: 'Awaiting verification', active: 'Active', disabled: 'Disabled' } as const;
-  const tone = { unverified: 'warn', active: 'ok', disabled: 'bad' } as const;
-  return html`<span class="badge badge-${tone[e.status]}">${words[e.status]}</span>`;
+export function stateBadge(e: Pick<EndpointView, 'status' | 'disabled_reason'>): Html {
+  const state = endpointState(e);
+  return badge(state.badge, state.text);
 }
 
 export function disabledReason(e: EndpointView): string {
@@ -154,11 +158,6 @@ function statsTable(buckets: readonly StatsBucket[]): Html {
   )}</tbody></table></div>`;
 }
 
-/** Chart data for console.js, as JSON in a non-executable script block (`<` escaped). */
-function jsonBlock(id: string, value: unknown): Html {
-  return raw(`<script type="application/json" id="${id}">${JSON.stringify(value).replace(/</g, '\\u003c')}</script>`);
-}
-
 async function endpointPage(
   ctx: PageContext,
   e: EndpointView,
@@ -219,7 +218,7 @@ async function endpointPage(
   <link rel="stylesheet" href="/console/assets/uPlot.min.css">
   <script src="/console/assets/uPlot.iife.min.js" defer></script>
   <div id="delivery-chart" class="chart" aria-hidden="true"></div>
-  ${jsonBlock('delivery-stats', stats)}
+  ${jsonScript('delivery-stats', stats)}
   ${statsTable(stats.buckets)}
 </section>`,
   });
