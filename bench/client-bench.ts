@@ -32,7 +32,7 @@ export async function clientBench(o: { records: number; databaseUrl: string; dat
     dialect: services.database.dialect,
   });
   await services.close();
-  const port = freePort();
+  const port = await freePort();
   const server = await startProcess(
     ['--max-semi-space-size=32', 'bin/wsops', 'serve', '--port', String(port)],
     {

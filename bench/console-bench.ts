@@ -247,7 +247,7 @@ export async function consoleBench(o: ConsoleBenchOptions, log: (s: string) => v
     WSOPS_RATE_LIMIT_PER_SECOND: '1000000',
     WSOPS_RATE_LIMIT_BURST: '1000000',
   };
-  const port = freePort();
+  const port = await freePort();
   // API only: no dispatcher touching the seeded history while pages are measured.
   const server = await startProcess(
     ['--max-semi-space-size=32', 'bin/wsops', 'serve', '--only', 'api', '--port', String(port)],
@@ -330,7 +330,7 @@ async function countingCost(
   let paths: string[] = [];
   for (const round of [0, 1, 2]) {
     for (const variant of round % 2 === 0 ? (['with', 'without'] as const) : (['without', 'with'] as const)) {
-      const port = freePort();
+      const port = await freePort();
       const server = await startProcess(
         [
           '--max-semi-space-size=32',

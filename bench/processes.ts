@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -81,6 +82,14 @@ export async function load(
   return JSON.parse(out.trim().split('\n').at(-1) as string) as LoadResult;
 }
 
-export function freePort(): number {
-  return 30000 + Math.floor(Math.random() * 20000);
+/** A port the system says is free now (bound to 0, then released): no collision with a busy one. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }

@@ -159,7 +159,7 @@ export async function readBench(o: ReadBenchOptions, log: (s: string) => void): 
   });
   await services.close();
 
-  const port = freePort();
+  const port = await freePort();
   const server = await startProcess(
     // The documented production command line (README): a larger young generation keeps GC pauses out of p99.
     [...SERVER_FLAGS, 'bin/wsops', 'serve', '--port', String(port)],
@@ -192,7 +192,7 @@ export async function readBench(o: ReadBenchOptions, log: (s: string) => void): 
     if (o.withBaseline) {
       const file = o.databaseUrl.slice('sqlite:'.length);
       buildBaselineTable(file, ws.id);
-      const bport = freePort();
+      const bport = await freePort();
       const baseline = await startProcess(
         ['--import', 'tsx', 'bench/baseline-server.ts', file, String(bport)],
         {},

@@ -120,7 +120,7 @@ export async function soakBench(o: SoakOptions, log: (s: string) => void): Promi
   const dialect = o.databaseUrl.startsWith('sqlite:') ? 'SQLite' : 'PostgreSQL';
   const env = { WSOPS_DATABASE_URL: o.databaseUrl, WSOPS_SECRET: SECRET, WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true' };
   const services = await createServices(loadConfig(env));
-  const rport = freePort();
+  const rport = await freePort();
   const receiver = await startProcess(
     ['--import', 'tsx', 'bench/receiver-server.ts', String(rport)],
     {},
@@ -143,8 +143,8 @@ export async function soakBench(o: SoakOptions, log: (s: string) => void): Promi
     });
     await createEndpoint(services, ws.id, { url: `http://127.0.0.1:${rport}/soak`, scopes: 'assets:read', events: 'asset.assigned' });
 
-    const port = freePort();
-    const internalPort = freePort();
+    const port = await freePort();
+    const internalPort = await freePort();
     server = await startProcess(
       ['--max-semi-space-size=32', 'bin/wsops', 'serve', '--port', String(port)],
       {

@@ -25,7 +25,7 @@ interface Stats {
 export async function webhookBench(o: { databaseUrl: string; events: number }, log: (s: string) => void): Promise<Row[]> {
   const dialect = o.databaseUrl.startsWith('sqlite:') ? 'SQLite' : 'PostgreSQL';
   const rows: Row[] = [];
-  const rport = freePort();
+  const rport = await freePort();
   const receiver = await startProcess(
     ['--import', 'tsx', 'bench/receiver-server.ts', String(rport)],
     {},
@@ -85,7 +85,7 @@ export async function webhookBench(o: { databaseUrl: string; events: number }, l
       endpoints.push(
         await createEndpoint(services, ws.id, { url: `http://127.0.0.1:${rport}/e${i}`, scopes: 'assets:read', events: 'asset.assigned' }),
       );
-    const wport = freePort();
+    const wport = await freePort();
     worker = await startProcess(
       ['bin/wsops', 'serve', '--only', 'worker', '--port', String(wport)],
       { ...env, WSOPS_DEMO: 'false', WSOPS_LOG_LEVEL: 'warn' },
@@ -129,7 +129,7 @@ export async function webhookBench(o: { databaseUrl: string; events: number }, l
 
     // A dead receiver beside healthy ones: 4 healthy alone, then 4 healthy + 1 refusing
     // connections; alternated three times and the best run of each kept, as short runs are noisy.
-    const deadPort = freePort();
+    const deadPort = await freePort();
     const setDead = async (on: boolean) => {
       await services.database.db
         .updateTable('webhook_endpoints')
