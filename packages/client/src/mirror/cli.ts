@@ -110,15 +110,23 @@ export async function main(
       });
       while (!stopped) {
         await run().catch(fail);
-        await Promise.race([stop, new Promise((r) => setTimeout(r, config.intervalMs).unref())]);
+        if (stopped) break;
+        // The pending timer is what keeps the process alive between runs (signal listeners do
+        // not), so it is cleared on stop rather than unref'd.
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([stop, new Promise((r) => (timer = setTimeout(r, config.intervalMs)))]);
+        clearTimeout(timer);
       }
       return 0;
     }
     // --listen: each verified event triggers an incremental run; runs never overlap, and
-    // events arriving during a run are coalesced into one more run after it.
+    // events arriving during a run are coalesced into one more run after it. Once stopping,
+    // no run starts; the one under way finishes before the store closes.
     let running: Promise<unknown> | undefined;
     let again = false;
+    let stopping = false;
     const trigger = () => {
+      if (stopping) return;
       if (running) {
         again = true;
         return;
@@ -134,14 +142,34 @@ export async function main(
         });
     };
     const server = createServer(
-      nodeWebhookHandler({ secret: config.webhookSecrets, idempotency: new IdempotencyGuard(), onEvent: () => trigger() }),
+      nodeWebhookHandler({
+        secret: config.webhookSecrets,
+        idempotency: new IdempotencyGuard(),
+        onEvent: () => trigger(),
+        // A refused delivery is worth a line: a wrong WSOPS_WEBHOOK_SECRET shows up here first.
+        onError: (err) => io.stderr.write(`wsops-mirror: refused a delivery: ${err.message}\n`),
+      }),
     );
-    await new Promise<void>((resolve) => server.listen(config.listenPort, resolve));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(config.listenPort, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+    } catch (err) {
+      io.stderr.write(`wsops-mirror: cannot listen on port ${config.listenPort}: ${(err as Error).message}\n`);
+      return 2;
+    }
     io.stderr.write(`wsops-mirror: listening for webhooks on port ${config.listenPort}\n`);
     trigger();
     await stop;
-    server.close();
-    await running;
+    stopping = true;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    while (running) await running;
+    await closed;
     return 0;
   } finally {
     await store.close();

@@ -42,6 +42,8 @@ export interface RegisterSummary {
 }
 
 export interface SyncSummary {
+  /** When the run began (ISO 8601): tells apart runs in a `--json` log, e.g. which event caused which run. */
+  startedAt: string;
   registers: Record<string, RegisterSummary>;
   upserted: number;
   removed: number;
@@ -96,8 +98,9 @@ async function syncRegister(options: SyncOptions, register: RegisterDescriptor):
 /** Runs one pass over the registers, one after the other. */
 export async function syncOnce(options: SyncOptions): Promise<SyncSummary> {
   const started = performance.now();
+  const startedAt = new Date((options.now ?? Date.now)()).toISOString();
   await options.store.prepare(options.registers);
-  const summary: SyncSummary = { registers: {}, upserted: 0, removed: 0, durationMs: 0 };
+  const summary: SyncSummary = { startedAt, registers: {}, upserted: 0, removed: 0, durationMs: 0 };
   for (const register of options.registers) {
     const r = await syncRegister(options, register);
     summary.registers[register.path] = r;
