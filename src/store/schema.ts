@@ -177,11 +177,26 @@ export interface RenewalNoticesTable {
   created_at: string;
 }
 
+/**
+ * Attempts per endpoint, hour and latency (migration 0013), kept by triggers on
+ * delivery_attempts: the 24 h / 7 d chart reads this instead of every attempt. One row per
+ * distinct latency keeps the median exact.
+ */
+export interface DeliveryAttemptHoursTable {
+  endpoint_id: string;
+  /** The first 13 characters of attempted_at: 'YYYY-MM-DDTHH'. */
+  hour: string;
+  latency_ms: number;
+  attempts: number;
+  succeeded: number;
+}
+
 export interface DB {
   webhook_endpoints: WebhookEndpointsTable;
   events: EventsTable;
   delivery_jobs: DeliveryJobsTable;
   delivery_attempts: DeliveryAttemptsTable;
+  delivery_attempt_hours: DeliveryAttemptHoursTable;
   renewal_notices: RenewalNoticesTable;
   settings: SettingsTable;
   workspaces: WorkspacesTable;

@@ -401,8 +401,12 @@ function bucketKey(window: StatsWindow, startIso: string): string {
 
 /**
  * Attempts of the endpoint over the window, in buckets (hourly for 24 h, 6-hourly for 7 d),
- * with empty buckets filled in. Read from the (endpoint_id, attempted_at, outcome, latency_ms)
- * index only, bounded by the window: one range per bucket on PostgreSQL, one GROUP BY on SQLite.
+ * with empty buckets filled in. Read from the hourly rollup of migration 0013 (one row per
+ * hour and distinct latency), not from the attempts: the cost is bounded by the window's hours
+ * and the endpoint's latency spread, not by its traffic. The median is exact: the smallest
+ * latency whose cumulative count reaches the lower middle, (n + 1) / 2 rounded down (written
+ * `2 * below >= n`, which is the same for whole numbers and needs no integer division, which
+ * PostgreSQL's numeric sums would not do).
  */
 export async function deliveryStats(
   services: Services,
@@ -416,45 +420,26 @@ export async function deliveryStats(
   const db = services.database.db;
   await endpointIn(db, workspaceId, endpointId);
   const firstStart = Math.floor(now / spec.bucketMs) * spec.bucketMs - (spec.buckets - 1) * spec.bucketMs;
-  const from = new Date(firstStart).toISOString();
-  // SQLite: 'YYYY-MM-DDTHH' for hourly buckets; 'YYYY-MM-DDT' plus the hour rounded down to 0/6/12/18 otherwise.
+  const fromHour = new Date(firstStart).toISOString().slice(0, 13);
+  // The bucket key from a stored hour 'YYYY-MM-DDTHH': itself, or 'YYYY-MM-DDT' and the hour
+  // rounded down to 0/6/12/18 (the same text in both dialects; see bucketKey).
   const bucketExpr =
-    window === '24h'
-      ? sql<string>`substr(attempted_at, 1, 13)`
-      : sql<string>`substr(attempted_at, 1, 11) || CAST(CAST(substr(attempted_at, 12, 2) AS INTEGER) / 6 * 6 AS TEXT)`;
-  let rows: StatsRow[];
-  if (services.database.dialect === 'postgres') {
-    // One index range per bucket (LATERAL): each median sorts only its own bucket in memory, and
-    // no sort of the whole window is needed for grouping (7 d of a busy endpoint spilled to disk).
-    const starts = Array.from({ length: spec.buckets }, (_, i) => new Date(firstStart + i * spec.bucketMs).toISOString());
-    const stops = starts.map((s) => new Date(Date.parse(s) + spec.bucketMs).toISOString());
-    rows = (
-      await sql<StatsRow>`
-      SELECT b.start AS bucket, s.attempts, s.succeeded, s.latency_sum, s.p50
-      FROM unnest(${starts}::text[], ${stops}::text[]) AS b(start, stop)
-      CROSS JOIN LATERAL (
-        SELECT count(*) AS attempts, count(*) FILTER (WHERE outcome = 'succeeded') AS succeeded, sum(latency_ms) AS latency_sum,
-          percentile_disc(0.5) WITHIN GROUP (ORDER BY latency_ms) AS p50
-        FROM delivery_attempts
-        WHERE endpoint_id = ${endpointId} AND attempted_at >= b.start AND attempted_at < b.stop) s
-      WHERE s.attempts > 0`.execute(db)
-    ).rows.map((r) => ({ ...r, bucket: bucketKey(window, r.bucket) }));
-  } else {
-    // SQLite has no percentile aggregate: the median is the middle row of each bucket's latencies.
-    rows = (
-      await sql<StatsRow>`
-      WITH a AS (
-        SELECT ${bucketExpr} AS bucket, outcome, latency_ms FROM delivery_attempts
-        WHERE endpoint_id = ${endpointId} AND attempted_at >= ${from}),
-      ranked AS (
-        SELECT bucket, latency_ms, row_number() OVER (PARTITION BY bucket ORDER BY latency_ms) AS rn,
-          count(*) OVER (PARTITION BY bucket) AS n FROM a)
-      SELECT g.bucket, g.attempts, g.succeeded, g.latency_sum, r.latency_ms AS p50
-      FROM (SELECT bucket, count(*) AS attempts, sum(outcome = 'succeeded') AS succeeded, sum(latency_ms) AS latency_sum
-            FROM a GROUP BY bucket) g
-      JOIN ranked r ON r.bucket = g.bucket AND r.rn = (r.n + 1) / 2`.execute(db)
-    ).rows;
-  }
+    window === '24h' ? sql<string>`hour` : sql<string>`substr(hour, 1, 11) || CAST(CAST(substr(hour, 12, 2) AS INTEGER) / 6 * 6 AS TEXT)`;
+  const rows = (
+    await sql<StatsRow>`
+    WITH h AS (
+      SELECT ${bucketExpr} AS bucket, latency_ms, sum(attempts) AS n, sum(succeeded) AS s
+      FROM delivery_attempt_hours WHERE endpoint_id = ${endpointId} AND hour >= ${fromHour}
+      GROUP BY 1, 2),
+    c AS (
+      SELECT bucket, latency_ms, n, s,
+        sum(n) OVER (PARTITION BY bucket ORDER BY latency_ms ROWS UNBOUNDED PRECEDING) AS below,
+        sum(n) OVER (PARTITION BY bucket) AS total
+      FROM h)
+    SELECT bucket, max(total) AS attempts, sum(s) AS succeeded, sum(latency_ms * n) AS latency_sum,
+      min(CASE WHEN 2 * below >= total THEN latency_ms END) AS p50
+    FROM c GROUP BY bucket`.execute(db)
+  ).rows;
   const byKey = new Map(rows.map((r) => [r.bucket, r]));
   const buckets: StatsBucket[] = [];
   for (let i = 0; i < spec.buckets; i++) {

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Services } from '../services.js';
 
 const DAY_MS = 86_400_000;
@@ -9,7 +10,21 @@ const DAY_MS = 86_400_000;
 export async function pruneDeliveryHistory(services: Services): Promise<{ attempts: number; jobs: number; events: number }> {
   const cutoff = new Date(services.clock() - services.config.deliveryRetentionDays * DAY_MS).toISOString();
   const db = services.database.db;
+  // The chart's hourly rollup (migration 0013) follows the attempts exactly: hours before the
+  // cutoff's hour go whole; in the cutoff's own hour, the attempts about to be deleted are
+  // subtracted first, so the chart never counts an attempt the history no longer holds.
+  const cutoffHour = cutoff.slice(0, 13);
   return db.transaction().execute(async (trx) => {
+    await sql`UPDATE delivery_attempt_hours SET attempts = delivery_attempt_hours.attempts - d.n, succeeded = delivery_attempt_hours.succeeded - d.s
+      FROM (SELECT endpoint_id, latency_ms, count(*) AS n, sum(CASE WHEN outcome = 'succeeded' THEN 1 ELSE 0 END) AS s
+            FROM delivery_attempts WHERE attempted_at >= ${`${cutoffHour}:00:00.000Z`} AND attempted_at < ${cutoff}
+            GROUP BY endpoint_id, latency_ms) AS d
+      WHERE delivery_attempt_hours.endpoint_id = d.endpoint_id AND delivery_attempt_hours.hour = ${cutoffHour}
+        AND delivery_attempt_hours.latency_ms = d.latency_ms`.execute(trx);
+    await trx
+      .deleteFrom('delivery_attempt_hours')
+      .where((eb) => eb.or([eb('hour', '<', cutoffHour), eb('attempts', '<=', 0)]))
+      .execute();
     const attempts = await trx.deleteFrom('delivery_attempts').where('attempted_at', '<', cutoff).executeTakeFirst();
     const jobs = await trx
       .deleteFrom('delivery_jobs')

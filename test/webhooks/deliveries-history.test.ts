@@ -12,6 +12,7 @@ import { deliveryStats, heldCount, listDeliveries, recoverFailed, resendDelivery
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint, disableEndpoint } from '../../src/webhooks/endpoints.js';
 import { emitEvents } from '../../src/webhooks/outbox.js';
+import { insertAttempts } from '../../src/webhooks/queue.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { answer, Receiver } from '../helpers/receiver.js';
@@ -391,6 +392,64 @@ for (const dialect of DIALECTS) {
         7,
       );
       assert.ok(week.buckets.every((b) => Date.parse(b.start) % (6 * HOUR) === 0));
+    });
+
+    it("the chart's counts and median stay exact when attempts share an hour and a latency, written in several batches", async () => {
+      // The chart reads an hourly rollup kept by the database on every insert (migration 0013):
+      // each batch the dispatcher writes must add to it, however many rows share a key.
+      // Registered only (never dispatched here): no verification attempt joins the chart.
+      const { id: endpointId } = await createEndpoint(h.services, ws, {
+        url: rx.url('/chart-batches'),
+        scopes: 'assets:read',
+        events: 'asset.assigned',
+      });
+      const now = h.clock();
+      const hourStart = Math.floor(now / HOUR) * HOUR;
+      const latencies = [
+        [5, 5, 7, 300],
+        [5, 7, 7, 7, 9, 9],
+        [300, 2],
+      ];
+      let n = 0;
+      const db = h.services.database.db;
+      for (const batch of latencies) {
+        await db.transaction().execute((trx) =>
+          insertAttempts(
+            trx,
+            h.services.database.dialect,
+            batch.map((latency) => {
+              n++;
+              return {
+                id: `dlv_batch${n}`,
+                job_id: `job_batch${n}`,
+                workspace_id: ws,
+                event_id: `evt_batch${n}`,
+                event_type: 'asset.assigned',
+                endpoint_id: endpointId,
+                attempt: 1,
+                attempted_at: new Date(hourStart + n * 1000).toISOString(),
+                status_code: n % 3 ? 200 : 500,
+                outcome: n % 3 ? ('succeeded' as const) : ('failed' as const),
+                error_class: n % 3 ? null : 'http_status',
+                latency_ms: latency,
+                response_body: null,
+                next_attempt_at: null,
+              };
+            }),
+          ),
+        );
+      }
+      const all = latencies.flat().sort((a, b) => a - b);
+      const expected = { attempts: 12, succeeded: 8, p50: all[5], avg: Math.round(all.reduce((s, x) => s + x, 0) / 12) };
+      for (const w of ['24h', '7d'] as const) {
+        const stats = await deliveryStats(h.services, ws, endpointId, w, now);
+        const b = stats.buckets[stats.buckets.length - 1]!;
+        assert.deepEqual(
+          { attempts: b.attempts, succeeded: b.succeeded, p50: b.p50_latency_ms, avg: b.avg_latency_ms },
+          expected,
+          `${w}: lower middle of 12 latencies is the 6th`,
+        );
+      }
     });
   });
 }

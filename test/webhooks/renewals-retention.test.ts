@@ -129,5 +129,55 @@ for (const dialect of DIALECTS) {
         await rx.stop();
       }
     });
+
+    it("pruning keeps the chart's hourly rollup equal to the attempts kept, even in the hour the cutoff falls in", async () => {
+      const db = h.services.database.db;
+      const endpointId = 'we_rolluppruning01';
+      const cutoff = h.clock() - 7 * DAY;
+      const hourStart = Math.floor(cutoff / 3_600_000) * 3_600_000;
+      // Same hour and latency on both sides of the cutoff, and an hour wholly before it.
+      const times = [hourStart - 3_600_000, hourStart + 1, cutoff - 1, cutoff + 1, cutoff + 2, h.clock() - 1000];
+      await db
+        .insertInto('delivery_attempts')
+        .values(
+          times.map((t, i) => ({
+            id: `dlv_rollup${i}`,
+            job_id: `job_rollup${i}`,
+            workspace_id: ws,
+            event_id: `evt_rollup${i}`,
+            event_type: 'vendor.renewal_approaching',
+            endpoint_id: endpointId,
+            attempt: 1,
+            attempted_at: new Date(t).toISOString(),
+            status_code: i % 2 ? 200 : 500,
+            outcome: i % 2 ? ('succeeded' as const) : ('failed' as const),
+            error_class: i % 2 ? null : 'http_status',
+            latency_ms: 40,
+            response_body: null,
+            next_attempt_at: null,
+          })),
+        )
+        .execute();
+      const rollup = async () =>
+        (
+          await db
+            .selectFrom('delivery_attempt_hours')
+            .select(['hour', 'attempts', 'succeeded'])
+            .where('endpoint_id', '=', endpointId)
+            .orderBy('hour')
+            .execute()
+        ).map((r) => [r.hour, Number(r.attempts), Number(r.succeeded)]);
+      const iso = (t: number) => new Date(t).toISOString().slice(0, 13);
+      assert.deepEqual(await rollup(), [
+        [iso(hourStart - 3_600_000), 1, 0],
+        [iso(hourStart), 4, 2],
+        [iso(h.clock() - 1000), 1, 1],
+      ]);
+      await pruneDeliveryHistory(h.services);
+      assert.deepEqual(await rollup(), [
+        [iso(hourStart), 2, 1],
+        [iso(h.clock() - 1000), 1, 1],
+      ]);
+    });
   });
 }
