@@ -5,13 +5,12 @@ import type { Config } from '../config.js';
 
 import { registerConsole } from '../console/plugin.js';
 
-import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
 import { registerDeveloperRoutes } from './developer-routes.js';
 import { registerPortalRoutes } from './portal-routes.js';
-import { frameworkErrorCode, PROBLEM_CONTENT_TYPE, problem, rawProblemResponse, sendProblem } from './problem.js';
+import { frameworkErrorCode, problemErrorHandler, rawProblemResponse, sendProblem } from './problem.js';
 import { registerReadRoutes } from './read-routes.js';
 
 export interface AppOptions {
@@ -120,23 +119,7 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
   // Metrics per route pattern; /internal/v1 and /metrics live on the internal listener only (internal-app.ts).
   app.addHook('onResponse', services.metrics.httpHook);
 
-  app.setErrorHandler((error, request, reply) => {
-    if (error instanceof AppError) {
-      if (error.code === 'unauthorized') reply.header('WWW-Authenticate', 'Bearer realm="wsops"');
-      return sendProblem(reply, error.code, error.message, error.extra);
-    }
-    const status = (error as { statusCode?: number }).statusCode;
-    if (typeof status === 'number' && status >= 400 && status < 500) {
-      // Fastify's own client errors (bad content type, body too large...).
-      const body = problem(frameworkErrorCode(status), (error as Error).message, String(request.id), app.problemTypeBase);
-      return reply
-        .code(status)
-        .type(PROBLEM_CONTENT_TYPE)
-        .send(JSON.stringify({ ...body, status }));
-    }
-    request.log.error({ err: error }, 'unhandled error');
-    return sendProblem(reply, 'internal_error', 'An internal error occurred; quote the request_id when reporting it.');
-  });
+  app.setErrorHandler(problemErrorHandler('wsops'));
 
   app.setNotFoundHandler((request, reply) =>
     sendProblem(

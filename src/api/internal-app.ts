@@ -7,13 +7,12 @@
 
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { sql } from 'kysely';
-import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
 import { serverOptions } from './app.js';
 import { registerInternalRoutes } from './internal-routes.js';
-import { PROBLEM_CONTENT_TYPE, problem, sendProblem } from './problem.js';
+import { problemErrorHandler, sendProblem } from './problem.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** A dependency that does not answer within this is not ready. */
@@ -76,22 +75,7 @@ export function buildInternalApp(services: Services, options: InternalAppOptions
   });
   app.addHook('onResponse', services.metrics.httpHook);
 
-  app.setErrorHandler((error, request, reply) => {
-    if (error instanceof AppError) {
-      if (error.code === 'unauthorized') reply.header('WWW-Authenticate', 'Bearer realm="wsops-internal"');
-      return sendProblem(reply, error.code, error.message, error.extra);
-    }
-    const status = (error as { statusCode?: number }).statusCode;
-    if (typeof status === 'number' && status >= 400 && status < 500) {
-      const body = problem('invalid_request', (error as Error).message, String(request.id), app.problemTypeBase);
-      return reply
-        .code(status)
-        .type(PROBLEM_CONTENT_TYPE)
-        .send(JSON.stringify({ ...body, status }));
-    }
-    request.log.error({ err: error }, 'unhandled error');
-    return sendProblem(reply, 'internal_error', 'An internal error occurred; quote the request_id when reporting it.');
-  });
+  app.setErrorHandler(problemErrorHandler('wsops-internal'));
   app.setNotFoundHandler((request, reply) =>
     sendProblem(
       reply,

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
-import type { FastifyReply } from 'fastify';
-import { ERROR_CATALOGUE, type ErrorCode, problemType } from '../errors.js';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, ERROR_CATALOGUE, type ErrorCode, problemType } from '../errors.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
@@ -64,3 +64,27 @@ export function frameworkErrorCode(status: number): ErrorCode {
 /** The single 401 answer: no reason is ever distinguished. */
 export const UNAUTHORIZED_DETAIL =
   'The API key was not accepted. Send Authorization: Bearer svc_sk_<env>_<key_id>_<secret> with a valid, unexpired, unrevoked key of this environment.';
+
+/**
+ * The error handler of both listeners: a domain error as its problem, Fastify's own client
+ * errors (bad content type, body too large...) as a problem of their status, anything else as
+ * a logged 500 that says nothing of its cause.
+ */
+export function problemErrorHandler(realm: string) {
+  return (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof AppError) {
+      if (error.code === 'unauthorized') reply.header('WWW-Authenticate', `Bearer realm="${realm}"`);
+      return sendProblem(reply, error.code, error.message, error.extra);
+    }
+    const status = (error as { statusCode?: number }).statusCode;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      const body = problem(frameworkErrorCode(status), error.message, String(request.id), request.server.problemTypeBase);
+      return reply
+        .code(status)
+        .type(PROBLEM_CONTENT_TYPE)
+        .send(JSON.stringify({ ...body, status }));
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return sendProblem(reply, 'internal_error', 'An internal error occurred; quote the request_id when reporting it.');
+  };
+}
