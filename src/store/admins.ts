@@ -88,6 +88,16 @@ function scrypt(password: string, salt: Buffer, N: number, r: number, p: number,
 }
 
 /** `scrypt$N$r$p$salt$hash` (salt and hash in base64). */
+/** Ends every sign-in link of an admin not used yet (a new link replaces them; removal ends them). */
+async function voidOpenLinks(trx: Kysely<DB>, adminId: string, nowIso: string): Promise<void> {
+  await trx
+    .updateTable('console_sign_in_links')
+    .set({ used_at: nowIso })
+    .where('admin_id', '=', adminId)
+    .where('used_at', 'is', null)
+    .execute();
+}
+
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
   const key = await scrypt(password, salt, SCRYPT.N, SCRYPT.r, SCRYPT.p, SCRYPT.keylen);
@@ -177,12 +187,7 @@ export async function createAdminLink(db: Kysely<DB>, input: CreateAdminLinkInpu
         detail: { email },
       });
     } else {
-      await trx
-        .updateTable('console_sign_in_links')
-        .set({ used_at: nowIso })
-        .where('admin_id', '=', row.id)
-        .where('used_at', 'is', null)
-        .execute();
+      await voidOpenLinks(trx, row.id, nowIso);
       await recordAudit(trx, {
         workspaceId: input.workspaceId,
         at: nowIso,
@@ -434,12 +439,7 @@ export async function removeAdmin(db: Kysely<DB>, input: RemoveAdminInput): Prom
     }
     await trx.updateTable('console_admins').set({ removed_at: nowIso }).where('id', '=', row.id).execute();
     await trx.deleteFrom('console_sessions').where('admin_id', '=', row.id).execute();
-    await trx
-      .updateTable('console_sign_in_links')
-      .set({ used_at: nowIso })
-      .where('admin_id', '=', row.id)
-      .where('used_at', 'is', null)
-      .execute();
+    await voidOpenLinks(trx, row.id, nowIso);
     await recordAudit(trx, {
       workspaceId: input.workspaceId,
       at: nowIso,
