@@ -93,12 +93,33 @@ export class Metrics implements DeliveryObserver {
   }
 
   /** Fastify `onResponse` hook: one observation per answered request. */
+  /**
+   * The labelled series of each (method, route, status), resolved once: prom-client hashes a
+   * label object on every call, which cost more than the rest of the hook. Bounded: routes are
+   * patterns, and Node's parser knows a fixed set of methods.
+   */
+  private readonly httpSeries = new Map<string, { inc: () => void; observe: (seconds: number) => void }>();
+
   readonly httpHook = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
     const route = request.routeOptions.url ?? 'unmatched';
     const status = reply.statusCode;
-    this.requests.inc({ method: request.method, route, status: String(status) });
-    this.duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
-    if (REFUSALS.has(status)) this.refused.inc({ status: String(status), route });
+    const key = `${request.method} ${status} ${route}`;
+    let series = this.httpSeries.get(key);
+    if (!series) {
+      const requests = this.requests.labels({ method: request.method, route, status: String(status) });
+      const refused = REFUSALS.has(status) ? this.refused.labels({ status: String(status), route }) : undefined;
+      const duration = this.duration.labels({ method: request.method, route });
+      series = {
+        inc: () => {
+          requests.inc();
+          refused?.inc();
+        },
+        observe: (seconds) => duration.observe(seconds),
+      };
+      this.httpSeries.set(key, series);
+    }
+    series.inc();
+    series.observe(reply.elapsedTime / 1000);
     done();
   };
 

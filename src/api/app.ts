@@ -102,18 +102,20 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
   app.decorate('problemTypeBase', services.config.baseUrl);
   app.server.maxConnections = services.config.maxConnections;
 
-  app.addHook('onRequest', async (request, reply) => {
+  // A callback hook, not an async one: it runs on every request and needs no promise.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('Request-Id', request.id);
     reply.header('Cache-Control', 'no-store');
     reply.header('X-Content-Type-Options', 'nosniff');
-    if (request.method !== 'GET' && request.method !== 'HEAD' && !takesBody(request.url)) {
-      // Answered before the body is read; closing the connection drops whatever body follows.
-      reply.header('Connection', 'close');
-      if (!servesReads(request.url))
-        return sendProblem(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]?.slice(0, 200)}.`);
-      reply.header('Allow', 'GET, HEAD');
-      return sendProblem(reply, 'method_not_allowed', 'The API is read-only: every operation is a GET.');
+    if (request.method === 'GET' || request.method === 'HEAD' || takesBody(request.url)) return done();
+    // Answered before the body is read; closing the connection drops whatever body follows.
+    reply.header('Connection', 'close');
+    if (!servesReads(request.url)) {
+      sendProblem(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]?.slice(0, 200)}.`);
+      return;
     }
+    reply.header('Allow', 'GET, HEAD');
+    sendProblem(reply, 'method_not_allowed', 'The API is read-only: every operation is a GET.');
   });
 
   // Metrics per route pattern; /internal/v1 and /metrics live on the internal listener only (internal-app.ts).

@@ -9,6 +9,8 @@ import { filterDigest } from './cursor.js';
 import { parseListQuery, type RawQuery, rejectUnknown } from './list-query.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+const DATA_OPEN = '{"data":[';
+const DATA_OPEN_BYTES = Buffer.from(DATA_OPEN);
 
 const ID_PATTERNS = new Map<string, RegExp>();
 /** `^<prefix>_[A-Za-z0-9]{1,40}$`, the shape every id of a register has. */
@@ -27,13 +29,13 @@ export function idPattern(prefix: string): RegExp {
  * scope (403, also for an uninstalled module), parameters (400), then the module
  * (empty list / 404).
  */
-async function admit(services: Services, request: FastifyRequest, reply: FastifyReply): Promise<KeyContext> {
+async function admit(services: Services, policy: string, request: FastifyRequest, reply: FastifyReply): Promise<KeyContext> {
   const ctx = await authenticateThrottled(services, request, reply);
-  services.usage.count(ctx.workspaceId, ctx.keyId, services.clock());
+  const now = services.clock();
+  services.usage.count(ctx.workspaceId, ctx.keyId, now);
   const limiter = services.rateLimiter;
-  const decision = await limiter.take(ctx.keyId, services.clock());
-  const window = Math.ceil(limiter.burst / limiter.perSecond);
-  reply.header('RateLimit-Policy', `"per-key";q=${limiter.burst};w=${window}`);
+  const decision = await limiter.take(ctx.keyId, now);
+  reply.header('RateLimit-Policy', policy);
   reply.header('RateLimit', `"per-key";r=${decision.remaining};t=${decision.resetSeconds}`);
   if (!decision.allowed) {
     reply.header('Retry-After', String(decision.retryAfter));
@@ -46,9 +48,15 @@ async function admit(services: Services, request: FastifyRequest, reply: Fastify
   return ctx;
 }
 
-function listHandler(services: Services, register: Register) {
+/** The `RateLimit-Policy` header: the same on every response of a process. */
+function ratePolicy(services: Services): string {
+  const limiter = services.rateLimiter;
+  return `"per-key";q=${limiter.burst};w=${Math.ceil(limiter.burst / limiter.perSecond)}`;
+}
+
+function listHandler(services: Services, register: Register, policy: string) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const ctx = await admit(services, request, reply);
+    const ctx = await admit(services, policy, request, reply);
     requireScope(ctx, register.scope);
     const params = parseListQuery(register, request.query as RawQuery);
     const digest = filterDigest({
@@ -79,13 +87,18 @@ function listHandler(services: Services, register: Register) {
           )
         : 'null';
     // The records are stored as the exact JSON the API returns; the page is assembled, not re-serialized.
-    return reply.type(JSON_TYPE).send(`{"data":[${page.docs.join(',')}],"has_more":${page.hasMore},"next_cursor":${next}}`);
+    const tail = `],"has_more":${page.hasMore},"next_cursor":${next}}`;
+    const body =
+      typeof page.joined === 'string'
+        ? `${DATA_OPEN}${page.joined}${tail}`
+        : Buffer.concat([DATA_OPEN_BYTES, page.joined, Buffer.from(tail)]);
+    return reply.type(JSON_TYPE).send(body);
   };
 }
 
-function detailHandler(services: Services, register: Register) {
+function detailHandler(services: Services, register: Register, policy: string) {
   return async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
-    const ctx = await admit(services, request, reply);
+    const ctx = await admit(services, policy, request, reply);
     requireScope(ctx, register.scope);
     rejectUnknown(request.query as RawQuery, []);
     const id = request.params.id;
@@ -100,12 +113,13 @@ function detailHandler(services: Services, register: Register) {
 }
 
 export function registerReadRoutes(app: FastifyInstance, services: Services): void {
+  const policy = ratePolicy(services);
   for (const register of REGISTERS) {
-    app.get(`/api/v1/${register.path}`, listHandler(services, register));
-    app.get(`/api/v1/${register.path}/:id`, detailHandler(services, register));
+    app.get(`/api/v1/${register.path}`, listHandler(services, register, policy));
+    app.get(`/api/v1/${register.path}/:id`, detailHandler(services, register, policy));
   }
   app.get('/api/v1/scopes', async (request, reply) => {
-    const ctx = await admit(services, request, reply);
+    const ctx = await admit(services, policy, request, reply);
     rejectUnknown(request.query as RawQuery, []);
     return reply.type(JSON_TYPE).send(
       JSON.stringify({

@@ -44,7 +44,13 @@ export interface ListQuery {
 }
 
 export interface PageRows {
-  docs: string[];
+  /**
+   * The page's documents joined by commas, in order: the bytes of `data`'s inside. A Buffer
+   * when the database hands back bytes (SQLite), so they reach the socket without being
+   * decoded into a string and encoded again.
+   */
+  joined: Buffer | string;
+  /** The last record of the page: where the next page starts. */
   last: { updatedAt: string; id: string } | undefined;
   hasMore: boolean;
 }
@@ -59,43 +65,83 @@ export class RecordStore {
     return this.database.db;
   }
 
-  /** One page in (updated_at, id) order: fetches limit + 1 rows to know whether more exist. */
-  async listPage(q: ListQuery): Promise<PageRows> {
+  /** The WHERE clause of a page (without the search) and its parameters. */
+  private pageWhere(q: ListQuery): { where: string; params: (string | number)[] } {
     // Column names come from the register's declared filters only, never from the request.
-    let text = 'SELECT id, updated_at, doc FROM records WHERE workspace_id = ? AND register = ?';
+    let where = 'workspace_id = ? AND register = ?';
     const params: (string | number)[] = [q.workspaceId, q.register.path];
     for (const name of q.register.filters) {
       const value = q.filters[name];
       if (value === undefined) continue;
-      text += ` AND ${name} = ?`;
+      where += ` AND ${name} = ?`;
       params.push(value);
     }
     if (q.updatedSince !== undefined) {
-      text += ' AND updated_at > ?';
+      where += ' AND updated_at > ?';
       params.push(q.updatedSince);
     }
     if (q.after) {
-      text += ' AND (updated_at, id) > (?, ?)';
+      where += ' AND (updated_at, id) > (?, ?)';
       params.push(q.after.updatedAt, q.after.id);
     }
-    if (q.searchWords.length > 0) {
-      if (this.database.dialect === 'sqlite') {
-        text += ' AND rowid IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ?)';
-        params.push(fts5Query(q.searchWords));
-      } else {
-        text += ` AND ${PG_SEARCH_VECTOR} @@ CAST(? AS tsquery)`;
-        params.push(tsQuery(q.searchWords));
-      }
+    return { where, params };
+  }
+
+  /**
+   * One page in (updated_at, id) order. Without a search it is one statement (so one snapshot):
+   * the documents joined by the database itself, plus the keys of rows `limit` and `limit + 1`
+   * read from the ordering index alone (the page's last record, and whether more exist). That
+   * spares a JavaScript string per row. The aggregate reads its LIMITed subquery in order: the
+   * subquery cannot be flattened into an aggregate, so it runs as an ordered co-routine
+   * (SQLite) or a sorted subquery (PostgreSQL, made explicit with ORDER BY in string_agg).
+   */
+  async listPage(q: ListQuery): Promise<PageRows> {
+    if (q.searchWords.length > 0) return this.searchPage(q);
+    const { where, params } = this.pageWhere(q);
+    const sqlite = this.database.dialect === 'sqlite';
+    const joined = sqlite ? "CAST(group_concat(doc, ',') AS BLOB)" : "string_agg(doc, ',' ORDER BY updated_at, id)";
+    const text = `SELECT ${joined}, count(*), NULL, NULL FROM (SELECT doc, updated_at, id FROM records WHERE ${where} ORDER BY updated_at, id LIMIT ?) p
+      UNION ALL SELECT NULL, NULL, updated_at, id FROM (SELECT updated_at, id FROM records WHERE ${where} ORDER BY updated_at, id LIMIT 2 OFFSET ?) k`;
+    const rows = (await this.hot.rows(text, [...params, q.limit, ...params, q.limit - 1])) as [
+      Buffer | string | null,
+      number | string | null,
+      string | null,
+      string | null,
+    ][];
+    let body: Buffer | string = '';
+    let count = 0;
+    const keys: { updatedAt: string; id: string }[] = [];
+    for (const r of rows) {
+      if (r[1] !== null) {
+        body = r[0] ?? '';
+        count = Number(r[1]);
+      } else keys.push({ updatedAt: r[2] as string, id: r[3] as string });
     }
-    text += ' ORDER BY updated_at, id LIMIT ?';
-    params.push(q.limit + 1);
-    const rows = (await this.hot.rows(text, params)) as [string, string, string][];
+    const hasMore = count === q.limit && keys.length === 2;
+    return { joined: body, last: hasMore ? keys[0] : undefined, hasMore };
+  }
+
+  /** A page with a text search: rows as before (the search would otherwise run twice). */
+  private async searchPage(q: ListQuery): Promise<PageRows> {
+    let { where, params } = this.pageWhere(q);
+    if (this.database.dialect === 'sqlite') {
+      where += ' AND rowid IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ?)';
+      params.push(fts5Query(q.searchWords));
+    } else {
+      where += ` AND ${PG_SEARCH_VECTOR} @@ CAST(? AS tsquery)`;
+      params.push(tsQuery(q.searchWords));
+    }
+    params = [...params, q.limit + 1];
+    const rows = (await this.hot.rows(
+      `SELECT id, updated_at, doc FROM records WHERE ${where} ORDER BY updated_at, id LIMIT ?`,
+      params,
+    )) as [string, string, string][];
     const hasMore = rows.length > q.limit;
     if (hasMore) rows.pop();
     const lastRow = rows[rows.length - 1];
     return {
-      docs: rows.map((r) => r[2]),
-      last: lastRow ? { updatedAt: lastRow[1], id: lastRow[0] } : undefined,
+      joined: rows.map((r) => r[2]).join(','),
+      last: hasMore && lastRow ? { updatedAt: lastRow[1], id: lastRow[0] } : undefined,
       hasMore,
     };
   }
