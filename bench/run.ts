@@ -4,6 +4,7 @@
  *     [--console-scale F] (console: records and delivery attempts are 1,000,000 × F)
  *   npm run bench -- --soak SECONDS [--records N] [--dialects sqlite|postgres]   the soak alone (bench/soak.ts)
  */
+import { createHash } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -34,7 +35,12 @@ rmSync(dataDir, { recursive: true, force: true });
 mkdirSync(dataDir, { recursive: true });
 const PG_ADMIN = process.env.WSOPS_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-async function dropPostgres(name: string): Promise<void> {
+// Benchmark databases are named per checkout: two worktrees benchmarking at once on the shared
+// server must not drop each other's database; a rerun from the same checkout still replaces its own.
+const dbTag = createHash('sha1').update(ROOT).digest('hex').slice(0, 8);
+
+async function dropPostgres(base: string): Promise<void> {
+  const name = `${base}_${dbTag}`;
   const c = new pg.Client({ connectionString: PG_ADMIN });
   await c.connect();
   await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -43,7 +49,8 @@ async function dropPostgres(name: string): Promise<void> {
   await c.end();
 }
 
-async function freshPostgres(name: string): Promise<string> {
+async function freshPostgres(base: string): Promise<string> {
+  const name = `${base}_${dbTag}`;
   const c = new pg.Client({ connectionString: PG_ADMIN });
   await c.connect();
   await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -75,12 +82,11 @@ process.stdout.write(`${header}\n`);
 
 if (only === 'all' || only === 'read') {
   const rows: Row[] = [];
-  let baselineRps: number | undefined;
   const plans: string[] = [];
   for (const d of dialects) {
     const url = d === 'sqlite' ? `sqlite:${join(dataDir, 'read.db')}` : await freshPostgres('wsops_bench_read');
-    const r = await readBench({ records, duration, databaseUrl: url, baselineRps, withBaseline: d === 'sqlite' }, log);
-    baselineRps = r.baselineRps ?? baselineRps;
+    // Each dialect is measured against its own naive baseline, in the same run.
+    const r = await readBench({ records, duration, databaseUrl: url }, log);
     if (d === 'sqlite') rmSync(join(dataDir, 'read.db'), { force: true });
     else await dropPostgres('wsops_bench_read');
     rows.push(...r.rows);
