@@ -7,7 +7,7 @@
  * and an unmatched request is `route="unmatched"`; the error class is the dispatcher's small
  * fixed set. Database gauges are read at scrape time with one grouped query each.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from './store/database.js';
@@ -100,28 +100,54 @@ export class Metrics implements DeliveryObserver {
    */
   private readonly httpSeries = new Map<string, { inc: () => void; observe: (seconds: number) => void }>();
 
-  readonly httpHook = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    const status = reply.statusCode;
-    const key = `${request.method} ${status} ${route}`;
+  private observeHttp(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${status} ${route}`;
     let series = this.httpSeries.get(key);
     if (!series) {
-      const requests = this.requests.labels({ method: request.method, route, status: String(status) });
+      const requests = this.requests.labels({ method, route, status: String(status) });
       const refused = REFUSALS.has(status) ? this.refused.labels({ status: String(status), route }) : undefined;
-      const duration = this.duration.labels({ method: request.method, route });
+      const duration = this.duration.labels({ method, route });
       series = {
         inc: () => {
           requests.inc();
           refused?.inc();
         },
-        observe: (seconds) => duration.observe(seconds),
+        observe: (s) => duration.observe(s),
       };
       this.httpSeries.set(key, series);
     }
     series.inc();
-    series.observe(reply.elapsedTime / 1000);
+    series.observe(seconds);
+  }
+
+  /**
+   * The onResponse hook of one route, its pattern bound when the route is declared (Fastify's
+   * `request.routeOptions` builds a fresh object on every read).
+   */
+  routeHook(route: string) {
+    return (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+      this.observeHttp(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    };
+  }
+
+  /** The app-wide onResponse hook: counts what no route answered (`route="unmatched"`). */
+  readonly unmatchedHook = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+    if (request.is404) this.observeHttp(request.method, 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     done();
   };
+
+  /**
+   * Counts every request of `app`: each route gets its own hook as it is declared, so call this
+   * before any route is added.
+   */
+  instrument(app: FastifyInstance): void {
+    app.addHook('onRoute', (route) => {
+      const hooks = route.onResponse === undefined ? [] : Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse];
+      route.onResponse = [...hooks, this.routeHook(route.url)] as typeof route.onResponse;
+    });
+    app.addHook('onResponse', this.unmatchedHook);
+  }
 
   attempted(outcome: 'succeeded' | 'failed', errorClass: string | null, commitToAttemptMs: number | null): void {
     this.attempts.inc({ outcome, error_class: errorClass ?? 'none' });

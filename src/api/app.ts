@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import { registerConsole } from '../console/plugin.js';
 
 import { randomBase62 } from '../ids.js';
-import type { Logger } from '../logger.js';
+import { type Logger, lazyChildLogger } from '../logger.js';
 import type { Services } from '../services.js';
 import { registerDeveloperRoutes } from './developer-routes.js';
 import { registerPortalRoutes } from './portal-routes.js';
@@ -81,6 +81,7 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
     ...serverOptions(services.config),
     loggerInstance: (options.logger ?? services.logger) as FastifyBaseLogger,
     genReqId: requestId,
+    childLoggerFactory: (logger, bindings, childOptions) => lazyChildLogger(logger as Logger, bindings, childOptions),
     // Malformed URLs and over-long path parameters, raised by the router before any hook.
     frameworkErrors: (error, request, reply) => {
       reply.header('Request-Id', request.id);
@@ -119,7 +120,7 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
   });
 
   // Metrics per route pattern; /internal/v1 and /metrics live on the internal listener only (internal-app.ts).
-  app.addHook('onResponse', services.metrics.httpHook);
+  services.metrics.instrument(app);
 
   app.setErrorHandler(problemErrorHandler('wsops'));
 

@@ -73,7 +73,7 @@ export function buildInternalApp(services: Services, options: InternalAppOptions
     reply.header('Cache-Control', 'no-store');
     reply.header('X-Content-Type-Options', 'nosniff');
   });
-  app.addHook('onResponse', services.metrics.httpHook);
+  services.metrics.instrument(app);
 
   app.setErrorHandler(problemErrorHandler('wsops-internal'));
   app.setNotFoundHandler((request, reply) =>
