@@ -33,6 +33,8 @@ export interface Config {
   /** How long an idle keep-alive connection is held open, ms. */
   keepAliveTimeoutMs: number;
   maxConnections: number;
+  /** Megabytes of the SQLite file the read connection maps (0: plain reads). */
+  sqliteMmapMb: number;
   /** Failed authentications per client address per minute before every request from it is refused. */
   authFailuresPerMinute: number;
 }
@@ -135,6 +137,12 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'WSOPS_MAX_CONNECTIONS',
     default: '10000',
     description: 'Open connections the server accepts at once (1 to 1000000); more are closed on arrival. Keep it below `ulimit -n`.',
+  },
+  {
+    env: 'WSOPS_SQLITE_MMAP_MB',
+    default: '0',
+    description:
+      'SQLite only: megabytes of the database file the read connection maps into memory (0 to 65536; 0 reads pages with read calls). Mapping spares a copy per page read; the mapped pages are the kernel\'s file cache, counted in RSS as shared file pages.',
   },
   {
     env: 'WSOPS_AUTH_FAILURES_PER_MINUTE',
@@ -267,6 +275,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     headersTimeoutMs,
     keepAliveTimeoutMs: int('WSOPS_KEEP_ALIVE_TIMEOUT_MS', get('WSOPS_KEEP_ALIVE_TIMEOUT_MS') ?? '5000', 100, 120_000),
     maxConnections: int('WSOPS_MAX_CONNECTIONS', get('WSOPS_MAX_CONNECTIONS') ?? '10000', 1, 1_000_000),
+    sqliteMmapMb: int('WSOPS_SQLITE_MMAP_MB', get('WSOPS_SQLITE_MMAP_MB') ?? '0', 0, 65_536),
     authFailuresPerMinute: int('WSOPS_AUTH_FAILURES_PER_MINUTE', get('WSOPS_AUTH_FAILURES_PER_MINUTE') ?? '20', 1, 1_000_000),
   };
 }

@@ -49,7 +49,7 @@ export interface ServiceOptions {
 }
 
 export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
-  const database = openDatabase(config.databaseUrl, options.logger);
+  const database = openDatabase(config.databaseUrl, options.logger, { sqliteMmapMb: config.sqliteMmapMb });
   try {
     if (options.migrate !== false) await migrate(database);
     const secret = config.secret ?? (await ensureServerSecret(database.db));

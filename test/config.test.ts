@@ -47,6 +47,8 @@ describe('settings', () => {
     [{ WSOPS_KEEP_ALIVE_TIMEOUT_MS: '10' }, /WSOPS_KEEP_ALIVE_TIMEOUT_MS/],
     [{ WSOPS_MAX_CONNECTIONS: '0' }, /WSOPS_MAX_CONNECTIONS/],
     [{ WSOPS_AUTH_FAILURES_PER_MINUTE: '0' }, /WSOPS_AUTH_FAILURES_PER_MINUTE/],
+    [{ WSOPS_SQLITE_MMAP_MB: '-1' }, /WSOPS_SQLITE_MMAP_MB must be a whole number from 0 to 65536/],
+    [{ WSOPS_SQLITE_MMAP_MB: '1e3' }, /WSOPS_SQLITE_MMAP_MB/],
   ] as const) {
     it(`refuses ${JSON.stringify(env)}`, () => {
       assert.throws(() => loadConfig(env), pattern);
