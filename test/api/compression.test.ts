@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import zlib from 'node:zlib';
+import { WsopsClient } from '@wsops/client';
 import { request } from 'undici';
 import { negotiateEncoding } from '../../src/api/accept-encoding.js';
 import { AVAILABLE_CODINGS, MIN_COMPRESSED_BYTES } from '../../src/api/content-codings.js';
@@ -244,6 +245,19 @@ for (const dialect of DIALECTS) {
         assert.equal(withGzip.headers['content-encoding'], 'gzip');
       }
       assert.equal(JSON.parse(decode(only.headers['content-encoding'], only.body).toString()).data.length, 80);
+    });
+
+    it("the client SDK's fetch asks for gzip by itself (Node's fetch default over http) and reads the compressed pages", async () => {
+      const seen: (string | null)[] = [];
+      const recording = async (input: string, init: RequestInit) => {
+        const res = await fetch(input, init);
+        seen.push(res.headers.get('content-encoding'));
+        return res;
+      };
+      const client = new WsopsClient({ apiKey: key, baseUrl: base, fetch: recording });
+      const page = await client.assets.listPage({ limit: 100 });
+      assert.equal(page.data.length, 80);
+      assert.deepEqual(seen, ['gzip']);
     });
 
     describe('the OpenAPI document', () => {
