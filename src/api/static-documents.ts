@@ -22,7 +22,7 @@ export interface StaticDocument {
 }
 
 /** A weak comparison is right here: the body is identical byte for byte for a given ETag. */
-export function ifNoneMatchMatches(ifNoneMatch: string | undefined, etag: string): boolean {
+function ifNoneMatchMatches(ifNoneMatch: string | undefined, etag: string): boolean {
   if (!ifNoneMatch) return false;
   return ifNoneMatch.split(',').some((t) => {
     const tag = t.trim().replace(/^W\//, '');
