@@ -8,6 +8,7 @@ import { registerConsole } from '../console/plugin.js';
 import { randomBase62 } from '../ids.js';
 import { type Logger, lazyChildLogger } from '../logger.js';
 import type { Services } from '../services.js';
+import { compressApiResponses, varyApiResponse } from './compression.js';
 import { registerDeveloperRoutes } from './developer-routes.js';
 import { registerPortalRoutes } from './portal-routes.js';
 import { frameworkErrorCode, problemErrorHandler, rawProblemResponse, sendProblem } from './problem.js';
@@ -87,6 +88,7 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
       reply.header('Request-Id', request.id);
       reply.header('Cache-Control', 'no-store');
       reply.header('X-Content-Type-Options', 'nosniff');
+      varyApiResponse(request, reply);
       const status = error.statusCode ?? 400;
       const detail =
         status === 414
@@ -121,6 +123,8 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
 
   // Metrics per route pattern; /internal/v1 and /metrics live on the internal listener only (internal-app.ts).
   services.metrics.instrument(app);
+  // Content coding of /api/v1 responses as Accept-Encoding asks (compression.ts; the OpenAPI document compresses itself).
+  app.addHook('onSend', compressApiResponses);
 
   app.setErrorHandler(problemErrorHandler('wsops'));
 

@@ -179,7 +179,7 @@ export function buildOpenApi(baseUrl: string): JsonSchema {
       contact: { name: 'wsops API support: quote the request_id of the response', url: `${baseUrl}/developers/errors` },
       license: { name: 'MIT', identifier: 'MIT' },
       description:
-        "Read-only JSON access to a workspace's operational registers. Every request carries `Authorization: Bearer svc_sk_<env>_<key_id>_<secret>`. Lists are paged with signed cursors (400 `invalid_cursor`, `cursor_expired` after 24 h, `cursor_filters_mismatch`) and can be synced with `updated_since` (strictly after). Unknown query parameters are a 400. Errors are RFC 9457 problem details.",
+        "Read-only JSON access to a workspace's operational registers. Every request carries `Authorization: Bearer svc_sk_<env>_<key_id>_<secret>`. Lists are paged with signed cursors (400 `invalid_cursor`, `cursor_expired` after 24 h, `cursor_filters_mismatch`) and can be synced with `updated_since` (strictly after). Unknown query parameters are a 400. Errors are RFC 9457 problem details. Send `Accept-Encoding` (`br`, `gzip`) to receive responses of 1 KB or more compressed; every response carries `Vary: Accept-Encoding`.",
     },
     servers: [{ url: baseUrl }],
     security: [{ bearerAuth: [] }],

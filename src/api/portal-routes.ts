@@ -16,6 +16,7 @@ import { ERROR_CATALOGUE, ERRORS_PAGE_PATH } from '../errors.js';
 import { REGISTERS } from '../registers/catalogue.js';
 import type { Services } from '../services.js';
 import { ALL_EVENTS, type DataPart } from '../webhooks/event-types.js';
+import { serveStaticDocument } from './static-documents.js';
 
 export const PORTAL_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
@@ -143,12 +144,11 @@ const REFERENCE_INIT = `Scalar.createApiReference('#app', {
 });
 `;
 
-let scalarBundle: Buffer | undefined;
+/** Read at the first request for it: 4.3 MB that most processes never serve. */
 function scalar(): Buffer {
   // The package exports no path to its browser bundle; it sits beside the main entry (dist/).
   const main = createRequire(import.meta.url).resolve('@scalar/api-reference');
-  scalarBundle ??= readFileSync(join(dirname(main), 'browser', 'standalone.js'));
-  return scalarBundle;
+  return readFileSync(join(dirname(main), 'browser', 'standalone.js'));
 }
 
 export function registerPortalRoutes(app: FastifyInstance, services: Services): void {
@@ -163,7 +163,12 @@ export function registerPortalRoutes(app: FastifyInstance, services: Services): 
   app.get('/developers/reference', async (_req, reply) => send(reply, 'text/html; charset=utf-8', REFERENCE_PAGE));
   app.get('/developers/assets/portal.css', async (_req, reply) => send(reply, 'text/css; charset=utf-8', STYLE));
   app.get('/developers/assets/reference.js', async (_req, reply) => send(reply, 'text/javascript; charset=utf-8', REFERENCE_INIT));
-  app.get('/developers/assets/scalar-standalone.js', async (_req, reply) =>
-    send(reply, 'text/javascript; charset=utf-8', scalar(), 'public, max-age=3600'),
-  );
+  // Compressed once per coding (4.3 MB: 1.0 MB as brotli, 1.2 MB as gzip), with an ETag per representation.
+  serveStaticDocument(app, {
+    path: '/developers/assets/scalar-standalone.js',
+    contentType: 'text/javascript; charset=utf-8',
+    body: scalar,
+    cacheControl: 'public, max-age=3600',
+    headers: { 'content-security-policy': PORTAL_CSP },
+  });
 }
