@@ -5,7 +5,7 @@
  */
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { seedRegister } from '../src/seed/seed.js';
 import { createServices } from '../src/services.js';
@@ -42,8 +42,10 @@ function sample<T>(items: readonly T[], n: number): T[] {
 
 /** One answer's body and Content-Encoding, as sent (undici.request does not decode). */
 async function probe(url: string, headers: Record<string, string>): Promise<{ body: Buffer; encoding: string }> {
-  const res = await request(url, { headers });
+  const dispatcher = new Agent({ connections: 1 });
+  const res = await request(url, { headers, dispatcher });
   const body = Buffer.from(await res.body.arrayBuffer());
+  await dispatcher.close();
   if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${body.toString()}`);
   return { body, encoding: String(res.headers['content-encoding'] ?? 'identity') };
 }

@@ -4,7 +4,7 @@
  * the wire, so it uses undici.request (which does not decode) and decodes br/gzip itself.
  */
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 
 export interface Walk {
   cursors: string[];
@@ -44,9 +44,13 @@ export async function walk(base: string, headers: Record<string, string>, limit:
   let cursor: string | null = null;
   let records = 0;
   let wireBytes = 0;
+  // A connection of its own, closed after: a pooled one left idle past the server's keep-alive
+  // (while the bench builds a table, say) would be reused after the server closed it.
+  const dispatcher = new Agent({ connections: 1 });
   const started = performance.now();
   do {
-    const res = await request(`${base}?limit=${limit}${extra}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { headers });
+    const url = `${base}?limit=${limit}${extra}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+    const res = await request(url, { headers, dispatcher });
     const raw = Buffer.from(await res.body.arrayBuffer());
     const encoding = String(res.headers['content-encoding'] ?? 'identity').toLowerCase();
     encodings.add(encoding);
@@ -61,6 +65,7 @@ export async function walk(base: string, headers: Record<string, string>, limit:
     cursor = tail.next_cursor;
     if (cursor) cursors.push(cursor);
   } while (cursor);
+  await dispatcher.close();
   return { cursors, seconds: (performance.now() - started) / 1000, records, pageStarts, wireBytes, encodings };
 }
 
