@@ -35,6 +35,8 @@ export interface Config {
   maxConnections: number;
   /** Failed authentications per client address per minute before every request from it is refused. */
   authFailuresPerMinute: number;
+  /** Keep what authentication reads per key in process memory between requests (ADR 14). */
+  keyCache: boolean;
 }
 
 export interface SettingSpec {
@@ -142,6 +144,12 @@ export const SETTINGS: readonly SettingSpec[] = [
     description:
       'Failed authentications (401) allowed per client address per minute (a bucket of this size refilling over a minute). Once spent, every request from the address gets 429 until it refills. Shared through `WSOPS_REDIS_URL` when set.',
   },
+  {
+    env: 'WSOPS_KEY_CACHE',
+    default: 'on',
+    description:
+      "`on` or `off`. On: each API process keeps the keys it has seen in memory (at most 10,000, each for at most 5 s) instead of reading the key on every request; any change that affects a key (revocation, its workspace's modules, by any process or plain SQL) empties the affected entries before the next request (SQLite: a version stamp read per request; PostgreSQL: one extra `LISTEN` connection per API process, the cache is bypassed while it is down). `off`: every request reads its key.",
+  },
   { env: 'WSOPS_LOG_LEVEL', default: 'info', description: '`fatal`, `error`, `warn`, `info`, `debug` or `silent`.' },
 ];
 
@@ -152,6 +160,13 @@ function bool(name: string, raw: string): boolean {
   if (['1', 'true', 'yes', 'on'].includes(v)) return true;
   if (['0', 'false', 'no', 'off'].includes(v)) return false;
   throw new ConfigError(`${name} must be true or false; got "${raw}"`);
+}
+
+function onOff(name: string, raw: string): boolean {
+  const v = raw.trim().toLowerCase();
+  if (v === 'on') return true;
+  if (v === 'off') return false;
+  throw new ConfigError(`${name} must be on or off; got "${raw}"`);
 }
 
 function int(name: string, raw: string, min: number, max: number): number {
@@ -268,5 +283,6 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     keepAliveTimeoutMs: int('WSOPS_KEEP_ALIVE_TIMEOUT_MS', get('WSOPS_KEEP_ALIVE_TIMEOUT_MS') ?? '5000', 100, 120_000),
     maxConnections: int('WSOPS_MAX_CONNECTIONS', get('WSOPS_MAX_CONNECTIONS') ?? '10000', 1, 1_000_000),
     authFailuresPerMinute: int('WSOPS_AUTH_FAILURES_PER_MINUTE', get('WSOPS_AUTH_FAILURES_PER_MINUTE') ?? '20', 1, 1_000_000),
+    keyCache: onOff('WSOPS_KEY_CACHE', get('WSOPS_KEY_CACHE') ?? 'on'),
   };
 }
