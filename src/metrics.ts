@@ -107,6 +107,15 @@ export class Metrics implements DeliveryObserver {
         this.inc({ result: 'bypass' }, s.bypassed);
       },
     });
+    new Counter({
+      name: 'wsops_key_cache_invalidations_total',
+      help: 'Invalidations the key cache received: change notifications, a moved version stamp, local writes, its listener lost or back.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(cache.stats().invalidations);
+      },
+    });
     new Gauge({
       name: 'wsops_key_cache_entries',
       help: 'Keys held in the key cache.',

@@ -1,15 +1,16 @@
 /**
- * Builds the key cache with the invalidation of the deployment's database (ADR 14):
+ * Builds the key cache with the invalidation of the deployment's database (ADR 14). Both make
+ * the same promise: a change committed before a request reaches this process is seen by that
+ * request, whoever wrote it (another process, this one, plain SQL).
  * - SQLite: the one-row `auth_version` stamp, moved by triggers in every writing transaction,
- *   read on each request with one prepared statement on the read connection (it sees every
- *   committed write of every process); the cache holds only entries read under the current stamp.
- * - PostgreSQL: an `AuthListener` session; notifications drop the entries they name, and the
- *   cache is bypassed whenever that session is not established.
- * Either way, this process's own write paths drop everything at once after their commit.
+ *   read on each request with one prepared statement on the read connection (a new read sees
+ *   every committed write of every process); a moved stamp empties the cache.
+ * - PostgreSQL: an `AuthListener` session; notifications drop the entries they name, each
+ *   request waits for the listener's barrier (shared by the requests that arrive together), and
+ *   the cache is bypassed whenever that session is not established.
  */
 import type SQLite from 'better-sqlite3';
 import type { Logger } from '../logger.js';
-import { onAdmissionWrite } from '../store/admission-writes.js';
 import { AuthListener } from '../store/auth-listener.js';
 import type { Database } from '../store/database.js';
 import { KeyCache } from './key-cache.js';
@@ -18,21 +19,11 @@ export function createKeyCache(database: Database, databaseUrl: string, enabled:
   if (!enabled) return new KeyCache({ trusted: () => false });
   let cache: KeyCache;
   const invalidate = (what: string) => cache.invalidate(what);
-  const unsubscribe = onAdmissionWrite(database.db, () => invalidate('*'));
   if (database.dialect === 'sqlite') {
-    cache = new KeyCache({ trusted: versionStampCheck(database, invalidate), close: async () => unsubscribe() });
+    cache = new KeyCache({ trusted: versionStampCheck(database, invalidate) });
   } else {
     const listener = new AuthListener(databaseUrl, invalidate, logger.child({ component: 'key-cache' }));
-    cache = new KeyCache({
-      trusted() {
-        listener.start();
-        return listener.listening;
-      },
-      async close() {
-        unsubscribe();
-        await listener.close();
-      },
-    });
+    cache = new KeyCache({ trusted: () => listener.barrier(), close: () => listener.close() });
   }
   return cache;
 }

@@ -2,8 +2,8 @@
  * A bounded in-process cache of what authentication needs per key id (ADR 14), so a request
  * with a known key costs no database lookup. It is only as good as its invalidation, which
  * lives outside it: a `trusted` check run on every request (SQLite: the version stamp moved by
- * triggers; PostgreSQL: the LISTEN session is up) and `invalidate` calls (notifications, this
- * process's own write paths). What is cached is never a decision: revocation, expiry (against
+ * triggers; PostgreSQL: the barrier on the LISTEN session) and `invalidate` calls (what the
+ * check found, notifications, the listener lost or back). What is cached is never a decision: revocation, expiry (against
  * the injected clock), environment and the secret are checked on every request, cached or not.
  */
 import { ALWAYS_INSTALLED } from '../registers/define.js';
@@ -47,9 +47,10 @@ export function keyEntry(row: AuthRow): KeyEntry {
 export interface KeyCacheOptions {
   /**
    * Run once per request before the cache is read: false means "bypass" (nothing is read from
-   * or stored into the cache). It may call `invalidate` first (the SQLite stamp moved).
+   * or stored into the cache). It may call `invalidate` first (the SQLite stamp moved, the
+   * PostgreSQL barrier delivered notifications).
    */
-  trusted: () => boolean;
+  trusted: () => boolean | Promise<boolean>;
   close?: () => Promise<void>;
   /** Most entries held; the oldest stored goes first. */
   maxEntries?: number;
@@ -63,6 +64,8 @@ export interface KeyCacheStats {
   hits: number;
   misses: number;
   bypassed: number;
+  /** Invalidations received (a notification, a moved stamp, a local write, the listener lost or back). */
+  invalidations: number;
   entries: number;
   trusted: boolean;
 }
@@ -86,6 +89,7 @@ export class KeyCache {
   private hits = 0;
   private misses = 0;
   private bypassed = 0;
+  private invalidations = 0;
   private lastTrusted = false;
 
   constructor(private readonly options: KeyCacheOptions) {
@@ -99,7 +103,7 @@ export class KeyCache {
    * `load` (the database). Unknown key ids are never stored, so every guess reaches the database.
    */
   async resolve(keyId: string, load: () => Promise<AuthRow | undefined>): Promise<KeyEntry | undefined> {
-    const trusted = this.options.trusted();
+    const trusted = await this.options.trusted();
     this.lastTrusted = trusted;
     if (trusted) {
       const stored = this.entries.get(keyId);
@@ -133,6 +137,7 @@ export class KeyCache {
   /** Drops what a change may have affected: `key:<id>`, `workspace:<id>`, or anything else: all. */
   invalidate(what: string): void {
     this.generation++;
+    this.invalidations++;
     if (what.startsWith('key:')) {
       this.entries.delete(what.slice('key:'.length));
     } else if (what.startsWith('workspace:')) {
@@ -144,7 +149,14 @@ export class KeyCache {
   }
 
   stats(): KeyCacheStats {
-    return { hits: this.hits, misses: this.misses, bypassed: this.bypassed, entries: this.entries.size, trusted: this.lastTrusted };
+    return {
+      hits: this.hits,
+      misses: this.misses,
+      bypassed: this.bypassed,
+      invalidations: this.invalidations,
+      entries: this.entries.size,
+      trusted: this.lastTrusted,
+    };
   }
 
   async close(): Promise<void> {

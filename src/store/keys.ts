@@ -4,7 +4,6 @@ import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
 import { splitList } from '../lists.js';
 import { ALL_SCOPES } from '../registers/define.js';
-import { admissionWritten } from './admission-writes.js';
 import { recordAudit } from './audit.js';
 import type { Dialect } from './database.js';
 import type { HotQueries } from './hot-queries.js';
@@ -175,7 +174,7 @@ export async function listKeys(db: Kysely<DB>, workspaceId: string, now: number)
 }
 
 export async function revokeKey(db: Kysely<DB>, workspaceId: string, keyId: string, now: number, actor = 'cli'): Promise<KeySummary> {
-  const summary = await db.transaction().execute(async (trx) => {
+  return db.transaction().execute(async (trx) => {
     const row = await trx
       .selectFrom('api_keys')
       .selectAll()
@@ -189,9 +188,6 @@ export async function revokeKey(db: Kysely<DB>, workspaceId: string, keyId: stri
     await recordAudit(trx, { workspaceId, at: revokedAt, actor, action: 'key.revoked', keyId, target: keyId });
     return summarize({ ...row, revoked_at: revokedAt }, now);
   });
-  // Committed: this process's key cache forgets the key before its next request (ADR 14).
-  admissionWritten(db);
-  return summary;
 }
 
 export interface AuthRow {

@@ -3,7 +3,6 @@ import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { splitList } from '../lists.js';
 import { ALWAYS_INSTALLED, MODULES, OPTIONAL_MODULES } from '../registers/define.js';
-import { admissionWritten } from './admission-writes.js';
 import { recordAudit } from './audit.js';
 import type { Dialect } from './database.js';
 import type { DB } from './schema.js';
@@ -88,7 +87,7 @@ export async function setModule(
       `module "${module}" is always installed and cannot be ${installed ? 'installed' : 'uninstalled'}`,
     );
   }
-  const workspace = await db.transaction().execute(async (trx) => {
+  return db.transaction().execute(async (trx) => {
     const ws = await getWorkspace(trx, workspaceId);
     const optional = new Set(ws.modules.filter((m) => (OPTIONAL_MODULES as readonly string[]).includes(m)));
     if (installed) optional.add(module);
@@ -108,7 +107,4 @@ export async function setModule(
     });
     return { ...ws, modules: [...ALWAYS_INSTALLED, ...modules] };
   });
-  // Committed: this process's key cache forgets the workspace's modules before its next request (ADR 14).
-  admissionWritten(db);
-  return workspace;
 }
