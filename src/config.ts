@@ -148,7 +148,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'WSOPS_KEY_CACHE',
     default: 'on',
     description:
-      "`on` or `off`. On: each API process keeps the keys it has seen in memory (at most 10,000, each for at most 5 s) instead of reading the key on every request; any change that affects a key (revocation, its workspace's modules, by any process or plain SQL) empties the affected entries before the next request (SQLite: a version stamp read per request; PostgreSQL: one extra `LISTEN` connection per API process, the cache is bypassed while it is down). `off`: every request reads its key.",
+      '`on` or `off`. On: each API process keeps the keys it has used in memory (at most 10,000, each reread after 5 s) and every request only checks that nothing changed since (SQLite: a version stamp; PostgreSQL: one extra `LISTEN` connection per API process). Any change that affects a key, by any process or plain SQL, is seen by the next request. Off: every request reads its key from the database.',
   },
   { env: 'WSOPS_LOG_LEVEL', default: 'info', description: '`fatal`, `error`, `warn`, `info`, `debug` or `silent`.' },
 ];

@@ -20,6 +20,8 @@ describe('settings', () => {
     assert.equal(c.keepAliveTimeoutMs, 5000);
     assert.equal(c.maxConnections, 10_000);
     assert.equal(c.authFailuresPerMinute, 20);
+    assert.equal(c.keyCache, true);
+    assert.equal(loadConfig({ WSOPS_KEY_CACHE: 'off' }).keyCache, false);
     assert.equal(
       loadConfig({ WSOPS_REQUEST_TIMEOUT_MS: '2000' }).headersTimeoutMs,
       2000,
@@ -47,6 +49,7 @@ describe('settings', () => {
     [{ WSOPS_KEEP_ALIVE_TIMEOUT_MS: '10' }, /WSOPS_KEEP_ALIVE_TIMEOUT_MS/],
     [{ WSOPS_MAX_CONNECTIONS: '0' }, /WSOPS_MAX_CONNECTIONS/],
     [{ WSOPS_AUTH_FAILURES_PER_MINUTE: '0' }, /WSOPS_AUTH_FAILURES_PER_MINUTE/],
+    [{ WSOPS_KEY_CACHE: 'false' }, /WSOPS_KEY_CACHE must be on or off; got "false"/],
   ] as const) {
     it(`refuses ${JSON.stringify(env)}`, () => {
       assert.throws(() => loadConfig(env), pattern);
