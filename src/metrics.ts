@@ -109,7 +109,7 @@ export class Metrics implements DeliveryObserver {
     });
     new Counter({
       name: 'wsops_key_cache_invalidations_total',
-      help: 'Invalidations the key cache received: change notifications, a moved version stamp, local writes, its listener lost or back.',
+      help: 'Invalidations the key cache received: change notifications, a moved version stamp, its listener lost or back.',
       registers,
       collect() {
         this.reset();

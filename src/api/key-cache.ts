@@ -64,7 +64,7 @@ export interface KeyCacheStats {
   hits: number;
   misses: number;
   bypassed: number;
-  /** Invalidations received (a notification, a moved stamp, a local write, the listener lost or back). */
+  /** Invalidations received (a notification, a moved stamp, the listener lost or back). */
   invalidations: number;
   entries: number;
   trusted: boolean;
