@@ -37,6 +37,8 @@ export interface Config {
   sqliteMmapMb: number;
   /** Failed authentications per client address per minute before every request from it is refused. */
   authFailuresPerMinute: number;
+  /** Keep what authentication reads per key in process memory between requests (ADR 14). */
+  keyCache: boolean;
 }
 
 export interface SettingSpec {
@@ -150,6 +152,12 @@ export const SETTINGS: readonly SettingSpec[] = [
     description:
       'Failed authentications (401) allowed per client address per minute (a bucket of this size refilling over a minute). Once spent, every request from the address gets 429 until it refills. Shared through `WSOPS_REDIS_URL` when set.',
   },
+  {
+    env: 'WSOPS_KEY_CACHE',
+    default: 'on',
+    description:
+      '`on` or `off`. On: each API process keeps the keys it has used in memory (at most 10,000, each reread after 5 s) and every request only checks that nothing changed since (SQLite: a version stamp; PostgreSQL: one extra `LISTEN` connection per API process). Any change that affects a key, by any process or plain SQL, is seen by the next request. Off: every request reads its key from the database.',
+  },
   { env: 'WSOPS_LOG_LEVEL', default: 'info', description: '`fatal`, `error`, `warn`, `info`, `debug` or `silent`.' },
 ];
 
@@ -160,6 +168,13 @@ function bool(name: string, raw: string): boolean {
   if (['1', 'true', 'yes', 'on'].includes(v)) return true;
   if (['0', 'false', 'no', 'off'].includes(v)) return false;
   throw new ConfigError(`${name} must be true or false; got "${raw}"`);
+}
+
+function onOff(name: string, raw: string): boolean {
+  const v = raw.trim().toLowerCase();
+  if (v === 'on') return true;
+  if (v === 'off') return false;
+  throw new ConfigError(`${name} must be on or off; got "${raw}"`);
 }
 
 function int(name: string, raw: string, min: number, max: number): number {
@@ -277,5 +292,6 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     maxConnections: int('WSOPS_MAX_CONNECTIONS', get('WSOPS_MAX_CONNECTIONS') ?? '10000', 1, 1_000_000),
     sqliteMmapMb: int('WSOPS_SQLITE_MMAP_MB', get('WSOPS_SQLITE_MMAP_MB') ?? '0', 0, 65_536),
     authFailuresPerMinute: int('WSOPS_AUTH_FAILURES_PER_MINUTE', get('WSOPS_AUTH_FAILURES_PER_MINUTE') ?? '20', 1, 1_000_000),
+    keyCache: onOff('WSOPS_KEY_CACHE', get('WSOPS_KEY_CACHE') ?? 'on'),
   };
 }

@@ -10,6 +10,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { KeyCacheStats } from './api/key-cache.js';
 import type { Database } from './store/database.js';
 import type { DeliveryObserver } from './webhooks/delivery-observer.js';
 
@@ -83,6 +84,52 @@ export class Metrics implements DeliveryObserver {
         if (!db) return;
         const counts = await groupCount(db, 'SELECT status AS k, COUNT(*) AS n FROM webhook_endpoints GROUP BY status');
         for (const state of ENDPOINT_STATES) this.set({ state }, counts.get(state) ?? 0);
+      },
+    });
+  }
+
+  /**
+   * The key cache's counts (ADR 14), read at scrape time: the request path only increments
+   * plain numbers, no labelled counter per request.
+   */
+  observeKeyCache(cache: { stats(): KeyCacheStats }): void {
+    const registers = [this.registry];
+    new Counter({
+      name: 'wsops_key_cache_lookups_total',
+      help: 'Key lookups by authentication: hit (from the cache), miss (read and cached), bypass (read; the cache could not be trusted or is off).',
+      labelNames: ['result'],
+      registers,
+      collect() {
+        const s = cache.stats();
+        this.reset();
+        this.inc({ result: 'hit' }, s.hits);
+        this.inc({ result: 'miss' }, s.misses);
+        this.inc({ result: 'bypass' }, s.bypassed);
+      },
+    });
+    new Counter({
+      name: 'wsops_key_cache_invalidations_total',
+      help: 'Invalidations the key cache received: change notifications, a moved version stamp, its listener lost or back.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(cache.stats().invalidations);
+      },
+    });
+    new Gauge({
+      name: 'wsops_key_cache_entries',
+      help: 'Keys held in the key cache.',
+      registers,
+      collect() {
+        this.set(cache.stats().entries);
+      },
+    });
+    new Gauge({
+      name: 'wsops_key_cache_trusted',
+      help: 'Whether the last authentication could use the key cache (PostgreSQL: its LISTEN session was up).',
+      registers,
+      collect() {
+        this.set(cache.stats().trusted ? 1 : 0);
       },
     });
   }

@@ -1,6 +1,8 @@
 import { Redis } from 'ioredis';
 import { CursorCodec } from './api/cursor.js';
 import { type FailureThrottle, failureThrottle, OPERATOR_FAILURE_LIMIT, OPERATOR_FAILURE_WINDOW_MS } from './api/failure-throttle.js';
+import type { KeyCache } from './api/key-cache.js';
+import { createKeyCache } from './api/key-cache-setup.js';
 import { MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from './api/rate-limit.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
@@ -21,6 +23,8 @@ export interface Services {
   records: RecordStore;
   /** Prepared statements for the queries on every request. */
   hot: HotQueries;
+  /** What authentication reads per key, kept between requests and invalidated across processes (ADR 14). */
+  keyCache: KeyCache;
   cursors: CursorCodec;
   /** Encrypts webhook signing secrets at rest. */
   secretBox: SecretBox;
@@ -66,17 +70,23 @@ export async function createServices(config: Config, options: ServiceOptions = {
     redis?.on('error', () => {});
     const clock = options.clock ?? systemClock;
     const usage = new UsageCounter(database.db, clock, options.logger);
+    // Its PostgreSQL LISTEN session opens at the first authentication, so CLI commands and
+    // worker-only processes never open one.
+    const keyCache = createKeyCache(database, config.databaseUrl, config.keyCache, options.logger ?? silentLogger);
+    const metrics = new Metrics(database);
+    metrics.observeKeyCache(keyCache);
     return {
       config,
       database,
       hot,
+      keyCache,
       records: new RecordStore(database, hot),
       cursors: new CursorCodec(secret),
       secretBox: new SecretBox(secret),
       rateLimiter,
       operatorThrottle: failureThrottle(redis, OPERATOR_FAILURE_LIMIT, OPERATOR_FAILURE_WINDOW_MS, 'wsops:opfail:'),
       redis,
-      metrics: new Metrics(database),
+      metrics,
       authFailureLimiter,
       usage,
       clock,
@@ -86,6 +96,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
         await rateLimiter.close();
         redis?.disconnect();
         await authFailureLimiter.close();
+        await keyCache.close();
         await database.close();
       },
     };

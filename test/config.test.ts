@@ -20,6 +20,8 @@ describe('settings', () => {
     assert.equal(c.keepAliveTimeoutMs, 5000);
     assert.equal(c.maxConnections, 10_000);
     assert.equal(c.authFailuresPerMinute, 20);
+    assert.equal(c.keyCache, true);
+    assert.equal(loadConfig({ WSOPS_KEY_CACHE: 'off' }).keyCache, false);
     assert.equal(
       loadConfig({ WSOPS_REQUEST_TIMEOUT_MS: '2000' }).headersTimeoutMs,
       2000,
@@ -49,6 +51,7 @@ describe('settings', () => {
     [{ WSOPS_AUTH_FAILURES_PER_MINUTE: '0' }, /WSOPS_AUTH_FAILURES_PER_MINUTE/],
     [{ WSOPS_SQLITE_MMAP_MB: '-1' }, /WSOPS_SQLITE_MMAP_MB must be a whole number from 0 to 65536/],
     [{ WSOPS_SQLITE_MMAP_MB: '1e3' }, /WSOPS_SQLITE_MMAP_MB/],
+    [{ WSOPS_KEY_CACHE: 'false' }, /WSOPS_KEY_CACHE must be on or off; got "false"/],
   ] as const) {
     it(`refuses ${JSON.stringify(env)}`, () => {
       assert.throws(() => loadConfig(env), pattern);

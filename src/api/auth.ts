@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
-import { ALWAYS_INSTALLED } from '../registers/define.js';
 import type { Services } from '../services.js';
 import { findKeyForAuth, parseKey, secretMatches, touchKey } from '../store/keys.js';
+import type { KeyEntry } from './key-cache.js';
 import { UNAUTHORIZED_DETAIL } from './problem.js';
 import { addressBucket } from './rate-limit.js';
 
@@ -28,24 +28,25 @@ function refused(request: FastifyRequest, reason: string, keyId?: string): AppEr
 }
 
 function refusalReason(
-  row: Awaited<ReturnType<typeof findKeyForAuth>>,
+  entry: KeyEntry | undefined,
   secretOk: boolean,
   environment: string,
   deployment: string,
   now: number,
 ): string | undefined {
-  if (!row) return 'unknown key id';
+  if (!entry) return 'unknown key id';
   if (!secretOk) return 'wrong secret';
-  if (row.environment !== environment) return 'key id of another environment';
+  if (entry.environment !== environment) return 'key id of another environment';
   if (environment !== deployment) return `key of the ${environment} environment; this deployment serves ${deployment}`;
-  if (row.revoked_at !== null) return 'revoked key';
-  if (Date.parse(row.expires_at) <= now) return 'expired key';
+  if (entry.revoked) return 'revoked key';
+  if (entry.expiresAtMs <= now) return 'expired key';
   return undefined;
 }
 
 /**
  * Authenticates `Authorization: Bearer <key>`; nothing else is read (no cookies, no query
- * parameter). Every refusal is the same error so no reason leaks.
+ * parameter). Every refusal is the same error so no reason leaks. The key's row comes from the
+ * key cache when it may be trusted (ADR 14); every check below runs on every request either way.
  */
 export async function authenticate(services: Services, request: FastifyRequest): Promise<KeyContext> {
   const header = request.headers.authorization;
@@ -55,25 +56,21 @@ export async function authenticate(services: Services, request: FastifyRequest):
   if (!m) throw refused(request, 'Authorization is not "Bearer <key>"');
   const parsed = parseKey(m[1] as string);
   if (!parsed) throw refused(request, 'not of the form svc_sk_<env>_<key_id>_<secret>');
-  const row = await findKeyForAuth(services.hot, parsed.keyId);
+  const entry = await services.keyCache.resolve(parsed.keyId, () => findKeyForAuth(services.hot, parsed.keyId));
   const now = services.clock();
   // The hash comparison runs whether or not the key exists, so timing says nothing either.
-  const secretOk = secretMatches(parsed.secret, row?.secret_hash);
-  const reason = refusalReason(row, secretOk, parsed.environment, services.config.env, now);
-  if (reason !== undefined || !row) throw refused(request, reason ?? 'unknown key id', parsed.keyId);
-  if (row.last_used_at === null || now - Date.parse(row.last_used_at) >= LAST_USE_RESOLUTION_MS) {
-    touchKey(services.database.db, row.key_id, new Date(now).toISOString()).catch((err: unknown) =>
-      request.log.warn({ err, key_id: row.key_id }, 'could not record last use'),
+  const secretOk = secretMatches(parsed.secret, entry?.secretHash);
+  const reason = refusalReason(entry, secretOk, parsed.environment, services.config.env, now);
+  if (reason !== undefined || !entry) throw refused(request, reason ?? 'unknown key id', parsed.keyId);
+  // Recorded by this process at most once a minute per key; the write touches no column the
+  // cache depends on, so it invalidates nothing (migration 0014's triggers ignore it).
+  if (entry.lastUsedMs === null || now - entry.lastUsedMs >= LAST_USE_RESOLUTION_MS) {
+    entry.lastUsedMs = now;
+    touchKey(services.database.db, entry.keyId, new Date(now).toISOString()).catch((err: unknown) =>
+      request.log.warn({ err, key_id: entry.keyId }, 'could not record last use'),
     );
   }
-  return {
-    keyId: row.key_id,
-    workspaceId: row.workspace_id,
-    environment: row.environment,
-    scopes: row.scopes.split(' '),
-    expiresAt: row.expires_at,
-    modules: new Set([...ALWAYS_INSTALLED, ...row.modules.split(' ').filter(Boolean)]),
-  };
+  return entry.context;
 }
 
 /**

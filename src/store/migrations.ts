@@ -1,4 +1,5 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import { createAuthChangeSignals } from './auth-change-triggers.js';
 import type { Database, Dialect } from './database.js';
 import { MAX_WORD_LENGTH, PG_SEARCH_VECTOR } from './search-text.js';
 
@@ -374,6 +375,11 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         await sql`INSERT INTO delivery_attempt_hours (endpoint_id, hour, latency_ms, attempts, succeeded)
           SELECT endpoint_id, substr(attempted_at, 1, 13), latency_ms, count(*), sum(CASE WHEN outcome = 'succeeded' THEN 1 ELSE 0 END)
           FROM delivery_attempts GROUP BY endpoint_id, substr(attempted_at, 1, 13), latency_ms`.execute(db);
+      },
+    },
+    '0014_auth_change_signals': {
+      async up(db: Kysely<unknown>) {
+        await createAuthChangeSignals(db, dialect);
       },
     },
   };

@@ -7,13 +7,13 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import type { Dialect } from '../../src/store/database.js';
 import { createTestDatabase } from './databases.js';
 import { TEST_SECRET } from './harness.js';
+import { freePort, until } from './processes.js';
 
 const run = promisify(execFile);
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -21,25 +21,7 @@ const BIN = join(ROOT, 'bin/wsops');
 export const CHROMIUM = process.env.WSOPS_CHROMIUM ?? '/usr/bin/chromium';
 export const SCREENSHOTS_DIR = join(ROOT, 'docs/screenshots');
 
-/** Waits until `condition` holds, polling; fails with `what` after `timeoutMs` (never a fixed sleep). */
-export async function until<T>(condition: () => T | Promise<T>, timeoutMs: number, what: string, everyMs = 100): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await condition();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no free port');
-  return address.port;
-}
+export { until };
 
 export interface ConsoleServer {
   dialect: Dialect;

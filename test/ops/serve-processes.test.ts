@@ -4,54 +4,12 @@
  * says in its log that the generated secret is stored in the database.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
 import { TEST_SECRET } from '../helpers/harness.js';
+import { startWsops, waitFor } from '../helpers/processes.js';
 
-const BIN = new URL('../../bin/wsops', import.meta.url).pathname;
 const port = () => 20000 + Math.floor(Math.random() * 20000);
-
-interface Running {
-  child: ChildProcess;
-  output: () => string;
-  stop(): Promise<void>;
-}
-
-function start(args: string[], env: Record<string, string>): Running {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { ...process.env, WSOPS_LOG_LEVEL: 'info', WSOPS_DEMO: 'false', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (c) => {
-    out += String(c);
-  });
-  child.stderr?.on('data', (c) => {
-    out += String(c);
-  });
-  return {
-    child,
-    output: () => out,
-    async stop() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
-
-/** Polls until the URL answers (the process is starting), then returns that answer. */
-async function waitFor(url: string, running: Running): Promise<Response> {
-  for (let i = 0; i < 600; i++) {
-    if (running.child.exitCode !== null) throw new Error(`process exited: ${running.output()}`);
-    const res = await fetch(url).catch(() => undefined);
-    if (res) return res;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} never answered: ${running.output()}`);
-}
 
 for (const dialect of DIALECTS) {
   describe(`serve processes and the internal listener [${dialect}]`, () => {
@@ -63,7 +21,7 @@ for (const dialect of DIALECTS) {
 
     it('`serve --only worker` with WSOPS_INTERNAL_PORT answers /readyz, /healthz and /metrics; without WSOPS_SECRET (test) it logs that the secret is stored in the database', async () => {
       const internalPort = port();
-      const worker = start(['serve', '--only', 'worker'], {
+      const worker = startWsops(['serve', '--only', 'worker'], {
         WSOPS_DATABASE_URL: db.url,
         WSOPS_SECRET: '',
         WSOPS_INTERNAL_PORT: String(internalPort),
@@ -92,7 +50,7 @@ for (const dialect of DIALECTS) {
     it('`serve` with both ports: the public port answers 404 on /metrics, /readyz and /internal/v1; the internal port serves them; with WSOPS_SECRET set there is no warning', async () => {
       const publicPort = port();
       const internalPort = publicPort + 1;
-      const server = start(['serve', '--port', String(publicPort)], {
+      const server = startWsops(['serve', '--port', String(publicPort)], {
         WSOPS_DATABASE_URL: db.url,
         WSOPS_SECRET: TEST_SECRET,
         WSOPS_INTERNAL_PORT: String(internalPort),

@@ -1,0 +1,88 @@
+/**
+ * Real `bin/wsops` processes for tests: a long-running `serve` with its output kept for
+ * failure messages, one-shot CLI commands, free ports, and polling without fixed sleeps.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+export const ROOT = new URL('../../', import.meta.url).pathname;
+export const BIN = join(ROOT, 'bin/wsops');
+const run = promisify(execFile);
+
+/** Waits until `condition` holds, polling; fails with `what` after `timeoutMs` (never a fixed sleep). */
+export async function until<T>(condition: () => T | Promise<T>, timeoutMs: number, what: string, everyMs = 100): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await condition();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === 'string') throw new Error('no free port');
+  return address.port;
+}
+
+export interface Running {
+  child: ChildProcess;
+  output: () => string;
+  stop(): Promise<void>;
+}
+
+/** Starts `bin/wsops ARGS` (no demo, info logs unless `env` says otherwise); stdout and stderr are kept. */
+export function startWsops(args: string[], env: Record<string, string>): Running {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { ...process.env, WSOPS_LOG_LEVEL: 'info', WSOPS_DEMO: 'false', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (c) => {
+    out += String(c);
+  });
+  child.stderr?.on('data', (c) => {
+    out += String(c);
+  });
+  // A failed test must not leave the server running (it would keep the test process alive).
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  return {
+    child,
+    output: () => out,
+    async stop() {
+      process.removeListener('exit', killOnExit);
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Polls until the URL answers (the process is starting), then returns that answer. */
+export async function waitFor(url: string, running: Running): Promise<Response> {
+  for (let i = 0; i < 600; i++) {
+    if (running.child.exitCode !== null) throw new Error(`process exited: ${running.output()}`);
+    const res = await fetch(url).catch(() => undefined);
+    if (res) return res;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} never answered: ${running.output()}`);
+}
+
+/** Runs one CLI command to its end; returns its stdout, or throws with its stderr. */
+export async function runWsops(args: string[], env: Record<string, string>): Promise<string> {
+  try {
+    return (await run(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, cwd: ROOT, maxBuffer: 16 * 2 ** 20 })).stdout;
+  } catch (err) {
+    const e = err as { stderr?: string; message: string };
+    throw new Error(`wsops ${args.join(' ')} failed: ${e.stderr || e.message}`);
+  }
+}
