@@ -144,7 +144,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'WSOPS_SQLITE_MMAP_MB',
     default: '0',
     description:
-      'SQLite only: megabytes of the database file the read connection maps into memory (0 to 65536; 0 reads pages with read calls). Mapping spares a copy per page read; the mapped pages are the kernel\'s file cache, counted in RSS as shared file pages.',
+      "SQLite only: megabytes of the database file the read connection maps into memory (0 to 65536; 0 reads pages with read calls). Mapping spares a copy per page read; the mapped pages are the kernel's file cache, counted in RSS as shared file pages.",
   },
   {
     env: 'WSOPS_AUTH_FAILURES_PER_MINUTE',
