@@ -31,13 +31,26 @@ export async function stopProcess(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-/** Samples a process's resident memory until stopped; returns the peak in MB. */
-export function sampleRss(pid: number): () => number {
-  let peak = 0;
+export interface RssPeak {
+  /** The process's own memory (RssAnon + RssShmem): heap, stacks, SQLite's page cache. */
+  privateMb: number;
+  /** Everything resident, file pages of a mapped database included (VmRSS, what `top` calls RES). */
+  totalMb: number;
+}
+
+/**
+ * Samples a process's resident memory until stopped; returns the peaks in MB. Private and total
+ * are told apart because a mapped SQLite file (WSOPS_SQLITE_MMAP_MB) shows in VmRSS as the
+ * kernel's file cache, which is shared and reclaimable, not memory the process holds.
+ */
+export function sampleRss(pid: number): () => RssPeak {
+  const peak: RssPeak = { privateMb: 0, totalMb: 0 };
+  const kb = (status: string, field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
   const timer = setInterval(() => {
     try {
-      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-      if (m) peak = Math.max(peak, Number(m[1]) / 1024);
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      peak.privateMb = Math.max(peak.privateMb, (kb(status, 'RssAnon') + kb(status, 'RssShmem')) / 1024);
+      peak.totalMb = Math.max(peak.totalMb, kb(status, 'VmRSS') / 1024);
     } catch {
       /* process gone */
     }

@@ -142,9 +142,9 @@ export const SETTINGS: readonly SettingSpec[] = [
   },
   {
     env: 'WSOPS_SQLITE_MMAP_MB',
-    default: '0',
+    default: '2047',
     description:
-      "SQLite only: megabytes of the database file the read connection maps into memory (0 to 65536; 0 reads pages with read calls). Mapping spares a copy per page read; the mapped pages are the kernel's file cache, counted in RSS as shared file pages.",
+      "SQLite only: megabytes of the database file the read connection maps into memory (0 to 2047, SQLite's ceiling; 0 reads pages with read calls). A page of 100 records reads about 25 database pages at random places; mapped, each costs no read call and no copy (a third less time per page here). Mapped pages are the kernel's file cache: they count in RSS as shared file pages, not as the process's own memory.",
   },
   {
     env: 'WSOPS_AUTH_FAILURES_PER_MINUTE',
@@ -290,7 +290,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     headersTimeoutMs,
     keepAliveTimeoutMs: int('WSOPS_KEEP_ALIVE_TIMEOUT_MS', get('WSOPS_KEEP_ALIVE_TIMEOUT_MS') ?? '5000', 100, 120_000),
     maxConnections: int('WSOPS_MAX_CONNECTIONS', get('WSOPS_MAX_CONNECTIONS') ?? '10000', 1, 1_000_000),
-    sqliteMmapMb: int('WSOPS_SQLITE_MMAP_MB', get('WSOPS_SQLITE_MMAP_MB') ?? '0', 0, 65_536),
+    sqliteMmapMb: int('WSOPS_SQLITE_MMAP_MB', get('WSOPS_SQLITE_MMAP_MB') ?? '2047', 0, 2047),
     authFailuresPerMinute: int('WSOPS_AUTH_FAILURES_PER_MINUTE', get('WSOPS_AUTH_FAILURES_PER_MINUTE') ?? '20', 1, 1_000_000),
     keyCache: onOff('WSOPS_KEY_CACHE', get('WSOPS_KEY_CACHE') ?? 'on'),
   };

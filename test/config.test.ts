@@ -3,6 +3,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { loadConfig, SETTINGS } from '../src/config.js';
+import { createServices } from '../src/services.js';
+import { createTestDatabase } from './helpers/databases.js';
+import { TEST_SECRET } from './helpers/harness.js';
 
 describe('settings', () => {
   it('defaults are safe: test environment, SQLite under ./data, loopback, port 8080', () => {
@@ -20,6 +23,7 @@ describe('settings', () => {
     assert.equal(c.keepAliveTimeoutMs, 5000);
     assert.equal(c.maxConnections, 10_000);
     assert.equal(c.authFailuresPerMinute, 20);
+    assert.equal(c.sqliteMmapMb, 2047, "the SQLite read connection maps the file, up to SQLite's ceiling");
     assert.equal(c.keyCache, true);
     assert.equal(loadConfig({ WSOPS_KEY_CACHE: 'off' }).keyCache, false);
     assert.equal(
@@ -49,7 +53,8 @@ describe('settings', () => {
     [{ WSOPS_KEEP_ALIVE_TIMEOUT_MS: '10' }, /WSOPS_KEEP_ALIVE_TIMEOUT_MS/],
     [{ WSOPS_MAX_CONNECTIONS: '0' }, /WSOPS_MAX_CONNECTIONS/],
     [{ WSOPS_AUTH_FAILURES_PER_MINUTE: '0' }, /WSOPS_AUTH_FAILURES_PER_MINUTE/],
-    [{ WSOPS_SQLITE_MMAP_MB: '-1' }, /WSOPS_SQLITE_MMAP_MB must be a whole number from 0 to 65536/],
+    [{ WSOPS_SQLITE_MMAP_MB: '-1' }, /WSOPS_SQLITE_MMAP_MB must be a whole number from 0 to 2047/],
+    [{ WSOPS_SQLITE_MMAP_MB: '4096' }, /WSOPS_SQLITE_MMAP_MB must be a whole number from 0 to 2047/],
     [{ WSOPS_SQLITE_MMAP_MB: '1e3' }, /WSOPS_SQLITE_MMAP_MB/],
     [{ WSOPS_KEY_CACHE: 'false' }, /WSOPS_KEY_CACHE must be on or off; got "false"/],
   ] as const) {
@@ -62,4 +67,30 @@ describe('settings', () => {
     const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
     for (const s of SETTINGS) assert.ok(readme.includes(`\`${s.env}\``), `${s.env} is missing from README.md`);
   });
+});
+
+describe('WSOPS_SQLITE_MMAP_MB', () => {
+  for (const [setting, bytes] of [
+    [undefined, 2047 * 1024 * 1024],
+    ['0', 0],
+    ['64', 64 * 1024 * 1024],
+  ] as const) {
+    it(`${setting ?? 'unset'}: the read connection maps ${bytes} bytes, the writer none`, async () => {
+      const db = await createTestDatabase('sqlite');
+      const services = await createServices(
+        loadConfig({
+          WSOPS_DATABASE_URL: db.url,
+          WSOPS_SECRET: TEST_SECRET,
+          ...(setting === undefined ? {} : { WSOPS_SQLITE_MMAP_MB: setting }),
+        }),
+      );
+      try {
+        assert.equal(services.database.sqliteReader?.pragma('mmap_size', { simple: true }), bytes);
+        assert.equal(services.database.sqlite?.pragma('mmap_size', { simple: true }), 0);
+      } finally {
+        await services.close();
+        await db.drop();
+      }
+    });
+  }
 });

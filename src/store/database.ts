@@ -73,7 +73,8 @@ export function openDatabase(url: string, logger: Logger = silentLogger, options
     reader?.pragma('busy_timeout = 10000');
     reader?.pragma('cache_size = -32768');
     // Pages read through a mapping skip a read call and a copy each: a page of 100 records
-    // touches about 25 pages at random depths.
+    // touches about 25 pages at random depths (docs/benchmarks.md). Only the read connection
+    // maps: writes go through the writer's ordinary I/O.
     if (options.sqliteMmapMb) reader?.pragma(`mmap_size = ${Math.floor(options.sqliteMmapMb) * 1024 * 1024}`);
     return {
       db,
