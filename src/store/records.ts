@@ -88,26 +88,26 @@ export class RecordStore {
   }
 
   /**
-   * One page in (updated_at, id) order. Without a search it is one statement (so one snapshot):
-   * the documents joined by the database itself, plus the keys of rows `limit` and `limit + 1`
-   * read from the ordering index alone (the page's last record, and whether more exist). That
-   * spares a JavaScript string per row. The aggregate reads its LIMITed subquery in order: a
-   * subquery with a LIMIT cannot be flattened into an aggregate, so it runs as an ordered
-   * co-routine (SQLite) or an Aggregate over the Limit of the index scan (PostgreSQL). Naming
-   * the order in the aggregate instead (`string_agg(doc, ',' ORDER BY ...)`) made PostgreSQL
-   * sort the documents again: 4 ms instead of 1.2 ms for a page of 1,000. test/api/page-bytes
-   * pins the order on both databases.
+   * One page in (updated_at, id) order. On SQLite without a search it is one statement (so one
+   * snapshot): the documents joined by the database into one BLOB, plus the keys of rows
+   * `limit` and `limit + 1` read from the ordering index alone (the page's last record, and
+   * whether more exist). That spares a JavaScript string per row and the UTF-8 decode and
+   * re-encode of the page (ADR 15). The aggregate reads its LIMITed subquery in order: a
+   * subquery with a LIMIT cannot be flattened into an aggregate, so SQLite runs it as an
+   * ordered co-routine; test/api/page-bytes pins the order.
+   *
+   * PostgreSQL reads rows: its `string_agg` cost about 4 µs per document (4 ms for a page of
+   * 1,000, against 1 ms for the rows), and one 581 KB message parsed slower in `pg` than 1,001
+   * small ones.
    */
   async listPage(q: ListQuery): Promise<PageRows> {
-    if (q.searchWords.length > 0) return this.searchPage(q);
+    if (q.searchWords.length > 0 || this.database.dialect !== 'sqlite') return this.rowPage(q);
     const { where, params } = this.pageWhere(q);
-    const sqlite = this.database.dialect === 'sqlite';
-    const joined = sqlite ? "CAST(group_concat(doc, ',') AS BLOB)" : "string_agg(doc, ',')";
-    const text = `SELECT ${joined}, count(*), NULL, NULL FROM (SELECT doc, updated_at, id FROM records WHERE ${where} ORDER BY updated_at, id LIMIT ?) p
+    const text = `SELECT CAST(group_concat(doc, ',') AS BLOB), count(*), NULL, NULL FROM (SELECT doc FROM records WHERE ${where} ORDER BY updated_at, id LIMIT ?) p
       UNION ALL SELECT NULL, NULL, updated_at, id FROM (SELECT updated_at, id FROM records WHERE ${where} ORDER BY updated_at, id LIMIT 2 OFFSET ?) k`;
     const rows = (await this.hot.rows(text, [...params, q.limit, ...params, q.limit - 1])) as [
-      Buffer | string | null,
-      number | string | null,
+      Buffer | null,
+      number | null,
       string | null,
       string | null,
     ][];
@@ -117,22 +117,28 @@ export class RecordStore {
     for (const r of rows) {
       if (r[1] !== null) {
         body = r[0] ?? '';
-        count = Number(r[1]);
+        count = r[1];
       } else keys.push({ updatedAt: r[2] as string, id: r[3] as string });
     }
     const hasMore = count === q.limit && keys.length === 2;
     return { joined: body, last: hasMore ? keys[0] : undefined, hasMore };
   }
 
-  /** A page with a text search: rows as before (the search would otherwise run twice). */
-  private async searchPage(q: ListQuery): Promise<PageRows> {
+  /**
+   * A page as rows of (id, updated_at, doc), limit + 1 of them to know whether more exist: on
+   * PostgreSQL, and on SQLite with a text search (the FTS match would otherwise run in both
+   * branches of the joined statement).
+   */
+  private async rowPage(q: ListQuery): Promise<PageRows> {
     let { where, params } = this.pageWhere(q);
-    if (this.database.dialect === 'sqlite') {
-      where += ' AND rowid IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ?)';
-      params.push(fts5Query(q.searchWords));
-    } else {
-      where += ` AND ${PG_SEARCH_VECTOR} @@ CAST(? AS tsquery)`;
-      params.push(tsQuery(q.searchWords));
+    if (q.searchWords.length > 0) {
+      if (this.database.dialect === 'sqlite') {
+        where += ' AND rowid IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ?)';
+        params.push(fts5Query(q.searchWords));
+      } else {
+        where += ` AND ${PG_SEARCH_VECTOR} @@ CAST(? AS tsquery)`;
+        params.push(tsQuery(q.searchWords));
+      }
     }
     params = [...params, q.limit + 1];
     const rows = (await this.hot.rows(
