@@ -76,7 +76,11 @@ export class RecordStore {
       where += ` AND ${name} = ?`;
       params.push(value);
     }
-    if (q.updatedSince !== undefined) {
+    // Past the first page the cursor's position implies the watermark (a cursor is bound to its
+    // updated_since, and its record was after it). Leaving the watermark out lets SQLite seek the
+    // index to the position; with both, it ranged from the watermark and filtered every row up
+    // to the position, so each later page of an updated_since walk cost more than the one before.
+    if (q.updatedSince !== undefined && !q.after) {
       where += ' AND updated_at > ?';
       params.push(q.updatedSince);
     }
