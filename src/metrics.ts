@@ -139,7 +139,6 @@ export class Metrics implements DeliveryObserver {
     collectDefaultMetrics({ register: this.registry });
   }
 
-  /** Fastify `onResponse` hook: one observation per answered request. */
   /**
    * The labelled series of each (method, route, status), resolved once: prom-client hashes a
    * label object on every call, which cost more than the rest of the hook. Bounded: routes are

@@ -10,6 +10,7 @@ import { type Logger, lazyChildLogger } from '../logger.js';
 import type { Services } from '../services.js';
 import { compressApiResponses, varyApiResponse } from './compression.js';
 import { registerDeveloperRoutes } from './developer-routes.js';
+import { pathUnder } from './paths.js';
 import { registerPortalRoutes } from './portal-routes.js';
 import { frameworkErrorCode, problemErrorHandler, rawProblemResponse, sendProblem } from './problem.js';
 import { registerReadRoutes } from './read-routes.js';
@@ -27,16 +28,14 @@ export interface AppOptions {
 export const BODY_PATH_PREFIXES: readonly string[] = ['/console'];
 
 function takesBody(url: string): boolean {
-  const path = url.split('?', 1)[0] as string;
-  return BODY_PATH_PREFIXES.some((p) => path === p || path.startsWith(p.endsWith('/') ? p : `${p}/`));
+  return BODY_PATH_PREFIXES.some((p) => pathUnder(url, p));
 }
 
 /** Where GET routes live: a write there is a 405; anywhere else there is nothing (404). */
 const READ_PATH_PREFIXES: readonly string[] = ['/api/v1', '/developers', '/healthz'];
 
 function servesReads(url: string): boolean {
-  const path = url.split('?', 1)[0] as string;
-  return READ_PATH_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`));
+  return READ_PATH_PREFIXES.some((p) => pathUnder(url, p));
 }
 
 const requestId = () => `req_${randomBase62(20)}`;

@@ -7,13 +7,10 @@
 import type { FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import { negotiateEncoding } from './accept-encoding.js';
 import { AVAILABLE_CODINGS, compressResponse, MIN_COMPRESSED_BYTES } from './content-codings.js';
+import { pathUnder } from './paths.js';
 
 /** `/api/v1` itself, or anything under it (path or query). */
-function isApiRequest(url: string): boolean {
-  if (!url.startsWith('/api/v1')) return false;
-  const next = url.charCodeAt(7);
-  return Number.isNaN(next) || next === 0x2f /* / */ || next === 0x3f /* ? */;
-}
+const isApiRequest = (url: string) => pathUnder(url, '/api/v1');
 
 /** Adds Accept-Encoding to Vary, keeping whatever Vary already names. */
 function varyOnAcceptEncoding(reply: FastifyReply): void {

@@ -134,19 +134,20 @@ export class RecordStore {
    * branches of the joined statement).
    */
   private async rowPage(q: ListQuery): Promise<PageRows> {
-    let { where, params } = this.pageWhere(q);
+    const { where, params } = this.pageWhere(q);
+    let search = '';
     if (q.searchWords.length > 0) {
       if (this.database.dialect === 'sqlite') {
-        where += ' AND rowid IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ?)';
+        search = ' AND rowid IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ?)';
         params.push(fts5Query(q.searchWords));
       } else {
-        where += ` AND ${PG_SEARCH_VECTOR} @@ CAST(? AS tsquery)`;
+        search = ` AND ${PG_SEARCH_VECTOR} @@ CAST(? AS tsquery)`;
         params.push(tsQuery(q.searchWords));
       }
     }
-    params = [...params, q.limit + 1];
+    params.push(q.limit + 1);
     const rows = (await this.hot.rows(
-      `SELECT id, updated_at, doc FROM records WHERE ${where} ORDER BY updated_at, id LIMIT ?`,
+      `SELECT id, updated_at, doc FROM records WHERE ${where}${search} ORDER BY updated_at, id LIMIT ?`,
       params,
     )) as [string, string, string][];
     const hasMore = rows.length > q.limit;
