@@ -10,41 +10,21 @@ import { MIRROR_REGISTERS, openStore, syncOnce } from '@wsops/client/mirror';
 import { loadConfig } from '../src/config.js';
 import { seedRegister } from '../src/seed/seed.js';
 import { createServices } from '../src/services.js';
-import { createKey } from '../src/store/keys.js';
 import { createWorkspace } from '../src/store/workspaces.js';
 import { freePort, startProcess, stopProcess } from './processes.js';
 import type { Row } from './table.js';
-
-const SECRET = 'bench-secret-bench-secret-bench-secret-00';
+import { assetsReadKey, BENCH_SECRET, startWsops } from './wsops.js';
 
 export async function clientBench(o: { records: number; databaseUrl: string; dataDir: string }, log: (s: string) => void): Promise<Row[]> {
-  const services = await createServices(loadConfig({ WSOPS_DATABASE_URL: o.databaseUrl, WSOPS_SECRET: SECRET }));
+  const services = await createServices(loadConfig({ WSOPS_DATABASE_URL: o.databaseUrl, WSOPS_SECRET: BENCH_SECRET }));
   const now = Date.now();
   const ws = await createWorkspace(services.database.db, 'Bench', ['assets'], new Date(now).toISOString());
   log(`client: seeding ${o.records} assets`);
   await seedRegister(services, ws.id, 'assets', o.records, { seed: 'bench', now });
-  const key = await createKey(services.database.db, {
-    workspaceId: ws.id,
-    scopes: ['assets:read'],
-    environment: 'test',
-    now,
-    maxKeys: 20,
-    dialect: services.database.dialect,
-  });
+  const key = await assetsReadKey(services, ws.id, now);
   await services.close();
   const port = await freePort();
-  const server = await startProcess(
-    ['--max-semi-space-size=32', 'bin/wsops', 'serve', '--port', String(port)],
-    {
-      WSOPS_DATABASE_URL: o.databaseUrl,
-      WSOPS_SECRET: SECRET,
-      WSOPS_DEMO: 'false',
-      WSOPS_LOG_LEVEL: 'warn',
-      WSOPS_RATE_LIMIT_PER_SECOND: '1000000',
-      WSOPS_RATE_LIMIT_BURST: '1000000',
-    },
-    `http://127.0.0.1:${port}/healthz`,
-  );
+  const server = await startWsops(o.databaseUrl, port);
   const baseUrl = `http://127.0.0.1:${port}`;
   const rows: Row[] = [];
   try {

@@ -13,15 +13,14 @@ import { newId } from '../src/ids.js';
 import { seedRegister } from '../src/seed/seed.js';
 import { createServices, type Services } from '../src/services.js';
 import { createAdminLink, createSession } from '../src/store/admins.js';
-import { createKey } from '../src/store/keys.js';
 import type { DB } from '../src/store/schema.js';
 import { UsageCounter } from '../src/store/usage.js';
 import { createWorkspace } from '../src/store/workspaces.js';
 import { createEndpoint } from '../src/webhooks/endpoints.js';
-import { freePort, load, startProcess, stopProcess } from './processes.js';
+import { freePort, load, stopProcess } from './processes.js';
 import type { Row } from './table.js';
+import { assetsReadKey, BENCH_SECRET, startWsops } from './wsops.js';
 
-const SECRET = 'bench-secret-bench-secret-bench-secret-00';
 const DAY_MS = 86_400_000;
 /** Rows per INSERT: 14 columns × 1000 stays under both dialects' parameter limits. */
 const BATCH = 1000;
@@ -147,7 +146,7 @@ export async function seedDeliveries(
 
 async function seed(o: ConsoleBenchOptions, log: (s: string) => void, rows: Row[], dialect: string): Promise<Seeded> {
   const services = await createServices(
-    loadConfig({ WSOPS_DATABASE_URL: o.databaseUrl, WSOPS_SECRET: SECRET, WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true' }),
+    loadConfig({ WSOPS_DATABASE_URL: o.databaseUrl, WSOPS_SECRET: BENCH_SECRET, WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true' }),
   );
   try {
     const now = Date.now();
@@ -160,17 +159,7 @@ async function seed(o: ConsoleBenchOptions, log: (s: string) => void, rows: Row[
     // Ten keys with a week of hourly usage, as the Overview's chart reads it.
     const keys: { key: string; key_id: string }[] = [];
     for (let k = 0; k < 10; k++) {
-      keys.push(
-        await createKey(db, {
-          workspaceId: ws.id,
-          scopes: ['assets:read'],
-          environment: 'test',
-          name: `Integration ${k + 1}`,
-          now,
-          maxKeys: 20,
-          dialect: services.database.dialect,
-        }),
-      );
+      keys.push(await assetsReadKey(services, ws.id, now, `Integration ${k + 1}`));
     }
     const usage: DB['api_usage'][] = [];
     for (const k of keys) {
@@ -243,21 +232,12 @@ export async function consoleBench(o: ConsoleBenchOptions, log: (s: string) => v
   const dialect = o.databaseUrl.startsWith('sqlite:') ? 'SQLite' : 'PostgreSQL';
   const rows: Row[] = [];
   const s = await seed(o, log, rows, dialect);
-  const env = {
-    WSOPS_DATABASE_URL: o.databaseUrl,
-    WSOPS_SECRET: SECRET,
-    WSOPS_DEMO: 'false',
-    WSOPS_LOG_LEVEL: 'warn',
-    WSOPS_RATE_LIMIT_PER_SECOND: '1000000',
-    WSOPS_RATE_LIMIT_BURST: '1000000',
-  };
   const port = await freePort();
   // API only: no dispatcher touching the seeded history while pages are measured.
-  const server = await startProcess(
-    ['--max-semi-space-size=32', 'bin/wsops', 'serve', '--only', 'api', '--port', String(port)],
-    { ...env, WSOPS_BASE_URL: `http://127.0.0.1:${port}` },
-    `http://127.0.0.1:${port}/healthz`,
-  );
+  const server = await startWsops(o.databaseUrl, port, {
+    serveArgs: ['--only', 'api'],
+    env: { WSOPS_BASE_URL: `http://127.0.0.1:${port}` },
+  });
   const base = `http://127.0.0.1:${port}`;
   try {
     const [ep] = s.endpointIds as [string];
@@ -303,18 +283,12 @@ export async function consoleBench(o: ConsoleBenchOptions, log: (s: string) => v
   } finally {
     await stopProcess(server);
   }
-  if (o.duration > 0) rows.push(await countingCost(o, s, env, dialect, log));
+  if (o.duration > 0) rows.push(await countingCost(o, s, dialect, log));
   return rows;
 }
 
 /** Benchmark (a) (pages of 100 at random depths, 50 connections) with and without request counting. */
-async function countingCost(
-  o: ConsoleBenchOptions,
-  s: Seeded,
-  env: Record<string, string>,
-  dialect: string,
-  log: (s: string) => void,
-): Promise<Row> {
+async function countingCost(o: ConsoleBenchOptions, s: Seeded, dialect: string, log: (s: string) => void): Promise<Row> {
   // Cursors at every depth, collected once by a walk at limit=1000 (as the read bench does).
   const headers = { authorization: `Bearer ${s.apiKey}` };
   const collect = async (port: number) => {
@@ -335,23 +309,11 @@ async function countingCost(
   for (const round of [0, 1, 2]) {
     for (const variant of round % 2 === 0 ? (['with', 'without'] as const) : (['without', 'with'] as const)) {
       const port = await freePort();
-      const server = await startProcess(
-        [
-          '--max-semi-space-size=32',
-          '--import',
-          'tsx',
-          '--import',
-          './bench/without-usage-count.ts',
-          'bin/wsops',
-          'serve',
-          '--only',
-          'api',
-          '--port',
-          String(port),
-        ],
-        { ...env, WSOPS_BENCH_COUNTING: variant === 'with' ? 'on' : 'off' },
-        `http://127.0.0.1:${port}/healthz`,
-      );
+      const server = await startWsops(o.databaseUrl, port, {
+        nodeFlags: ['--import', 'tsx', '--import', './bench/without-usage-count.ts'],
+        serveArgs: ['--only', 'api'],
+        env: { WSOPS_BENCH_COUNTING: variant === 'with' ? 'on' : 'off' },
+      });
       try {
         if (paths.length === 0) {
           const cursors = await collect(port);

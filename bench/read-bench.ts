@@ -9,15 +9,13 @@ import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { seedRegister } from '../src/seed/seed.js';
 import { createServices } from '../src/services.js';
-import { createKey } from '../src/store/keys.js';
 import { createWorkspace } from '../src/store/workspaces.js';
 import { buildPostgresBaselineTable, buildSqliteBaselineTable } from './baseline-tables.js';
 import { freePort, type LoadResult, load, sampleRss, startProcess, stopProcess } from './processes.js';
 import type { Row } from './table.js';
 import { mbPerMillion, type Walk, walk } from './walk.js';
+import { assetsReadKey, BENCH_SECRET, SERVER_FLAGS, startWsops } from './wsops.js';
 
-/** Node flags of both servers (wsops and the baseline get the same). */
-const SERVER_FLAGS = ['--max-semi-space-size=32'];
 /** Connections of every throughput run ((a), its compressed twin, /scopes and the bare route). */
 const CONNECTIONS = 50;
 /** Uncounted load before each side's first throughput run. */
@@ -96,9 +94,7 @@ export async function readBench(o: ReadBenchOptions, log: (s: string) => void): 
   const sqlite = o.databaseUrl.startsWith('sqlite:');
   const dialect = sqlite ? 'SQLite' : 'PostgreSQL';
   const rows: Row[] = [];
-  const services = await createServices(
-    loadConfig({ WSOPS_DATABASE_URL: o.databaseUrl, WSOPS_SECRET: 'bench-secret-bench-secret-bench-secret-00' }),
-  );
+  const services = await createServices(loadConfig({ WSOPS_DATABASE_URL: o.databaseUrl, WSOPS_SECRET: BENCH_SECRET }));
   const now = Date.now();
   const ws = await createWorkspace(services.database.db, 'Bench', ['assets'], new Date(now).toISOString());
   log(`${dialect}: seeding ${o.records} assets`);
@@ -121,30 +117,11 @@ export async function readBench(o: ReadBenchOptions, log: (s: string) => void): 
     goal: sqlite ? '< 120 s' : '',
     met: sqlite ? seedSeconds < 120 : undefined,
   });
-  const key = await createKey(services.database.db, {
-    workspaceId: ws.id,
-    scopes: ['assets:read'],
-    environment: 'test',
-    now,
-    maxKeys: 20,
-    dialect: services.database.dialect,
-  });
+  const key = await assetsReadKey(services, ws.id, now);
   await services.close();
 
   const port = await freePort();
-  const server = await startProcess(
-    // The documented production command line (README): a larger young generation keeps GC pauses out of p99.
-    [...SERVER_FLAGS, 'bin/wsops', 'serve', '--port', String(port)],
-    {
-      WSOPS_DATABASE_URL: o.databaseUrl,
-      WSOPS_SECRET: 'bench-secret-bench-secret-bench-secret-00',
-      WSOPS_DEMO: 'false',
-      WSOPS_LOG_LEVEL: 'warn',
-      WSOPS_RATE_LIMIT_PER_SECOND: '1000000',
-      WSOPS_RATE_LIMIT_BURST: '1000000',
-    },
-    `http://127.0.0.1:${port}/healthz`,
-  );
+  const server = await startWsops(o.databaseUrl, port);
   const origin = `http://127.0.0.1:${port}`;
   const base = `${origin}/api/v1/assets`;
   const headers = { authorization: `Bearer ${key.key}` };

@@ -10,13 +10,12 @@ import { readFileSync } from 'node:fs';
 import { loadConfig } from '../src/config.js';
 import { seedRegister } from '../src/seed/seed.js';
 import { createServices, type Services } from '../src/services.js';
-import { createKey } from '../src/store/keys.js';
 import { createWorkspace } from '../src/store/workspaces.js';
 import { createEndpoint } from '../src/webhooks/endpoints.js';
 import { emitEvents } from '../src/webhooks/outbox.js';
 import { freePort, type LoadResult, load, startProcess, stopProcess } from './processes.js';
+import { assetsReadKey, BENCH_SECRET, startWsops } from './wsops.js';
 
-const SECRET = 'bench-secret-bench-secret-bench-secret-00';
 const EVENTS_PER_SECOND = 500;
 const TICK_MS = 50;
 const READ_SHARE = 0.8;
@@ -118,7 +117,7 @@ function windowsOf(seconds: number): number[] {
 
 export async function soakBench(o: SoakOptions, log: (s: string) => void): Promise<SoakResult> {
   const dialect = o.databaseUrl.startsWith('sqlite:') ? 'SQLite' : 'PostgreSQL';
-  const env = { WSOPS_DATABASE_URL: o.databaseUrl, WSOPS_SECRET: SECRET, WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true' };
+  const env = { WSOPS_DATABASE_URL: o.databaseUrl, WSOPS_SECRET: BENCH_SECRET, WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true' };
   const services = await createServices(loadConfig(env));
   const rport = await freePort();
   const receiver = await startProcess(
@@ -133,30 +132,14 @@ export async function soakBench(o: SoakOptions, log: (s: string) => void): Promi
     const ws = await createWorkspace(services.database.db, 'Soak', ['assets'], new Date(now).toISOString());
     log(`${dialect} soak: seeding ${o.records} assets`);
     await seedRegister(services, ws.id, 'assets', o.records, { seed: 'soak', now });
-    const key = await createKey(services.database.db, {
-      workspaceId: ws.id,
-      scopes: ['assets:read'],
-      environment: 'test',
-      now,
-      maxKeys: 20,
-      dialect: services.database.dialect,
-    });
+    const key = await assetsReadKey(services, ws.id, now);
     await createEndpoint(services, ws.id, { url: `http://127.0.0.1:${rport}/soak`, scopes: 'assets:read', events: 'asset.assigned' });
 
     const port = await freePort();
     const internalPort = await freePort();
-    server = await startProcess(
-      ['--max-semi-space-size=32', 'bin/wsops', 'serve', '--port', String(port)],
-      {
-        ...env,
-        WSOPS_DEMO: 'false',
-        WSOPS_LOG_LEVEL: 'warn',
-        WSOPS_INTERNAL_PORT: String(internalPort),
-        WSOPS_RATE_LIMIT_PER_SECOND: '1000000',
-        WSOPS_RATE_LIMIT_BURST: '1000000',
-      },
-      `http://127.0.0.1:${port}/healthz`,
-    );
+    server = await startWsops(o.databaseUrl, port, {
+      env: { WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true', WSOPS_INTERNAL_PORT: String(internalPort) },
+    });
     const pid = server.pid as number;
     const metrics = () => fetch(`http://127.0.0.1:${internalPort}/metrics`).then((r) => r.text());
     for (let i = 0; i < 600 && !/wsops_webhook_endpoints\{state="active"\} 1/.test(await metrics()); i++) {

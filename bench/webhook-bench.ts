@@ -12,8 +12,7 @@ import { emitEvents } from '../src/webhooks/outbox.js';
 import { signatureHeader } from '../src/webhooks/signature.js';
 import { freePort, startProcess, stopProcess } from './processes.js';
 import type { Row } from './table.js';
-
-const SECRET = 'bench-secret-bench-secret-bench-secret-00';
+import { BENCH_SECRET } from './wsops.js';
 
 interface Stats {
   count: number;
@@ -33,7 +32,7 @@ export async function webhookBench(o: { databaseUrl: string; events: number }, l
   );
   const stats = async (): Promise<Stats> => (await (await fetch(`http://127.0.0.1:${rport}/stats`)).json()) as Stats;
   const reset = () => fetch(`http://127.0.0.1:${rport}/reset`, { method: 'POST' });
-  const env = { WSOPS_DATABASE_URL: o.databaseUrl, WSOPS_SECRET: SECRET, WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true' };
+  const env = { WSOPS_DATABASE_URL: o.databaseUrl, WSOPS_SECRET: BENCH_SECRET, WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true' };
   const services = await createServices(loadConfig(env));
   let worker: Awaited<ReturnType<typeof startProcess>> | undefined;
   try {
