@@ -14,7 +14,18 @@ export class HotQueries {
   private readonly sqliteStatements = new Map<string, SQLite.Statement>();
   private readonly pgText = new Map<string, { name: string; text: string }>();
 
-  constructor(private readonly database: Database) {}
+  /**
+   * The placeholder of a LIMIT. SQLite (3.53, as better-sqlite3 builds it) lets the planner use
+   * the value bound to a bare `LIMIT ?`, so binding it expires the statement and every run
+   * re-parses and re-plans it: a third of a page query's time (perf probes counted one parse per
+   * step). `+?` is an expression the planner does not look into; the value is the same.
+   * PostgreSQL keeps `?`: it caches its plans its own way.
+   */
+  readonly limit: string;
+
+  constructor(private readonly database: Database) {
+    this.limit = database.dialect === 'sqlite' ? '+?' : '?';
+  }
 
   /** Runs a query and returns its rows as arrays, columns in SELECT order. */
   async rows(sqlText: string, params: readonly Value[]): Promise<unknown[][]> {

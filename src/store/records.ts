@@ -107,7 +107,7 @@ export class RecordStore {
   async listPage(q: ListQuery): Promise<PageRows> {
     if (q.searchWords.length > 0 || this.database.dialect !== 'sqlite') return this.rowPage(q);
     const { where, params } = this.pageWhere(q);
-    const text = `SELECT CAST(group_concat(doc, ',') AS BLOB), count(*), NULL, NULL FROM (SELECT doc FROM records WHERE ${where} ORDER BY updated_at, id LIMIT ?) p
+    const text = `SELECT CAST(group_concat(doc, ',') AS BLOB), count(*), NULL, NULL FROM (SELECT doc FROM records WHERE ${where} ORDER BY updated_at, id LIMIT ${this.hot.limit}) p
       UNION ALL SELECT NULL, NULL, updated_at, id FROM (SELECT updated_at, id FROM records WHERE ${where} ORDER BY updated_at, id LIMIT 2 OFFSET ?) k`;
     const rows = (await this.hot.rows(text, [...params, q.limit, ...params, q.limit - 1])) as [
       Buffer | null,
@@ -147,7 +147,7 @@ export class RecordStore {
     }
     params.push(q.limit + 1);
     const rows = (await this.hot.rows(
-      `SELECT id, updated_at, doc FROM records WHERE ${where}${search} ORDER BY updated_at, id LIMIT ?`,
+      `SELECT id, updated_at, doc FROM records WHERE ${where}${search} ORDER BY updated_at, id LIMIT ${this.hot.limit}`,
       params,
     )) as [string, string, string][];
     const hasMore = rows.length > q.limit;
