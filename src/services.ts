@@ -3,6 +3,7 @@ import { CursorCodec } from './api/cursor.js';
 import { type FailureThrottle, failureThrottle, OPERATOR_FAILURE_LIMIT, OPERATOR_FAILURE_WINDOW_MS } from './api/failure-throttle.js';
 import type { KeyCache } from './api/key-cache.js';
 import { createKeyCache } from './api/key-cache-setup.js';
+import { PageReader } from './api/page-threads.js';
 import { MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from './api/rate-limit.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
@@ -11,6 +12,7 @@ import { Metrics } from './metrics.js';
 import { type Database, openDatabase } from './store/database.js';
 import { HotQueries } from './store/hot-queries.js';
 import { migrate } from './store/migrations.js';
+import { PageQueries } from './store/page-queries.js';
 import { RecordStore } from './store/records.js';
 import { ensureServerSecret } from './store/settings.js';
 import { UsageCounter } from './store/usage.js';
@@ -21,6 +23,10 @@ export interface Services {
   config: Config;
   database: Database;
   records: RecordStore;
+  /** List pages: on page threads once `startPageThreads` ran (serve), else on the event loop. */
+  pages: PageReader;
+  /** Starts WSOPS_PAGE_THREADS page threads (ADR 16); `wsops serve` does, CLI commands do not. */
+  startPageThreads(): Promise<void>;
   /** Prepared statements for the queries on every request. */
   hot: HotQueries;
   /** What authentication reads per key, kept between requests and invalidated across processes (ADR 14). */
@@ -75,13 +81,26 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const keyCache = createKeyCache(database, config.databaseUrl, config.keyCache, options.logger ?? silentLogger);
     const metrics = new Metrics(database);
     metrics.observeKeyCache(keyCache);
+    const cursors = new CursorCodec(secret);
+    const pages = new PageReader(new PageQueries(database.dialect, hot), cursors, options.logger ?? silentLogger);
     return {
       config,
       database,
       hot,
       keyCache,
       records: new RecordStore(database, hot),
-      cursors: new CursorCodec(secret),
+      pages,
+      // An in-memory SQLite database cannot be opened by a second connection: its pages stay on the event loop.
+      startPageThreads: () =>
+        config.databaseUrl === 'sqlite::memory:'
+          ? Promise.resolve()
+          : pages.start(config.pageThreads, {
+              databaseUrl: config.databaseUrl,
+              sqliteMmapMb: config.sqliteMmapMb,
+              secret,
+              postgresConnections: 5,
+            }),
+      cursors,
       secretBox: new SecretBox(secret),
       rateLimiter,
       operatorThrottle: failureThrottle(redis, OPERATOR_FAILURE_LIMIT, OPERATOR_FAILURE_WINDOW_MS, 'wsops:opfail:'),
@@ -97,6 +116,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
         redis?.disconnect();
         await authFailureLimiter.close();
         await keyCache.close();
+        await pages.close();
         await database.close();
       },
     };

@@ -4,13 +4,13 @@ import { REGISTERS } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
 import { ID_PATTERN_BODY } from '../registers/fields.js';
 import type { Services } from '../services.js';
+import { negotiateEncoding } from './accept-encoding.js';
 import { authenticateThrottled, type KeyContext, requireScope } from './auth.js';
+import { AVAILABLE_CODINGS } from './content-codings.js';
 import { filterDigest } from './cursor.js';
 import { parseListQuery, type RawQuery, rejectUnknown } from './list-query.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-const DATA_OPEN = '{"data":[';
-const DATA_OPEN_BYTES = Buffer.from(DATA_OPEN);
 
 const ID_PATTERNS = new Map<string, RegExp>();
 /** `^<prefix>_[A-Za-z0-9]{1,40}$`, the shape every id of a register has. */
@@ -71,28 +71,22 @@ function listHandler(services: Services, register: Register, policy: string) {
     if (!ctx.modules.has(register.module)) {
       return reply.type(JSON_TYPE).send('{"data":[],"has_more":false,"next_cursor":null}');
     }
-    const page = await services.records.listPage({
+    const page = await services.pages.read({
       workspaceId: ctx.workspaceId,
-      register,
+      register: register.path,
       filters: params.filters,
       searchWords: params.search,
       updatedSince: params.updatedSince,
       after,
       limit: params.limit,
+      digest,
+      issuedAt: now,
+      // Negotiated here, applied where the page is assembled: the compression hook leaves a body that has its Content-Encoding.
+      coding: negotiateEncoding(request.headers['accept-encoding'], AVAILABLE_CODINGS),
     });
-    const next =
-      page.hasMore && page.last
-        ? JSON.stringify(
-            services.cursors.encode({ workspaceId: ctx.workspaceId, register: register.path, position: page.last, digest, issuedAt: now }),
-          )
-        : 'null';
-    // The records are stored as the exact JSON the API returns; the page is assembled, not re-serialized.
-    const tail = `],"has_more":${page.hasMore},"next_cursor":${next}}`;
-    const body =
-      typeof page.joined === 'string'
-        ? `${DATA_OPEN}${page.joined}${tail}`
-        : Buffer.concat([DATA_OPEN_BYTES, page.joined, Buffer.from(tail)]);
-    return reply.type(JSON_TYPE).send(body);
+    if (page.compressionError) request.log.warn({ err: page.compressionError }, 'compression failed; sending the body uncompressed');
+    if (page.encoding) reply.header('content-encoding', page.encoding);
+    return reply.type(JSON_TYPE).send(page.body);
   };
 }
 

@@ -58,6 +58,18 @@ export interface OpenOptions {
   sqliteMmapMb?: number;
 }
 
+/** A read-only connection to a SQLite file: the API's hot reads, and each page thread's. */
+export function openSqliteReader(path: string, mmapMb: number): SQLite.Database {
+  const reader = new SQLite(path, { readonly: true });
+  reader.pragma('busy_timeout = 10000');
+  reader.pragma('cache_size = -32768');
+  // Pages read through a mapping skip a read call and a copy each: a page of 100 records
+  // touches about 25 pages at random depths (docs/benchmarks.md). Only read connections map:
+  // writes go through the writer's ordinary I/O.
+  if (mmapMb) reader.pragma(`mmap_size = ${Math.floor(mmapMb) * 1024 * 1024}`);
+  return reader;
+}
+
 export function openDatabase(url: string, logger: Logger = silentLogger, options: OpenOptions = {}): Database {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
@@ -69,13 +81,7 @@ export function openDatabase(url: string, logger: Logger = silentLogger, options
     raw.pragma('cache_size = -32768'); // 32 MB page cache
     raw.pragma('temp_store = MEMORY');
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingSqlite(raw) }) });
-    const reader = path === ':memory:' ? undefined : new SQLite(path, { readonly: true });
-    reader?.pragma('busy_timeout = 10000');
-    reader?.pragma('cache_size = -32768');
-    // Pages read through a mapping skip a read call and a copy each: a page of 100 records
-    // touches about 25 pages at random depths (docs/benchmarks.md). Only the read connection
-    // maps: writes go through the writer's ordinary I/O.
-    if (options.sqliteMmapMb) reader?.pragma(`mmap_size = ${Math.floor(options.sqliteMmapMb) * 1024 * 1024}`);
+    const reader = path === ':memory:' ? undefined : openSqliteReader(path, options.sqliteMmapMb ?? 0);
     return {
       db,
       dialect: 'sqlite',

@@ -23,7 +23,7 @@ export class HotQueries {
    */
   readonly limit: string;
 
-  constructor(private readonly database: Database) {
+  constructor(private readonly database: Pick<Database, 'dialect' | 'sqlite' | 'sqliteReader' | 'pool'>) {
     this.limit = database.dialect === 'sqlite' ? '+?' : '?';
   }
 

@@ -1,0 +1,62 @@
+/**
+ * A list page's response body: the stored documents with the envelope around them (never
+ * re-serialized), the signed next cursor, and the compression the client asked for. The same
+ * function runs on the event loop and in a page thread (page-threads.ts), so both send the
+ * same bytes.
+ */
+import { registerByPath } from '../registers/catalogue.js';
+import type { ListQuery, PageQueries } from '../store/page-queries.js';
+import { type Coding, compressResponse, MIN_COMPRESSED_BYTES } from './content-codings.js';
+import type { CursorCodec } from './cursor.js';
+
+/** Everything a page needs, as plain data: it crosses to a page thread by structured clone. */
+export interface PageJob extends Omit<ListQuery, 'register'> {
+  /** The register's path (`assets`). */
+  register: string;
+  /** Digest of the filters, bound into the next cursor. */
+  digest: string;
+  /** When the request was admitted: the next cursor's issue time. */
+  issuedAt: number;
+  /** What the client accepts, as negotiated: the body is compressed with it when large enough. */
+  coding: Coding | 'identity';
+}
+
+export interface PageBody {
+  body: Buffer;
+  /** Set when the body is compressed. */
+  encoding?: Coding;
+  /** Why compression failed (the body then goes out uncompressed, never a 500). */
+  compressionError?: string;
+}
+
+const DATA_OPEN = '{"data":[';
+const DATA_OPEN_BYTES = Buffer.from(DATA_OPEN);
+
+export async function readPageBody(pages: PageQueries, cursors: CursorCodec, job: PageJob): Promise<PageBody> {
+  const register = registerByPath(job.register);
+  if (!register) throw new Error(`no register "${job.register}"`);
+  const page = await pages.listPage({ ...job, register });
+  const next =
+    page.hasMore && page.last
+      ? JSON.stringify(
+          cursors.encode({
+            workspaceId: job.workspaceId,
+            register: job.register,
+            position: page.last,
+            digest: job.digest,
+            issuedAt: job.issuedAt,
+          }),
+        )
+      : 'null';
+  const tail = `],"has_more":${page.hasMore},"next_cursor":${next}}`;
+  const body =
+    typeof page.joined === 'string'
+      ? Buffer.from(`${DATA_OPEN}${page.joined}${tail}`)
+      : Buffer.concat([DATA_OPEN_BYTES, page.joined, Buffer.from(tail)]);
+  if (job.coding === 'identity' || body.length < MIN_COMPRESSED_BYTES) return { body };
+  try {
+    return { body: compressResponse(job.coding, body), encoding: job.coding };
+  } catch (err) {
+    return { body, compressionError: err instanceof Error ? err.message : String(err) };
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * A page thread (page-threads.ts): its own read connection, the same page query and body
+ * assembly as the event loop. It answers each job with the finished body, transferred (not
+ * copied) back to the event loop.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import pg from 'pg';
+import { openSqliteReader } from '../store/database.js';
+import { HotQueries } from '../store/hot-queries.js';
+import { PageQueries } from '../store/page-queries.js';
+import { CursorCodec } from './cursor.js';
+import { type PageJob, readPageBody } from './page-body.js';
+import type { PageThreadData, ThreadAnswer, ThreadJob } from './page-threads.js';
+
+const data = workerData as PageThreadData;
+const port = parentPort;
+if (!port) throw new Error('page-thread.ts runs as a worker thread');
+
+const sqlite = data.databaseUrl.startsWith('sqlite:');
+const hot = sqlite
+  ? new HotQueries({ dialect: 'sqlite', sqliteReader: openSqliteReader(data.databaseUrl.slice('sqlite:'.length), data.sqliteMmapMb) })
+  : new HotQueries({ dialect: 'postgres', pool: new pg.Pool({ connectionString: data.databaseUrl, max: data.postgresConnections }) });
+const pages = new PageQueries(sqlite ? 'sqlite' : 'postgres', hot);
+const cursors = new CursorCodec(data.secret);
+
+/** The body's own memory, so it can be transferred: a Buffer may be a slice of a shared pool. */
+function ownBytes(body: Buffer): Uint8Array {
+  return body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? body : new Uint8Array(body);
+}
+
+port.on('message', ({ id, job }: ThreadJob) => {
+  readPageBody(pages, cursors, job as PageJob).then(
+    (page) => {
+      const body = ownBytes(page.body);
+      const answer: ThreadAnswer = { id, body, encoding: page.encoding, compressionError: page.compressionError };
+      port.postMessage(answer, [body.buffer as ArrayBuffer]);
+    },
+    (err: unknown) => port.postMessage({ id, error: err instanceof Error ? err.message : String(err) } satisfies ThreadAnswer),
+  );
+});
+port.postMessage({ id: 0 } satisfies ThreadAnswer);

@@ -1,0 +1,171 @@
+/**
+ * List pages read off the event loop (ADR 16). A page of 100 costs the database about 0.1–0.2 ms
+ * and brotli about 0.1 ms more, all synchronous on SQLite: on the event loop that time is lost
+ * to every other request. `wsops serve` starts WSOPS_PAGE_THREADS worker threads, each with its
+ * own read connection; a thread reads the page, assembles the body, signs the next cursor and
+ * compresses, then transfers the finished bytes back (about 10 µs of the event loop per page).
+ *
+ * Nothing is lost to a thread: until one is ready, when none is configured, and for every job
+ * in flight on a thread that exits, the page is read on the event loop by the same function.
+ * A thread that exits is started again (after 1 s, doubling to 30 s while it keeps exiting).
+ */
+import { Worker } from 'node:worker_threads';
+import type { Logger } from '../logger.js';
+import type { PageQueries } from '../store/page-queries.js';
+import type { Coding } from './content-codings.js';
+import type { CursorCodec } from './cursor.js';
+import { type PageBody, type PageJob, readPageBody } from './page-body.js';
+
+/** What a thread is started with. */
+export interface PageThreadData {
+  databaseUrl: string;
+  sqliteMmapMb: number;
+  /** The server secret: a thread signs the next cursor itself. */
+  secret: string;
+  /** PostgreSQL: connections of each thread's own pool. */
+  postgresConnections: number;
+}
+
+export interface ThreadJob {
+  id: number;
+  job: PageJob;
+}
+
+/** A thread's answer to job `id`; id 0 says the thread is ready. */
+export interface ThreadAnswer {
+  id: number;
+  body?: Uint8Array;
+  encoding?: Coding;
+  compressionError?: string;
+  error?: string;
+}
+
+interface Pending {
+  resolve(page: PageBody): void;
+  reject(err: Error): void;
+}
+
+interface Thread {
+  worker: Worker;
+  ready: boolean;
+  pending: Map<number, Pending>;
+}
+
+/** A thread exited with the job in flight: the job is read again on the event loop. */
+class ThreadGone extends Error {}
+
+const FIRST_RESTART_MS = 1000;
+const MAX_RESTART_MS = 30_000;
+
+export class PageReader {
+  private readonly threads: Thread[] = [];
+  private nextId = 1;
+  private closing = false;
+  private restartMs = FIRST_RESTART_MS;
+  private readonly restartTimers = new Set<NodeJS.Timeout>();
+
+  constructor(
+    private readonly pages: PageQueries,
+    private readonly cursors: CursorCodec,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Reads a page: on the least busy ready thread, or on the event loop when none is ready. */
+  async read(job: PageJob): Promise<PageBody> {
+    const thread = this.pick();
+    if (!thread) return readPageBody(this.pages, this.cursors, job);
+    try {
+      return await this.send(thread, job);
+    } catch (err) {
+      if (err instanceof ThreadGone) return readPageBody(this.pages, this.cursors, job);
+      throw err;
+    }
+  }
+
+  /** Starts `count` threads; resolves once each is ready or has failed to start (its pages then stay on the event loop). */
+  async start(count: number, data: PageThreadData): Promise<void> {
+    await Promise.all(Array.from({ length: count }, () => this.spawn(data)));
+  }
+
+  /** Threads ready to take a page (for tests and metrics). */
+  get readyThreads(): number {
+    return this.threads.filter((t) => t.ready).length;
+  }
+
+  /**
+   * Stops every thread. Their jobs in flight are read on the event loop, so a request never
+   * fails for it; with `restart`, each thread is started again as after a crash.
+   */
+  async stopThreads(restart = false): Promise<void> {
+    if (!restart) this.closing = true;
+    await Promise.all(this.threads.map((t) => t.worker.terminate()));
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const timer of this.restartTimers) clearTimeout(timer);
+    await this.stopThreads();
+  }
+
+  private pick(): Thread | undefined {
+    let best: Thread | undefined;
+    for (const t of this.threads) if (t.ready && (!best || t.pending.size < best.pending.size)) best = t;
+    return best;
+  }
+
+  private send(thread: Thread, job: PageJob): Promise<PageBody> {
+    const id = this.nextId++;
+    return new Promise<PageBody>((resolve, reject) => {
+      thread.pending.set(id, { resolve, reject });
+      thread.worker.postMessage({ id, job } satisfies ThreadJob);
+    });
+  }
+
+  private spawn(data: PageThreadData): Promise<void> {
+    const worker = new Worker(new URL('./page-thread-entry.mjs', import.meta.url), { workerData: data });
+    // A thread never keeps the process alive: `close()` ends it, and so does the process's exit.
+    worker.unref();
+    const thread: Thread = { worker, ready: false, pending: new Map() };
+    this.threads.push(thread);
+    return new Promise<void>((started) => {
+      worker.on('message', (answer: ThreadAnswer) => {
+        if (answer.id === 0) {
+          thread.ready = true;
+          this.restartMs = FIRST_RESTART_MS;
+          started();
+          return;
+        }
+        const pending = thread.pending.get(answer.id);
+        if (!pending) return;
+        thread.pending.delete(answer.id);
+        if (answer.error !== undefined || !answer.body) {
+          pending.reject(new Error(answer.error ?? 'the page thread sent no body'));
+          return;
+        }
+        if (answer.compressionError) {
+          this.logger.warn({ err: answer.compressionError, coding: answer.encoding }, 'compression failed; sending the body uncompressed');
+        }
+        const body = Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength);
+        pending.resolve(answer.encoding ? { body, encoding: answer.encoding } : { body });
+      });
+      worker.on('error', (err) => this.logger.error({ err }, 'a page thread failed; its pages are read on the event loop'));
+      worker.once('exit', (code) => {
+        thread.ready = false;
+        this.threads.splice(this.threads.indexOf(thread), 1);
+        for (const p of thread.pending.values()) p.reject(new ThreadGone(`page thread exited (${code})`));
+        thread.pending.clear();
+        started();
+        if (this.closing) return;
+        const delay = this.restartMs;
+        this.restartMs = Math.min(MAX_RESTART_MS, this.restartMs * 2);
+        this.logger.warn({ code, restart_in_ms: delay }, 'a page thread exited; starting another');
+        const timer = setTimeout(() => {
+          this.restartTimers.delete(timer);
+          if (!this.closing) void this.spawn(data);
+        }, delay);
+        timer.unref();
+        this.restartTimers.add(timer);
+      });
+    });
+  }
+}
