@@ -23,9 +23,13 @@ const hot = sqlite
 const pages = new PageQueries(sqlite ? 'sqlite' : 'postgres', hot);
 const cursors = new CursorCodec(data.secret);
 
-/** The body's own memory, so it can be transferred: a Buffer may be a slice of a shared pool. */
+/**
+ * The body as memory that can be transferred. Node serves Buffers under half its pool size from
+ * one shared pool, which must not be transferred; a larger Buffer (the database's BLOB, the
+ * joined page, zlib's output chunk) owns its memory, slack included, so it goes as it is.
+ */
 function ownBytes(body: Buffer): Uint8Array {
-  return body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? body : new Uint8Array(body);
+  return body.length >= Buffer.poolSize >>> 1 ? body : new Uint8Array(body);
 }
 
 port.on('message', ({ id, job }: ThreadJob) => {
