@@ -25,8 +25,11 @@ export interface Services {
   records: RecordStore;
   /** List pages: on page threads once `startPageThreads` ran (serve), else on the event loop. */
   pages: PageReader;
-  /** Starts WSOPS_PAGE_THREADS page threads (ADR 16); `wsops serve` does, CLI commands do not. */
-  startPageThreads(): Promise<void>;
+  /**
+   * Starts WSOPS_PAGE_THREADS page threads (ADR 16), now or (`atFirstPage`, what `wsops serve`
+   * does) when the first list page is read. CLI commands never start them.
+   */
+  startPageThreads(options?: { atFirstPage?: boolean }): Promise<void>;
   /** Prepared statements for the queries on every request. */
   hot: HotQueries;
   /** What authentication reads per key, kept between requests and invalidated across processes (ADR 14). */
@@ -91,15 +94,12 @@ export async function createServices(config: Config, options: ServiceOptions = {
       records: new RecordStore(database, hot),
       pages,
       // An in-memory SQLite database cannot be opened by a second connection: its pages stay on the event loop.
-      startPageThreads: () =>
-        config.databaseUrl === 'sqlite::memory:'
-          ? Promise.resolve()
-          : pages.start(config.pageThreads, {
-              databaseUrl: config.databaseUrl,
-              sqliteMmapMb: config.sqliteMmapMb,
-              secret,
-              postgresConnections: 5,
-            }),
+      async startPageThreads(options = {}) {
+        if (config.databaseUrl === 'sqlite::memory:') return;
+        const data = { databaseUrl: config.databaseUrl, sqliteMmapMb: config.sqliteMmapMb, secret, postgresConnections: 5 };
+        if (options.atFirstPage) pages.arm(config.pageThreads, data);
+        else await pages.start(config.pageThreads, data);
+      },
       cursors,
       secretBox: new SecretBox(secret),
       rateLimiter,

@@ -48,6 +48,8 @@ interface Pending {
 interface Thread {
   worker: Worker;
   ready: boolean;
+  /** Start another when this one exits (false once it is stopped on purpose). */
+  restart: boolean;
   pending: Map<number, Pending>;
 }
 
@@ -63,6 +65,7 @@ export class PageReader {
   private nextId = 1;
   private closing = false;
   private restartMs = FIRST_RESTART_MS;
+  private armed: { count: number; data: PageThreadData } | undefined;
   private readonly restartTimers = new Set<NodeJS.Timeout>();
 
   constructor(
@@ -73,6 +76,11 @@ export class PageReader {
 
   /** Reads a page: on the least busy ready thread, or on the event loop when none is ready. */
   async read(job: PageJob): Promise<PageBody> {
+    if (this.armed) {
+      const { count, data } = this.armed;
+      this.armed = undefined;
+      void this.start(count, data);
+    }
     const thread = this.pick();
     if (!thread) return readPageBody(this.pages, this.cursors, job);
     try {
@@ -81,6 +89,16 @@ export class PageReader {
       if (err instanceof ThreadGone) return readPageBody(this.pages, this.cursors, job);
       throw err;
     }
+  }
+
+  /**
+   * Starts `count` threads at the first page read, not now: a process that serves no list page
+   * (a short CLI-driven server, the console alone) never pays a thread's start (loading the
+   * page modules costs a few hundred milliseconds of CPU). The first pages are read on the event
+   * loop while the threads start.
+   */
+  arm(count: number, data: PageThreadData): void {
+    if (count > 0 && !this.closing) this.armed = { count, data };
   }
 
   /** Starts `count` threads; resolves once each is ready or has failed to start (its pages then stay on the event loop). */
@@ -98,12 +116,13 @@ export class PageReader {
    * fails for it; with `restart`, each thread is started again as after a crash.
    */
   async stopThreads(restart = false): Promise<void> {
-    if (!restart) this.closing = true;
+    for (const t of this.threads) t.restart = restart;
     await Promise.all(this.threads.map((t) => t.worker.terminate()));
   }
 
   async close(): Promise<void> {
     this.closing = true;
+    this.armed = undefined;
     for (const timer of this.restartTimers) clearTimeout(timer);
     await this.stopThreads();
   }
@@ -131,7 +150,7 @@ export class PageReader {
     });
     // A thread never keeps the process alive: `close()` ends it, and so does the process's exit.
     worker.unref();
-    const thread: Thread = { worker, ready: false, pending: new Map() };
+    const thread: Thread = { worker, ready: false, restart: true, pending: new Map() };
     this.threads.push(thread);
     return new Promise<void>((started) => {
       worker.on('message', (answer: ThreadAnswer) => {
@@ -161,7 +180,7 @@ export class PageReader {
         for (const p of thread.pending.values()) p.reject(new ThreadGone(`page thread exited (${code})`));
         thread.pending.clear();
         started();
-        if (this.closing) return;
+        if (this.closing || !thread.restart) return;
         const delay = this.restartMs;
         this.restartMs = Math.min(MAX_RESTART_MS, this.restartMs * 2);
         this.logger.warn({ code, restart_in_ms: delay }, 'a page thread exited; starting another');

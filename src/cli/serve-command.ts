@@ -28,7 +28,7 @@ export function serveCommand(program: Command): void {
       const services = await createServices(config, { logger });
       services.metrics.collectProcessMetrics();
       const app = buildApp(services);
-      if (opts.only !== 'worker') await services.startPageThreads();
+      if (opts.only !== 'worker') await services.startPageThreads({ atFirstPage: true });
       app.log.info(
         { database: redactUrl(config.databaseUrl), env: config.env, rate_limit_store: config.redisUrl ? 'redis' : 'memory' },
         'wsops starting',
