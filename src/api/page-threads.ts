@@ -167,11 +167,9 @@ export class PageReader {
           pending.reject(new Error(answer.error ?? 'the page thread sent no body'));
           return;
         }
-        if (answer.compressionError) {
-          this.logger.warn({ err: answer.compressionError, coding: answer.encoding }, 'compression failed; sending the body uncompressed');
-        }
         const body = Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength);
-        pending.resolve(answer.encoding ? { body, encoding: answer.encoding } : { body });
+        // The route logs a compression failure, wherever the page was read.
+        pending.resolve({ body, encoding: answer.encoding, compressionError: answer.compressionError });
       });
       worker.on('error', (err) => this.logger.error({ err }, 'a page thread failed; its pages are read on the event loop'));
       worker.once('exit', (code) => {
