@@ -6,6 +6,8 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -48,6 +50,28 @@ function runCli(
     child.on('exit', (code) => resolve({ code, stdout, stderr })),
   );
   return { child, done };
+}
+
+/**
+ * A loopback proxy in front of the server that forwards each request, except those `hold`
+ * picks: they get no answer until the gate closes.
+ */
+async function startGate(upstream: string, hold: (path: string) => boolean): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer(async (req, res) => {
+    if (hold(req.url ?? '')) return;
+    const answer = await fetch(upstream + req.url, { headers: { authorization: req.headers.authorization ?? '' } });
+    res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+    res.end(Buffer.from(await answer.arrayBuffer()));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 for (const dialect of DIALECTS) {
@@ -151,8 +175,16 @@ for (const dialect of DIALECTS) {
 
     it('killed with SIGKILL mid-walk and started again, the mirror converges to the source', async () => {
       const url = await mirrorUrl();
+      // The first run goes through a gate that answers two pages of people and holds every
+      // later request: the kill lands mid-walk however fast the pages are.
+      let peoplePages = 0;
+      const gate = await startGate(s.baseUrl, (path) => path.startsWith('/api/v1/people') && ++peoplePages > 2);
+      const { child, done } = runCli(['--once', '--page-size', '2', '--registers', 'people,assets'], {
+        WSOPS_API_KEY: key,
+        WSOPS_BASE_URL: gate.url,
+        WSOPS_MIRROR_DATABASE_URL: url,
+      });
       const env = { WSOPS_API_KEY: key, WSOPS_BASE_URL: s.baseUrl, WSOPS_MIRROR_DATABASE_URL: url };
-      const { child, done } = runCli(['--once', '--page-size', '2', '--registers', 'people,assets'], env);
       // Wait until some pages are stored, then kill it.
       const deadline = Date.now() + 30_000;
       let stored = 0;
@@ -170,6 +202,7 @@ for (const dialect of DIALECTS) {
       }
       child.kill('SIGKILL');
       const killed = await done;
+      await gate.close();
       assert.equal(killed.code, null, `the run was killed mid-walk (stored ${stored})`);
       assert.ok(stored > 0);
       const store = await openStore(url);
