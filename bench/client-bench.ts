@@ -11,7 +11,7 @@ import { loadConfig } from '../src/config.js';
 import { seedRegister } from '../src/seed/seed.js';
 import { createServices } from '../src/services.js';
 import { createWorkspace } from '../src/store/workspaces.js';
-import { freePort, startProcess, stopProcess } from './processes.js';
+import { freePort, stopProcess } from './processes.js';
 import type { Row } from './table.js';
 import { assetsReadKey, BENCH_SECRET, startWsops } from './wsops.js';
 

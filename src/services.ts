@@ -85,7 +85,11 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const metrics = new Metrics(database);
     metrics.observeKeyCache(keyCache);
     const cursors = new CursorCodec(secret);
-    const pages = new PageReader(new PageQueries(database.dialect, hot), cursors, options.logger ?? silentLogger);
+    // Read-ahead needs to know when the data changed: SQLite's data version on a connection that never writes.
+    const dataVersion = database.sqliteReader?.prepare('PRAGMA data_version').pluck();
+    const pages = new PageReader(new PageQueries(database.dialect, hot), cursors, options.logger ?? silentLogger, () =>
+      dataVersion ? (dataVersion.get() as number) : undefined,
+    );
     return {
       config,
       database,

@@ -7,7 +7,7 @@
 import { registerByPath } from '../registers/catalogue.js';
 import type { ListQuery, PageQueries } from '../store/page-queries.js';
 import { type Coding, compressResponse, MIN_COMPRESSED_BYTES } from './content-codings.js';
-import type { CursorCodec } from './cursor.js';
+import type { CursorCodec, CursorPosition } from './cursor.js';
 
 /** Everything a page needs, as plain data: it crosses to a page thread by structured clone. */
 export interface PageJob extends Omit<ListQuery, 'register'> {
@@ -27,6 +27,8 @@ export interface PageBody {
   encoding?: Coding;
   /** Why compression failed (the body then goes out uncompressed, never a 500). */
   compressionError?: string;
+  /** Where the next page starts, when there is one: what the next cursor holds (for read-ahead). */
+  next?: CursorPosition;
 }
 
 const DATA_OPEN = '{"data":[';
@@ -53,10 +55,11 @@ export async function readPageBody(pages: PageQueries, cursors: CursorCodec, job
     typeof page.joined === 'string'
       ? Buffer.from(`${DATA_OPEN}${page.joined}${tail}`)
       : Buffer.concat([DATA_OPEN_BYTES, page.joined, Buffer.from(tail)]);
-  if (job.coding === 'identity' || body.length < MIN_COMPRESSED_BYTES) return { body };
+  const position = page.hasMore ? page.last : undefined;
+  if (job.coding === 'identity' || body.length < MIN_COMPRESSED_BYTES) return { body, next: position };
   try {
-    return { body: compressResponse(job.coding, body), encoding: job.coding };
+    return { body: compressResponse(job.coding, body), encoding: job.coding, next: position };
   } catch (err) {
-    return { body, compressionError: err instanceof Error ? err.message : String(err) };
+    return { body, compressionError: err instanceof Error ? err.message : String(err), next: position };
   }
 }

@@ -13,8 +13,10 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logger.js';
 import type { PageQueries } from '../store/page-queries.js';
 import type { Coding } from './content-codings.js';
-import type { CursorCodec } from './cursor.js';
+import type { CursorCodec, CursorPosition } from './cursor.js';
 import { type PageBody, type PageJob, readPageBody } from './page-body.js';
+import { pageThreadModule } from './page-thread-code.js';
+import { pageKey, ReadAhead } from './read-ahead.js';
 
 /** What a thread is started with. */
 export interface PageThreadData {
@@ -37,6 +39,7 @@ export interface ThreadAnswer {
   body?: Uint8Array;
   encoding?: Coding;
   compressionError?: string;
+  next?: CursorPosition;
   error?: string;
 }
 
@@ -67,20 +70,42 @@ export class PageReader {
   private restartMs = FIRST_RESTART_MS;
   private armed: { count: number; data: PageThreadData } | undefined;
   private readonly restartTimers = new Set<NodeJS.Timeout>();
+  private bundleWarned = false;
+
+  /** Pages of walks read ahead on idle threads (read-ahead.ts). */
+  readonly readAhead: ReadAhead;
 
   constructor(
     private readonly pages: PageQueries,
     private readonly cursors: CursorCodec,
     private readonly logger: Logger,
-  ) {}
+    /** The database's data version (SQLite), which read-ahead needs; without it nothing is read ahead. */
+    dataVersion: () => number | undefined = () => undefined,
+  ) {
+    this.readAhead = new ReadAhead(dataVersion);
+  }
 
-  /** Reads a page: on the least busy ready thread, or on the event loop when none is ready. */
+  /**
+   * Reads a page: the one read ahead for it when there is one and it is current, else on the
+   * least busy ready thread, or on the event loop when none is ready. A page that continues a
+   * walk this process answered has its next page read ahead when a thread is idle.
+   */
   async read(job: PageJob): Promise<PageBody> {
     if (this.armed) {
       const { count, data } = this.armed;
       this.armed = undefined;
       void this.start(count, data);
     }
+    const key = pageKey(job);
+    const ahead = this.readAhead.take(key);
+    const following = ahead !== undefined || this.readAhead.follows(key);
+    // A page read ahead that failed (its thread exited, say) is read again now.
+    const page = ahead ? await ahead.catch(() => this.readNow(job)) : await this.readNow(job);
+    if (page.next) this.readAhead.answered(job, page.next, following ? this.idleThread() : undefined);
+    return page;
+  }
+
+  private async readNow(job: PageJob): Promise<PageBody> {
     const thread = this.pick();
     if (!thread) return readPageBody(this.pages, this.cursors, job);
     try {
@@ -89,6 +114,13 @@ export class PageReader {
       if (err instanceof ThreadGone) return readPageBody(this.pages, this.cursors, job);
       throw err;
     }
+  }
+
+  /** A reader on a ready thread with nothing in flight, if there is one. */
+  private idleThread(): ((job: PageJob) => Promise<PageBody>) | undefined {
+    const thread = this.pick();
+    if (!thread || thread.pending.size > 0) return undefined;
+    return (job) => this.send(thread, job);
   }
 
   /**
@@ -122,6 +154,7 @@ export class PageReader {
 
   async close(): Promise<void> {
     this.closing = true;
+    this.readAhead.clear();
     this.armed = undefined;
     for (const timer of this.restartTimers) clearTimeout(timer);
     await this.stopThreads();
@@ -141,8 +174,14 @@ export class PageReader {
     });
   }
 
-  private spawn(data: PageThreadData): Promise<void> {
-    const worker = new Worker(new URL('./page-thread-entry.mjs', import.meta.url), {
+  private async spawn(data: PageThreadData): Promise<void> {
+    const { url, bundleError } = await pageThreadModule();
+    if (bundleError && !this.bundleWarned) {
+      this.bundleWarned = true;
+      this.logger.warn({ err: bundleError }, 'could not bundle the page thread; it starts through tsx, which is slower');
+    }
+    if (this.closing) return;
+    const worker = new Worker(url, {
       workerData: data,
       // A thread keeps few objects alive (its pages go out as external memory): a small young
       // generation instead of the one `--max-semi-space-size` sizes for the event loop.
@@ -169,7 +208,7 @@ export class PageReader {
         }
         const body = Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength);
         // The route logs a compression failure, wherever the page was read.
-        pending.resolve({ body, encoding: answer.encoding, compressionError: answer.compressionError });
+        pending.resolve({ body, encoding: answer.encoding, compressionError: answer.compressionError, next: answer.next });
       });
       worker.on('error', (err) => this.logger.error({ err }, 'a page thread failed; its pages are read on the event loop'));
       worker.once('exit', (code) => {

@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { type Logger, silentLogger } from '../logger.js';
 import type { DB } from './schema.js';
+import { openSqliteReader } from './sqlite-reader.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -56,18 +57,6 @@ pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 export interface OpenOptions {
   /** SQLite: megabytes of the file the read connection maps (WSOPS_SQLITE_MMAP_MB). */
   sqliteMmapMb?: number;
-}
-
-/** A read-only connection to a SQLite file: the API's hot reads, and each page thread's. */
-export function openSqliteReader(path: string, mmapMb: number): SQLite.Database {
-  const reader = new SQLite(path, { readonly: true });
-  reader.pragma('busy_timeout = 10000');
-  reader.pragma('cache_size = -32768');
-  // Pages read through a mapping skip a read call and a copy each: a page of 100 records
-  // touches about 25 pages at random depths (docs/benchmarks.md). Only read connections map:
-  // writes go through the writer's ordinary I/O.
-  if (mmapMb) reader.pragma(`mmap_size = ${Math.floor(mmapMb) * 1024 * 1024}`);
-  return reader;
 }
 
 export function openDatabase(url: string, logger: Logger = silentLogger, options: OpenOptions = {}): Database {

@@ -1,0 +1,152 @@
+/**
+ * Read-ahead of walks (ADR 17): when a request continues a walk this process answered, the next
+ * page is read at once on an idle page thread, and the next request takes it. A client must not
+ * be able to tell, except by speed: the page read ahead is the same bytes as one read at request
+ * time, and a commit in between makes the request read it again. Only SQLite has the data
+ * version that proves a page current; on PostgreSQL nothing is read ahead.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { correctRecord } from '../../src/actions/correct.js';
+import type { PageBody, PageJob } from '../../src/api/page-body.js';
+import { pageKey, READ_AHEAD_TTL_MS, ReadAhead } from '../../src/api/read-ahead.js';
+import { DIALECTS } from '../helpers/databases.js';
+import { createHarness, type Harness } from '../helpers/harness.js';
+
+interface Page {
+  data: { id: string; name: string; updated_at: string }[];
+  has_more: boolean;
+  next_cursor: string | null;
+}
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+for (const dialect of DIALECTS) {
+  describe(`read-ahead of walks [${dialect}]`, () => {
+    let h: Harness;
+    let key: string;
+    let workspace: string;
+    const get = async (url: string) => {
+      const res = await h.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}` } });
+      assert.equal(res.statusCode, 200, res.body);
+      return res.body;
+    };
+    /** Every page of a walk at `limit`, as the bytes sent. */
+    const walk = async (limit: number) => {
+      const bodies: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const body = await get(`/api/v1/assets?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        bodies.push(body);
+        cursor = (JSON.parse(body) as Page).next_cursor;
+      } while (cursor);
+      return bodies;
+    };
+    const readAhead = () => h.services.pages.readAhead;
+
+    before(async () => {
+      h = await createHarness(dialect);
+      workspace = await h.workspace();
+      ({ key } = await h.key(workspace));
+    });
+    after(() => h.close());
+
+    it('a walk reads each next page ahead on the idle thread, and sends the same bytes as a walk without read-ahead', async () => {
+      const reference = await walk(7); // no thread yet: every page read at request time, nothing ahead
+      assert.ok(reference.length >= 5, 'the seeded register spans several pages');
+      assert.equal(readAhead().hits, 0);
+      await h.services.startPageThreads();
+      const walked = await walk(7);
+      assert.deepEqual(walked, reference);
+      if (dialect === 'sqlite') {
+        // Page 1 starts no read-ahead (a first page is not yet a walk); page 2 continues one and
+        // reads page 3 ahead, and so on: every page from the third on was read ahead.
+        assert.equal(readAhead().hits, reference.length - 2, 'pages 3 and later came from read-ahead');
+      } else {
+        assert.equal(readAhead().hits + readAhead().size, 0, 'PostgreSQL has no data version: nothing is read ahead');
+      }
+    });
+
+    it('a commit after a page was read ahead (by any connection) makes its request read the page again and see the change', async () => {
+      const p1 = JSON.parse(await get('/api/v1/assets?limit=4')) as Page;
+      const p2 = JSON.parse(await get(`/api/v1/assets?limit=4&cursor=${encodeURIComponent(p1.next_cursor!)}`)) as Page;
+      if (dialect === 'sqlite') await until(() => readAhead().size === 1, 'page 3 read ahead');
+      const missesBefore = readAhead().misses;
+      // The first 13 records as they are now (a first page: it neither takes nor starts a read-ahead).
+      const expected = JSON.parse(await get('/api/v1/assets?limit=13')) as Page;
+      // The first record of page 3 is corrected: it moves to the end of the order.
+      const moved = expected.data[8]!;
+      await correctRecord(h.services, workspace, 'assets', moved.id, ['name=Corrected after the read-ahead']);
+      const p3 = JSON.parse(await get(`/api/v1/assets?limit=4&cursor=${encodeURIComponent(p2.next_cursor!)}`)) as Page;
+      assert.ok(!p3.data.some((r) => r.id === moved.id), 'the corrected record left page 3: the page was read after the commit');
+      assert.deepEqual(
+        p3.data.map((r) => r.id),
+        expected.data.slice(9, 13).map((r) => r.id),
+        'page 3 is the next four records after the commit',
+      );
+      if (dialect === 'sqlite') assert.equal(readAhead().misses, missesBefore + 1, 'the page read ahead was refused as stale');
+    });
+  });
+}
+
+describe('ReadAhead (the bookkeeping, with a clock moved by hand)', () => {
+  const job: PageJob = {
+    workspaceId: 'ws_1',
+    register: 'assets',
+    filters: {},
+    searchWords: [],
+    limit: 2,
+    digest: 'd',
+    issuedAt: 0,
+    coding: 'identity',
+  };
+  const body = (n: number): PageBody => ({ body: Buffer.alloc(n), next: { updatedAt: 'u', id: `x${n}` } });
+
+  it(`a page read ahead is taken once, and not after ${READ_AHEAD_TTL_MS / 1000} s or once the data version moved`, async () => {
+    let now = 0;
+    let version = 1;
+    const ra = new ReadAhead(
+      () => version,
+      () => now,
+    );
+    const next = { updatedAt: '2026-01-01T00:00:00.000Z', id: 'ast_2' };
+    const key = pageKey(job, next);
+    assert.equal(ra.follows(key), false);
+    ra.answered(job, next, async () => body(10));
+    assert.equal(ra.follows(key), true, 'the next request continues a walk this process answered');
+    assert.ok(ra.take(key));
+    assert.equal(ra.take(key), undefined, 'handed out once');
+
+    ra.answered(job, next, async () => body(10));
+    now += READ_AHEAD_TTL_MS + 1;
+    assert.equal(ra.take(key), undefined, 'too old');
+    assert.equal(ra.follows(key), false);
+
+    ra.answered(job, next, async () => body(10));
+    version++;
+    assert.equal(ra.take(key), undefined, 'a commit since the read');
+    assert.equal(ra.misses, 2);
+    assert.equal(ra.hits, 1);
+  });
+
+  it('reads nothing ahead without a data version, and keys pages by everything that selects their bytes', () => {
+    const ra = new ReadAhead(() => undefined);
+    let reads = 0;
+    ra.answered(job, { updatedAt: 'u', id: 'i' }, async () => {
+      reads++;
+      return body(1);
+    });
+    assert.equal(reads, 0);
+    const base = pageKey(job);
+    for (const change of [{ workspaceId: 'ws_2' }, { register: 'people' }, { digest: 'e' }, { limit: 3 }, { coding: 'br' as const }]) {
+      assert.notEqual(pageKey({ ...job, ...change }), base, JSON.stringify(change));
+    }
+    assert.equal(pageKey({ ...job, issuedAt: 99 }), base, 'the issue time does not select bytes');
+  });
+});
