@@ -96,6 +96,7 @@ export class PageReader {
       this.armed = undefined;
       void this.start(count, data);
     }
+    if (!this.readAhead.enabled) return this.readNow(job);
     const key = pageKey(job);
     const ahead = this.readAhead.take(key);
     const following = ahead !== undefined || this.readAhead.follows(key);
