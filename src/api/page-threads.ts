@@ -126,9 +126,9 @@ export class PageReader {
 
   /**
    * Starts `count` threads at the first page read, not now: a process that serves no list page
-   * (a short CLI-driven server, the console alone) never pays a thread's start (loading the
-   * page modules costs about 200 ms of CPU: bundling them once, and the thread's start). The first pages are read on the event
-   * loop while the threads start.
+   * (a short CLI-driven server, the console alone) never pays a thread's start (about 200 ms of
+   * CPU: bundling the page modules once, then the thread's own start). The first pages are read
+   * on the event loop while the threads start.
    */
   arm(count: number, data: PageThreadData): void {
     if (count > 0 && !this.closing) this.armed = { count, data };
