@@ -41,11 +41,14 @@ async function bundle(): Promise<URL> {
   return new URL(`data:text/javascript;base64,${Buffer.from(code).toString('base64')}`);
 }
 
-/** The module a page thread starts from: the bundle, or the tsx entry when bundling failed (with why). */
-export async function pageThreadModule(): Promise<{ url: URL; bundleError?: string }> {
-  bundled ??= bundle();
+/**
+ * The module a page thread starts from: the bundle (made once per process), or the tsx entry
+ * when bundling failed (with why). `build` replaces the bundler, unmemoized (tests).
+ */
+export async function pageThreadModule(build?: () => Promise<URL>): Promise<{ url: URL; bundleError?: string }> {
+  const made = build ? build() : (bundled ??= bundle());
   try {
-    return { url: await bundled };
+    return { url: await made };
   } catch (err) {
     return { url: TSX_ENTRY, bundleError: err instanceof Error ? err.message : String(err) };
   }

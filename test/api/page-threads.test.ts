@@ -6,9 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Worker } from 'node:worker_threads';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { filterDigest } from '../../src/api/cursor.js';
+import type { PageJob } from '../../src/api/page-body.js';
+import { pageThreadModule } from '../../src/api/page-thread-code.js';
+import type { ThreadAnswer, ThreadJob } from '../../src/api/page-threads.js';
 import { DIALECTS } from '../helpers/databases.js';
-import { createHarness, type Harness } from '../helpers/harness.js';
+import { createHarness, type Harness, TEST_SECRET } from '../helpers/harness.js';
 
 function decoded(res: { headers: Record<string, unknown>; rawPayload: Buffer }): string {
   const coding = res.headers['content-encoding'];
@@ -30,12 +35,14 @@ for (const dialect of DIALECTS) {
     let h: Harness;
     let key: string;
     let urls: string[];
+    let workspace: string;
     const raw = (url: string, coding?: string) =>
       h.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}`, ...(coding ? { 'accept-encoding': coding } : {}) } });
 
     before(async () => {
       h = await createHarness(dialect);
       const ws = await h.workspace();
+      workspace = ws;
       ({ key } = await h.key(ws));
       const first = (await h.get('/api/v1/assets?limit=5', key)).json as { next_cursor: string; data: { updated_at: string }[] };
       const since = encodeURIComponent(first.data[2]?.updated_at as string);
@@ -100,6 +107,39 @@ for (const dialect of DIALECTS) {
       assert.equal(h.services.pages.readyThreads, 0);
       await until(() => h.services.pages.readyThreads === 1, 'the thread to be started again');
       assert.equal((await raw('/api/v1/assets?limit=1000')).body, expected);
+    });
+
+    it('when bundling fails, a thread starts through tsx instead, and its pages are the same bytes', async () => {
+      const { url, bundleError } = await pageThreadModule(async () => {
+        throw new Error('esbuild is not installed');
+      });
+      assert.equal(bundleError, 'esbuild is not installed');
+      assert.match(url.href, /page-thread-entry\.mjs$/);
+      const worker = new Worker(url, {
+        workerData: { databaseUrl: h.services.config.databaseUrl, sqliteMmapMb: 0, secret: TEST_SECRET, postgresConnections: 1 },
+      });
+      try {
+        const answers: ThreadAnswer[] = [];
+        worker.on('message', (a: ThreadAnswer) => answers.push(a));
+        await until(() => answers.some((a) => a.id === 0), 'the tsx-started thread to be ready');
+        const job: PageJob = {
+          workspaceId: workspace,
+          register: 'assets',
+          filters: {},
+          searchWords: [],
+          limit: 7,
+          digest: filterDigest({ search: undefined, updated_since: undefined }),
+          issuedAt: h.clock(),
+          coding: 'identity',
+        };
+        worker.postMessage({ id: 1, job } satisfies ThreadJob);
+        await until(() => answers.some((a) => a.id === 1), 'the page');
+        const answer = answers.find((a) => a.id === 1)!;
+        assert.equal(answer.error, undefined);
+        assert.equal(Buffer.from(answer.body!).toString('utf8'), (await raw('/api/v1/assets?limit=7')).body);
+      } finally {
+        await worker.terminate();
+      }
     });
   });
 }
