@@ -41,14 +41,18 @@ async function bundle(): Promise<URL> {
   return new URL(`data:text/javascript;base64,${Buffer.from(code).toString('base64')}`);
 }
 
+function bundleOnce(): Promise<URL> {
+  bundled ??= bundle();
+  return bundled;
+}
+
 /**
  * The module a page thread starts from: the bundle (made once per process), or the tsx entry
- * when bundling failed (with why). `build` replaces the bundler, unmemoized (tests).
+ * when bundling failed (with why). `build` replaces the bundler (tests).
  */
-export async function pageThreadModule(build?: () => Promise<URL>): Promise<{ url: URL; bundleError?: string }> {
-  const made = build ? build() : (bundled ??= bundle());
+export async function pageThreadModule(build: () => Promise<URL> = bundleOnce): Promise<{ url: URL; bundleError?: string }> {
   try {
-    return { url: await made };
+    return { url: await build() };
   } catch (err) {
     return { url: TSX_ENTRY, bundleError: err instanceof Error ? err.message : String(err) };
   }
