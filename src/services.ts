@@ -87,8 +87,11 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const cursors = new CursorCodec(secret);
     // Read-ahead needs to know when the data changed: SQLite's data version on a connection that never writes.
     const dataVersion = database.sqliteReader?.prepare('PRAGMA data_version').pluck();
-    const pages = new PageReader(new PageQueries(database.dialect, hot), cursors, options.logger ?? silentLogger, () =>
-      dataVersion ? (dataVersion.get() as number) : undefined,
+    const pages = new PageReader(
+      new PageQueries(database.dialect, hot),
+      cursors,
+      options.logger ?? silentLogger,
+      dataVersion && (() => dataVersion.get() as number),
     );
     return {
       config,

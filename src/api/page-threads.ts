@@ -80,7 +80,7 @@ export class PageReader {
     private readonly cursors: CursorCodec,
     private readonly logger: Logger,
     /** The database's data version (SQLite), which read-ahead needs; without it nothing is read ahead. */
-    dataVersion: () => number | undefined = () => undefined,
+    dataVersion?: () => number,
   ) {
     this.readAhead = new ReadAhead(dataVersion);
   }

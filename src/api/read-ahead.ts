@@ -47,16 +47,16 @@ export class ReadAhead {
   hits = 0;
   misses = 0;
 
-  /** False without a data version (PostgreSQL): the reader then skips all of this. */
-  readonly enabled: boolean;
-
   constructor(
-    /** The database's data version now, or undefined when it has none (no read-ahead then). */
-    private readonly dataVersion: () => number | undefined,
+    /** The database's data version now; none (PostgreSQL) means no read-ahead. */
+    private readonly dataVersion: (() => number) | undefined,
     /** Monotonic milliseconds. */
     private readonly now: () => number = () => performance.now(),
-  ) {
-    this.enabled = dataVersion() !== undefined;
+  ) {}
+
+  /** False without a data version: the reader then skips all of this. */
+  get enabled(): boolean {
+    return this.dataVersion !== undefined;
   }
 
   /** The page read ahead for `key`, if it is still current; it is handed out once. */
@@ -64,7 +64,7 @@ export class ReadAhead {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     this.drop(key, entry);
-    if (this.now() - entry.at > READ_AHEAD_TTL_MS || entry.version !== this.dataVersion()) {
+    if (this.now() - entry.at > READ_AHEAD_TTL_MS || entry.version !== this.dataVersion?.()) {
       this.misses++;
       return undefined;
     }
@@ -89,10 +89,9 @@ export class ReadAhead {
     this.followed.delete(key);
     this.followed.set(key, this.now());
     if (this.followed.size > MAX_FOLLOWED) this.followed.delete(this.followed.keys().next().value as string);
-    if (!read || this.entries.has(key) || this.entries.size >= MAX_ENTRIES || this.bytes >= MAX_BYTES) return;
+    if (!read || !this.dataVersion || this.entries.has(key) || this.entries.size >= MAX_ENTRIES || this.bytes >= MAX_BYTES) return;
     // Read before the page: a commit between this read and the page's snapshot only makes the entry unusable.
     const version = this.dataVersion();
-    if (version === undefined) return;
     const entry: Entry = { page: read({ ...job, after: next }), version, at: this.now(), bytes: 0 };
     this.entries.set(key, entry);
     entry.page.then(

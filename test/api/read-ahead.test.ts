@@ -136,7 +136,7 @@ describe('ReadAhead (the bookkeeping, with a clock moved by hand)', () => {
   });
 
   it('reads nothing ahead without a data version, and keys pages by everything that selects their bytes', () => {
-    const ra = new ReadAhead(() => undefined);
+    const ra = new ReadAhead(undefined);
     let reads = 0;
     ra.answered(job, { updatedAt: 'u', id: 'i' }, async () => {
       reads++;
