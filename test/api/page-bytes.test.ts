@@ -10,33 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { correctRecord } from '../../src/actions/correct.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
-
-interface Page {
-  body: string;
-  data: Record<string, unknown>[];
-  has_more: boolean;
-  next_cursor: string | null;
-}
-
-async function page(h: Harness, key: string, url: string): Promise<Page> {
-  const res = await h.get(url, key);
-  assert.equal(res.status, 200, res.body);
-  return { body: res.body, ...res.json };
-}
-
-/** Walks a list at `limit`, returning every page. */
-async function walkPages(h: Harness, key: string, url: string, limit: number): Promise<Page[]> {
-  const pages: Page[] = [];
-  let cursor: string | null = null;
-  do {
-    const sep = url.includes('?') ? '&' : '?';
-    const p: Page = await page(h, key, `${url}${sep}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-    pages.push(p);
-    cursor = p.next_cursor;
-    assert.equal(p.has_more, cursor !== null, 'has_more is true exactly when a next_cursor is given');
-  } while (cursor);
-  return pages;
-}
+import { type Page, page, walkPages } from '../helpers/pages.js';
 
 const order = (r: Record<string, unknown>) => `${r.updated_at} ${r.id}`;
 

@@ -14,20 +14,13 @@ import { pageThreadModule } from '../../src/api/page-thread-code.js';
 import type { ThreadAnswer, ThreadJob } from '../../src/api/page-threads.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness, TEST_SECRET } from '../helpers/harness.js';
+import { until } from '../helpers/processes.js';
 
 function decoded(res: { headers: Record<string, unknown>; rawPayload: Buffer }): string {
   const coding = res.headers['content-encoding'];
   if (coding === 'br') return brotliDecompressSync(res.rawPayload).toString('utf8');
   if (coding === 'gzip') return gunzipSync(res.rawPayload).toString('utf8');
   return res.rawPayload.toString('utf8');
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 for (const dialect of DIALECTS) {
@@ -66,7 +59,7 @@ for (const dialect of DIALECTS) {
       assert.equal(h.services.pages.readyThreads, 0, 'no thread before a page is asked for');
       const first = await raw('/api/v1/assets?limit=3');
       assert.equal(first.statusCode, 200);
-      await until(() => h.services.pages.readyThreads === 1, 'the thread the first page started');
+      await until(() => h.services.pages.readyThreads === 1, 10_000, 'the thread the first page started', 20);
       assert.equal((await raw('/api/v1/assets?limit=3')).body, first.body);
       await h.services.pages.stopThreads();
     });
@@ -95,7 +88,7 @@ for (const dialect of DIALECTS) {
 
     it('pages in flight on a thread that exits are read on the event loop, and the thread is started again', async () => {
       await h.services.startPageThreads();
-      await until(() => h.services.pages.readyThreads >= 1, 'a ready thread');
+      await until(() => h.services.pages.readyThreads >= 1, 10_000, 'a ready thread', 20);
       const expected = (await raw('/api/v1/assets?limit=1000')).body;
       const inFlight = Array.from({ length: 30 }, () => raw('/api/v1/assets?limit=1000'));
       await h.services.pages.stopThreads(true);
@@ -105,7 +98,7 @@ for (const dialect of DIALECTS) {
         assert.equal(res.body, expected, 'every page in flight still arrives whole');
       }
       assert.equal(h.services.pages.readyThreads, 0);
-      await until(() => h.services.pages.readyThreads === 1, 'the thread to be started again');
+      await until(() => h.services.pages.readyThreads === 1, 10_000, 'the thread to be started again', 20);
       assert.equal((await raw('/api/v1/assets?limit=1000')).body, expected);
     });
 
@@ -121,7 +114,7 @@ for (const dialect of DIALECTS) {
       try {
         const answers: ThreadAnswer[] = [];
         worker.on('message', (a: ThreadAnswer) => answers.push(a));
-        await until(() => answers.some((a) => a.id === 0), 'the tsx-started thread to be ready');
+        await until(() => answers.some((a) => a.id === 0), 10_000, 'the tsx-started thread to be ready', 20);
         const job: PageJob = {
           workspaceId: workspace,
           register: 'assets',
@@ -133,7 +126,7 @@ for (const dialect of DIALECTS) {
           coding: 'identity',
         };
         worker.postMessage({ id: 1, job } satisfies ThreadJob);
-        await until(() => answers.some((a) => a.id === 1), 'the page');
+        await until(() => answers.some((a) => a.id === 1), 10_000, 'the page', 20);
         const answer = answers.find((a) => a.id === 1)!;
         assert.equal(answer.error, undefined);
         assert.equal(Buffer.from(answer.body!).toString('utf8'), (await raw('/api/v1/assets?limit=7')).body);

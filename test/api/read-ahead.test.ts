@@ -12,42 +12,16 @@ import type { PageBody, PageJob } from '../../src/api/page-body.js';
 import { pageKey, READ_AHEAD_TTL_MS, ReadAhead } from '../../src/api/read-ahead.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
-
-interface Page {
-  data: { id: string; name: string; updated_at: string }[];
-  has_more: boolean;
-  next_cursor: string | null;
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+import { page, walkPages } from '../helpers/pages.js';
+import { until } from '../helpers/processes.js';
 
 for (const dialect of DIALECTS) {
   describe(`read-ahead of walks [${dialect}]`, () => {
     let h: Harness;
     let key: string;
     let workspace: string;
-    const get = async (url: string) => {
-      const res = await h.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}` } });
-      assert.equal(res.statusCode, 200, res.body);
-      return res.body;
-    };
-    /** Every page of a walk at `limit`, as the bytes sent. */
-    const walk = async (limit: number) => {
-      const bodies: string[] = [];
-      let cursor: string | null = null;
-      do {
-        const body = await get(`/api/v1/assets?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-        bodies.push(body);
-        cursor = (JSON.parse(body) as Page).next_cursor;
-      } while (cursor);
-      return bodies;
-    };
+    /** Every page of a walk of assets at `limit`, as the bytes sent. */
+    const walk = async (limit: number) => (await walkPages(h, key, '/api/v1/assets', limit)).map((p) => p.body);
     const readAhead = () => h.services.pages.readAhead;
 
     before(async () => {
@@ -74,17 +48,17 @@ for (const dialect of DIALECTS) {
     });
 
     it('a commit after a page was read ahead (by any connection) makes its request read the page again and see the change', async () => {
-      const p1 = JSON.parse(await get('/api/v1/assets?limit=4')) as Page;
-      const p2 = JSON.parse(await get(`/api/v1/assets?limit=4&cursor=${encodeURIComponent(p1.next_cursor!)}`)) as Page;
-      if (dialect === 'sqlite') await until(() => readAhead().size === 1, 'page 3 read ahead');
+      const p1 = await page(h, key, '/api/v1/assets?limit=4');
+      const p2 = await page(h, key, `/api/v1/assets?limit=4&cursor=${encodeURIComponent(p1.next_cursor!)}`);
+      if (dialect === 'sqlite') await until(() => readAhead().size === 1, 10_000, 'page 3 read ahead', 10);
       const missesBefore = readAhead().misses;
       // The first 13 records as they are now (a first page: it neither takes nor starts a read-ahead).
-      const expected = JSON.parse(await get('/api/v1/assets?limit=13')) as Page;
+      const expected = await page(h, key, '/api/v1/assets?limit=13');
       // The first record of page 3 is corrected: it moves to the end of the order.
-      const moved = expected.data[8]!;
-      await correctRecord(h.services, workspace, 'assets', moved.id, ['name=Corrected after the read-ahead']);
-      const p3 = JSON.parse(await get(`/api/v1/assets?limit=4&cursor=${encodeURIComponent(p2.next_cursor!)}`)) as Page;
-      assert.ok(!p3.data.some((r) => r.id === moved.id), 'the corrected record left page 3: the page was read after the commit');
+      const moved = expected.data[8]!.id as string;
+      await correctRecord(h.services, workspace, 'assets', moved, ['name=Corrected after the read-ahead']);
+      const p3 = await page(h, key, `/api/v1/assets?limit=4&cursor=${encodeURIComponent(p2.next_cursor!)}`);
+      assert.ok(!p3.data.some((r) => r.id === moved), 'the corrected record left page 3: the page was read after the commit');
       assert.deepEqual(
         p3.data.map((r) => r.id),
         expected.data.slice(9, 13).map((r) => r.id),

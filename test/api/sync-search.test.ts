@@ -5,18 +5,11 @@ import { correctRecord, deleteRecord, nextStamp } from '../../src/actions/correc
 import { assets } from '../../src/registers/catalogue.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
+import { walkPages } from '../helpers/pages.js';
 
+/** Every record of a list, in pages of 50. */
 async function walk(h: Harness, key: string, url: string): Promise<Record<string, unknown>[]> {
-  const out: Record<string, unknown>[] = [];
-  let cursor: string | undefined;
-  do {
-    const sep = url.includes('?') ? '&' : '?';
-    const res = await h.get(`${url}${sep}limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, key);
-    assert.equal(res.status, 200, res.body);
-    out.push(...res.json.data);
-    cursor = res.json.next_cursor ?? undefined;
-  } while (cursor);
-  return out;
+  return (await walkPages(h, key, url, 50)).flatMap((p) => p.data);
 }
 
 for (const dialect of DIALECTS) {
