@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -59,6 +59,21 @@ export function sampleRss(pid: number): () => RssPeak {
     clearInterval(timer);
     return peak;
   };
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ), read once. */
+let ticksPerSecond: number | undefined;
+
+/**
+ * CPU seconds a process has used so far, all its threads, user and system (/proc/PID/stat).
+ * The walk benchmarks report the server's share: on 2 cores the client's work competes with it.
+ */
+export function cpuSeconds(pid: number): number {
+  ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which may hold spaces: utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
 }
 
 export interface LoadResult {
