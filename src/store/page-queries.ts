@@ -20,15 +20,18 @@ export interface ListQuery {
 
 export interface PageRows {
   /**
-   * The page's documents joined by commas, in order: the bytes of `data`'s inside. A Buffer
-   * when the database hands back bytes (SQLite), so they reach the socket without being
-   * decoded into a string and encoded again.
+   * The page's documents, in order: a Buffer of them joined by commas (the bytes of `data`'s
+   * inside) when the database hands back bytes (SQLite), so they reach the socket without being
+   * decoded into a string and encoded again; else the documents as strings, which the page's
+   * body is written from (page-body.ts), never joined into one string.
    */
-  joined: Buffer | string;
+  joined: Buffer | readonly string[];
   /** The last record of the page: where the next page starts. */
   last: { updatedAt: string; id: string } | undefined;
   hasMore: boolean;
 }
+
+const EMPTY = Buffer.alloc(0);
 
 export class PageQueries {
   constructor(
@@ -86,12 +89,12 @@ export class PageQueries {
       string | null,
       string | null,
     ][];
-    let body: Buffer | string = '';
+    let body: Buffer = EMPTY;
     let count = 0;
     const keys: { updatedAt: string; id: string }[] = [];
     for (const r of rows) {
       if (r[1] !== null) {
-        body = r[0] ?? '';
+        body = r[0] ?? EMPTY;
         count = r[1];
       } else keys.push({ updatedAt: r[2] as string, id: r[3] as string });
     }
@@ -125,7 +128,7 @@ export class PageQueries {
     if (hasMore) rows.pop();
     const lastRow = rows[rows.length - 1];
     return {
-      joined: rows.map((r) => r[2]).join(','),
+      joined: rows.map((r) => r[2]),
       last: hasMore && lastRow ? { updatedAt: lastRow[1], id: lastRow[0] } : undefined,
       hasMore,
     };
