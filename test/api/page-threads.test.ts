@@ -84,6 +84,8 @@ for (const dialect of DIALECTS) {
           );
         }
       }
+      // Stopped, so the next test starts exactly one and can count it coming back.
+      await h.services.pages.stopThreads();
     });
 
     it('pages in flight on a thread that exits are read on the event loop, and the thread is started again', async () => {
