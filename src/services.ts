@@ -5,6 +5,7 @@ import type { KeyCache } from './api/key-cache.js';
 import { createKeyCache } from './api/key-cache-setup.js';
 import { PageReader } from './api/page-threads.js';
 import { MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from './api/rate-limit.js';
+import { readAheadCurrency } from './api/read-ahead.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { type Logger, silentLogger } from './logger.js';
@@ -85,13 +86,11 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const metrics = new Metrics(database);
     metrics.observeKeyCache(keyCache);
     const cursors = new CursorCodec(secret);
-    // Read-ahead needs to know when the data changed: SQLite's data version on a connection that never writes.
-    const dataVersion = database.sqliteReader?.prepare('PRAGMA data_version').pluck();
     const pages = new PageReader(
       new PageQueries(database.dialect, hot),
       cursors,
       options.logger ?? silentLogger,
-      dataVersion && (() => dataVersion.get() as number),
+      readAheadCurrency(database, hot),
     );
     return {
       config,

@@ -29,6 +29,8 @@ export interface PageBody {
   compressionError?: string;
   /** Where the next page starts, when there is one: what the next cursor holds (for read-ahead). */
   next?: CursorPosition;
+  /** The snapshot the page was read in, when the job asked (PostgreSQL read-ahead). */
+  snapshot?: string;
 }
 
 const DATA_OPEN_BYTES = Buffer.from('{"data":[');
@@ -73,11 +75,11 @@ export async function readPageBody(pages: PageQueries, cursors: CursorCodec, job
   const body = Buffer.isBuffer(page.joined)
     ? Buffer.concat([DATA_OPEN_BYTES, page.joined, Buffer.from(tail)])
     : writeBody(page.joined, tail);
-  const position = page.hasMore ? page.last : undefined;
-  if (job.coding === 'identity' || body.length < MIN_COMPRESSED_BYTES) return { body, next: position };
+  const found = { next: page.hasMore ? page.last : undefined, snapshot: page.snapshot };
+  if (job.coding === 'identity' || body.length < MIN_COMPRESSED_BYTES) return { body, ...found };
   try {
-    return { body: compressResponse(job.coding, body), encoding: job.coding, next: position };
+    return { body: compressResponse(job.coding, body), encoding: job.coding, ...found };
   } catch (err) {
-    return { body, compressionError: err instanceof Error ? err.message : String(err), next: position };
+    return { body, compressionError: err instanceof Error ? err.message : String(err), ...found };
   }
 }

@@ -39,7 +39,8 @@ port.on('message', ({ id, job }: ThreadJob) => {
   readPageBody(pages, cursors, job as PageJob).then(
     (page) => {
       const body = ownBytes(page.body);
-      const answer: ThreadAnswer = { id, body, encoding: page.encoding, compressionError: page.compressionError, next: page.next };
+      const { encoding, compressionError, next, snapshot } = page;
+      const answer: ThreadAnswer = { id, body, encoding, compressionError, next, snapshot };
       port.postMessage(answer, [body.buffer as ArrayBuffer]);
     },
     (err: unknown) => port.postMessage({ id, error: err instanceof Error ? err.message : String(err) } satisfies ThreadAnswer),

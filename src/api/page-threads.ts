@@ -16,7 +16,7 @@ import type { Coding } from './content-codings.js';
 import type { CursorCodec, CursorPosition } from './cursor.js';
 import { type PageBody, type PageJob, readPageBody } from './page-body.js';
 import { pageThreadModule } from './page-thread-code.js';
-import { pageKey, ReadAhead } from './read-ahead.js';
+import { type Currency, pageKey, ReadAhead } from './read-ahead.js';
 
 /** What a thread is started with. */
 export interface PageThreadData {
@@ -40,6 +40,7 @@ export interface ThreadAnswer {
   encoding?: Coding;
   compressionError?: string;
   next?: CursorPosition;
+  snapshot?: string;
   error?: string;
 }
 
@@ -79,10 +80,10 @@ export class PageReader {
     private readonly pages: PageQueries,
     private readonly cursors: CursorCodec,
     private readonly logger: Logger,
-    /** The database's data version (SQLite), which read-ahead needs; without it nothing is read ahead. */
-    dataVersion?: () => number,
+    /** How read-ahead tells a page is still current; without it nothing is read ahead. */
+    currency?: Currency,
   ) {
-    this.readAhead = new ReadAhead(dataVersion);
+    this.readAhead = new ReadAhead(currency);
   }
 
   /**
@@ -100,8 +101,8 @@ export class PageReader {
     const key = pageKey(job);
     const ahead = this.readAhead.take(key);
     const following = ahead !== undefined || this.readAhead.follows(key);
-    // A page read ahead that failed (its thread exited, say) is read again now.
-    const page = ahead ? await ahead.catch(() => this.readNow(job)) : await this.readNow(job);
+    // A page read ahead that is stale, or failed (its thread exited, say), is read again now.
+    const page = (ahead && (await ahead)) ?? (await this.readNow(job));
     if (page.next) this.readAhead.answered(job, page.next, following ? this.idleThread() : undefined);
     return page;
   }
@@ -209,7 +210,8 @@ export class PageReader {
         }
         const body = Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength);
         // The route logs a compression failure, wherever the page was read.
-        pending.resolve({ body, encoding: answer.encoding, compressionError: answer.compressionError, next: answer.next });
+        const { encoding, compressionError, next, snapshot } = answer;
+        pending.resolve({ body, encoding, compressionError, next, snapshot });
       });
       worker.on('error', (err) => this.logger.error({ err }, 'a page thread failed; its pages are read on the event loop'));
       worker.once('exit', (code) => {

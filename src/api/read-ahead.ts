@@ -4,15 +4,19 @@
  * the page it got. When a request continues a walk this process answered, the page after it is
  * read at once on an idle page thread, while the client is busy; the next request takes it.
  *
- * Never stale: an entry keeps the database's data version from before its read and is used only
- * while that version is still current (SQLite's `PRAGMA data_version` on the event loop's read
- * connection moves with every commit of any connection, this process's or another's). Without a
- * data version (PostgreSQL) nothing is read ahead.
+ * Never stale (`Currency`). SQLite: an entry keeps the data version from before its read and is
+ * used only while that version is still current (`PRAGMA data_version` on the event loop's read
+ * connection moves with every commit of any connection, this process's or another's).
+ * PostgreSQL: the page's own statement returns its snapshot, and the entry is used only if the
+ * snapshot read when its request arrives is the same: the same snapshot sees the same rows, and
+ * any transaction that wrote since (anywhere in the cluster) changes it.
  * Never in the way: only when a thread has nothing else to do, at most MAX_ENTRIES pages and
  * MAX_BYTES held, each for at most TTL_MS. The page read ahead is the page the request would
  * have read, byte for byte, except that its next cursor carries the issue time of the request
  * before it (at most TTL_MS earlier).
  */
+import type { Database } from '../store/database.js';
+import type { HotQueries } from '../store/hot-queries.js';
 import type { CursorPosition } from './cursor.js';
 import type { PageBody, PageJob } from './page-body.js';
 
@@ -23,11 +27,37 @@ const MAX_BYTES = 32 * 1024 * 1024;
 /** Walks remembered as "this process answered the page before". */
 const MAX_FOLLOWED = 1024;
 
+/**
+ * How a page read ahead is known to be current when its request comes. `data-version`: a number
+ * that moves with every commit, read synchronously before the page (SQLite). `snapshot`: the
+ * current snapshot, one round trip, compared with the one the page was read in (PostgreSQL 13+).
+ */
+export type Currency = { kind: 'data-version'; read: () => number } | { kind: 'snapshot'; read: () => Promise<string> };
+
 interface Entry {
   page: Promise<PageBody>;
-  version: number;
+  /** The data version before the read (`data-version` only; a snapshot comes with the page). */
+  version: number | undefined;
   at: number;
   bytes: number;
+}
+
+const MISSED: Promise<undefined> = Promise.resolve(undefined);
+
+/**
+ * The deployment's currency: SQLite's data version on the read connection (which never
+ * writes); PostgreSQL's current snapshot through the event loop's pool. None for an in-memory
+ * SQLite database, which has no separate read connection.
+ */
+export function readAheadCurrency(database: Pick<Database, 'sqliteReader' | 'pool'>, hot: HotQueries): Currency | undefined {
+  if (database.sqliteReader) {
+    const version = database.sqliteReader.prepare('PRAGMA data_version').pluck();
+    return { kind: 'data-version', read: () => version.get() as number };
+  }
+  if (database.pool) {
+    return { kind: 'snapshot', read: async () => String((await hot.rows('SELECT pg_current_snapshot()::text', []))[0]?.[0]) };
+  }
+  return undefined;
 }
 
 /**
@@ -48,28 +78,45 @@ export class ReadAhead {
   misses = 0;
 
   constructor(
-    /** The database's data version now; none (PostgreSQL) means no read-ahead. */
-    private readonly dataVersion: (() => number) | undefined,
+    /** How a page is known to be current; none means no read-ahead. */
+    private readonly currency: Currency | undefined,
     /** Monotonic milliseconds. */
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** False without a data version: the reader then skips all of this. */
+  /** False without a currency: the reader then skips all of this. */
   get enabled(): boolean {
-    return this.dataVersion !== undefined;
+    return this.currency !== undefined;
   }
 
-  /** The page read ahead for `key`, if it is still current; it is handed out once. */
-  take(key: string): Promise<PageBody> | undefined {
+  /**
+   * The page read ahead for `key`, handed out once: undefined when there is none, else a promise
+   * of the page, or of undefined when it is stale or its read failed (the request then reads it).
+   */
+  take(key: string): Promise<PageBody | undefined> | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     this.drop(key, entry);
-    if (this.now() - entry.at > READ_AHEAD_TTL_MS || entry.version !== this.dataVersion?.()) {
-      this.misses++;
-      return undefined;
+    const currency = this.currency;
+    if (!currency || this.now() - entry.at > READ_AHEAD_TTL_MS) return this.miss();
+    if (currency.kind === 'data-version') {
+      if (entry.version !== currency.read()) return this.miss();
+      this.hits++;
+      return entry.page.catch(() => undefined);
     }
-    this.hits++;
-    return entry.page;
+    return Promise.all([entry.page, currency.read()]).then(
+      ([page, snapshot]) => {
+        if (page.snapshot === undefined || page.snapshot !== snapshot) return this.miss();
+        this.hits++;
+        return page;
+      },
+      () => this.miss(),
+    );
+  }
+
+  private miss(): Promise<undefined> {
+    this.misses++;
+    return MISSED;
   }
 
   /** Whether the request for `key` continues a walk this process answered. */
@@ -89,10 +136,16 @@ export class ReadAhead {
     this.followed.delete(key);
     this.followed.set(key, this.now());
     if (this.followed.size > MAX_FOLLOWED) this.followed.delete(this.followed.keys().next().value as string);
-    if (!read || !this.dataVersion || this.entries.has(key) || this.entries.size >= MAX_ENTRIES || this.bytes >= MAX_BYTES) return;
-    // Read before the page: a commit between this read and the page's snapshot only makes the entry unusable.
-    const version = this.dataVersion();
-    const entry: Entry = { page: read({ ...job, after: next }), version, at: this.now(), bytes: 0 };
+    const currency = this.currency;
+    if (!read || !currency || this.entries.has(key) || this.entries.size >= MAX_ENTRIES || this.bytes >= MAX_BYTES) return;
+    let entry: Entry;
+    if (currency.kind === 'data-version') {
+      // Read before the page: a commit between this read and the page's snapshot only makes the entry unusable.
+      const version = currency.read();
+      entry = { page: read({ ...job, after: next }), version, at: this.now(), bytes: 0 };
+    } else {
+      entry = { page: read({ ...job, after: next, withSnapshot: true }), version: undefined, at: this.now(), bytes: 0 };
+    }
     this.entries.set(key, entry);
     entry.page.then(
       (page) => {

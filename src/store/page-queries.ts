@@ -16,6 +16,11 @@ export interface ListQuery {
   updatedSince?: string;
   after?: { updatedAt: string; id: string };
   limit: number;
+  /**
+   * PostgreSQL: also return the snapshot the page was read in (`pg_current_snapshot()` of its
+   * own statement), which tells a page read ahead is still current (read-ahead.ts).
+   */
+  withSnapshot?: boolean;
 }
 
 export interface PageRows {
@@ -29,6 +34,8 @@ export interface PageRows {
   /** The last record of the page: where the next page starts. */
   last: { updatedAt: string; id: string } | undefined;
   hasMore: boolean;
+  /** The snapshot the page was read in, when asked for and the page has a row (PostgreSQL). */
+  snapshot?: string;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -120,10 +127,12 @@ export class PageQueries {
       }
     }
     params.push(q.limit + 1);
+    // An uncorrelated subquery runs once per statement (an InitPlan), in the statement's snapshot.
+    const snapshot = q.withSnapshot && this.dialect === 'postgres' ? ', (SELECT pg_current_snapshot()::text)' : '';
     const rows = (await this.hot.rows(
-      `SELECT id, updated_at, doc FROM records WHERE ${where}${search} ORDER BY updated_at, id LIMIT ${this.hot.limit}`,
+      `SELECT id, updated_at, doc${snapshot} FROM records WHERE ${where}${search} ORDER BY updated_at, id LIMIT ${this.hot.limit}`,
       params,
-    )) as [string, string, string][];
+    )) as [string, string, string, string?][];
     const hasMore = rows.length > q.limit;
     if (hasMore) rows.pop();
     const lastRow = rows[rows.length - 1];
@@ -131,6 +140,7 @@ export class PageQueries {
       joined: rows.map((r) => r[2]),
       last: hasMore && lastRow ? { updatedAt: lastRow[1], id: lastRow[0] } : undefined,
       hasMore,
+      ...(snapshot && rows[0]?.[3] ? { snapshot: rows[0][3] } : {}),
     };
   }
 }
