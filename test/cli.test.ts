@@ -4,6 +4,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { createTestDatabase, DIALECTS, type TestDatabase } from './helpers/databases.js';
 import { TEST_SECRET } from './helpers/harness.js';
+import { freePort } from './helpers/processes.js';
 
 const BIN = new URL('../bin/wsops', import.meta.url).pathname;
 
@@ -84,7 +85,7 @@ for (const dialect of DIALECTS) {
 
     it('serve on an empty database creates a demo workspace and prints a working key and curl line', async () => {
       const fresh = await createTestDatabase(dialect);
-      const port = 20000 + Math.floor(Math.random() * 20000);
+      const port = await freePort(); // a random fixed port could be one of the suite's outgoing connections
       const child: ChildProcess = spawn(process.execPath, [BIN, 'serve', '--port', String(port)], {
         env: { ...env(), WSOPS_DATABASE_URL: fresh.url, WSOPS_DEMO: 'true' },
         stdio: ['ignore', 'pipe', 'pipe'],

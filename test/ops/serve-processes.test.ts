@@ -7,9 +7,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
 import { TEST_SECRET } from '../helpers/harness.js';
-import { startWsops, waitFor } from '../helpers/processes.js';
+import { freePort, startWsops, waitFor } from '../helpers/processes.js';
 
-const port = () => 20000 + Math.floor(Math.random() * 20000);
+// Ports the kernel says are free now (a random one from 20000–40000 could be one of the
+// suite's own outgoing connections, which the kernel takes from 32768 up).
+const port = freePort;
 
 for (const dialect of DIALECTS) {
   describe(`serve processes and the internal listener [${dialect}]`, () => {
@@ -20,7 +22,7 @@ for (const dialect of DIALECTS) {
     after(() => db.drop());
 
     it('`serve --only worker` with WSOPS_INTERNAL_PORT answers /readyz, /healthz and /metrics; without WSOPS_SECRET (test) it logs that the secret is stored in the database', async () => {
-      const internalPort = port();
+      const internalPort = await port();
       const worker = startWsops(['serve', '--only', 'worker'], {
         WSOPS_DATABASE_URL: db.url,
         WSOPS_SECRET: '',
@@ -48,8 +50,9 @@ for (const dialect of DIALECTS) {
     });
 
     it('`serve` with both ports: the public port answers 404 on /metrics, /readyz and /internal/v1; the internal port serves them; with WSOPS_SECRET set there is no warning', async () => {
-      const publicPort = port();
-      const internalPort = publicPort + 1;
+      const publicPort = await port();
+      let internalPort = await port();
+      while (internalPort === publicPort) internalPort = await port();
       const server = startWsops(['serve', '--port', String(publicPort)], {
         WSOPS_DATABASE_URL: db.url,
         WSOPS_SECRET: TEST_SECRET,
