@@ -58,11 +58,20 @@ async function readPage(
     const bytes = decode(Buffer.concat(chunks, wire), encoding);
     return { wire, head: bytes.subarray(0, HEAD_BYTES), tail: bytes.subarray(-TAIL_BYTES), whole: () => bytes };
   }
-  let head = chunks[0] ?? Buffer.alloc(0);
-  if (head.length < HEAD_BYTES && chunks.length > 1) head = Buffer.concat(chunks).subarray(0, HEAD_BYTES);
-  let tail = chunks.at(-1) ?? Buffer.alloc(0);
-  if (tail.length < TAIL_BYTES && chunks.length > 1) tail = Buffer.concat(chunks.slice(-3)).subarray(-TAIL_BYTES);
-  return { wire, head, tail, whole: () => Buffer.concat(chunks, wire) };
+  return { wire, head: edge(chunks, HEAD_BYTES, 'start'), tail: edge(chunks, TAIL_BYTES, 'end'), whole: () => Buffer.concat(chunks, wire) };
+}
+
+/** The first or last `bytes` of a body in chunks, joining only as many chunks as that takes. */
+function edge(chunks: readonly Buffer[], bytes: number, side: 'start' | 'end'): Buffer {
+  const taken: Buffer[] = [];
+  let length = 0;
+  for (let i = 0; i < chunks.length && length < bytes; i++) {
+    const chunk = chunks[side === 'start' ? i : chunks.length - 1 - i] as Buffer;
+    taken.push(chunk);
+    length += chunk.length;
+  }
+  if (side === 'start') return Buffer.concat(taken).subarray(0, bytes);
+  return Buffer.concat(taken.reverse()).subarray(-bytes);
 }
 
 /**

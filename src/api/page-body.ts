@@ -72,9 +72,9 @@ export async function readPageBody(pages: PageQueries, cursors: CursorCodec, job
         )
       : 'null';
   const tail = `],"has_more":${page.hasMore},"next_cursor":${next}}`;
-  const body = Buffer.isBuffer(page.joined)
-    ? Buffer.concat([DATA_OPEN_BYTES, page.joined, Buffer.from(tail)])
-    : writeBody(page.joined, tail);
+  const body = Buffer.isBuffer(page.documents)
+    ? Buffer.concat([DATA_OPEN_BYTES, page.documents, Buffer.from(tail)])
+    : writeBody(page.documents, tail);
   const found = { next: page.hasMore ? page.last : undefined, snapshot: page.snapshot };
   if (job.coding === 'identity' || body.length < MIN_COMPRESSED_BYTES) return { body, ...found };
   try {

@@ -138,14 +138,16 @@ export class ReadAhead {
     if (this.followed.size > MAX_FOLLOWED) this.followed.delete(this.followed.keys().next().value as string);
     const currency = this.currency;
     if (!read || !currency || this.entries.has(key) || this.entries.size >= MAX_ENTRIES || this.bytes >= MAX_BYTES) return;
-    let entry: Entry;
-    if (currency.kind === 'data-version') {
-      // Read before the page: a commit between this read and the page's snapshot only makes the entry unusable.
-      const version = currency.read();
-      entry = { page: read({ ...job, after: next }), version, at: this.now(), bytes: 0 };
-    } else {
-      entry = { page: read({ ...job, after: next, withSnapshot: true }), version: undefined, at: this.now(), bytes: 0 };
-    }
+    // The data version is read before the page: a commit between this read and the page's
+    // snapshot only makes the entry unusable. A snapshot comes with the page itself.
+    const snapshot = currency.kind === 'snapshot';
+    const version = snapshot ? undefined : currency.read();
+    const entry: Entry = {
+      page: read({ ...job, after: next, ...(snapshot ? { withSnapshot: true } : {}) }),
+      version,
+      at: this.now(),
+      bytes: 0,
+    };
     this.entries.set(key, entry);
     entry.page.then(
       (page) => {

@@ -30,7 +30,7 @@ export interface PageRows {
    * decoded into a string and encoded again; else the documents as strings, which the page's
    * body is written from (page-body.ts), never joined into one string.
    */
-  joined: Buffer | readonly string[];
+  documents: Buffer | readonly string[];
   /** The last record of the page: where the next page starts. */
   last: { updatedAt: string; id: string } | undefined;
   hasMore: boolean;
@@ -106,7 +106,7 @@ export class PageQueries {
       } else keys.push({ updatedAt: r[2] as string, id: r[3] as string });
     }
     const hasMore = count === q.limit && keys.length === 2;
-    return { joined: body, last: hasMore ? keys[0] : undefined, hasMore };
+    return { documents: body, last: hasMore ? keys[0] : undefined, hasMore };
   }
 
   /**
@@ -137,7 +137,7 @@ export class PageQueries {
     if (hasMore) rows.pop();
     const lastRow = rows[rows.length - 1];
     return {
-      joined: rows.map((r) => r[2]),
+      documents: rows.map((r) => r[2]),
       last: hasMore && lastRow ? { updatedAt: lastRow[1], id: lastRow[0] } : undefined,
       hasMore,
       ...(snapshot && rows[0]?.[3] ? { snapshot: rows[0][3] } : {}),

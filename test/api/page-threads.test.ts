@@ -34,9 +34,8 @@ for (const dialect of DIALECTS) {
 
     before(async () => {
       h = await createHarness(dialect);
-      const ws = await h.workspace();
-      workspace = ws;
-      ({ key } = await h.key(ws));
+      workspace = await h.workspace();
+      ({ key } = await h.key(workspace));
       const first = (await h.get('/api/v1/assets?limit=5', key)).json as { next_cursor: string; data: { updated_at: string }[] };
       const since = encodeURIComponent(first.data[2]?.updated_at as string);
       urls = [

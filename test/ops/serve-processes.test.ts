@@ -9,9 +9,8 @@ import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/data
 import { TEST_SECRET } from '../helpers/harness.js';
 import { freePort, startWsops, waitFor } from '../helpers/processes.js';
 
-// Ports the kernel says are free now (a random one from 20000–40000 could be one of the
-// suite's own outgoing connections, which the kernel takes from 32768 up).
-const port = freePort;
+// Ports come from freePort, the kernel's word that they are free now: a random one from
+// 20000–40000 could be one of the suite's own outgoing connections (taken from 32768 up).
 
 for (const dialect of DIALECTS) {
   describe(`serve processes and the internal listener [${dialect}]`, () => {
@@ -22,7 +21,7 @@ for (const dialect of DIALECTS) {
     after(() => db.drop());
 
     it('`serve --only worker` with WSOPS_INTERNAL_PORT answers /readyz, /healthz and /metrics; without WSOPS_SECRET (test) it logs that the secret is stored in the database', async () => {
-      const internalPort = await port();
+      const internalPort = await freePort();
       const worker = startWsops(['serve', '--only', 'worker'], {
         WSOPS_DATABASE_URL: db.url,
         WSOPS_SECRET: '',
@@ -50,9 +49,9 @@ for (const dialect of DIALECTS) {
     });
 
     it('`serve` with both ports: the public port answers 404 on /metrics, /readyz and /internal/v1; the internal port serves them; with WSOPS_SECRET set there is no warning', async () => {
-      const publicPort = await port();
-      let internalPort = await port();
-      while (internalPort === publicPort) internalPort = await port();
+      const publicPort = await freePort();
+      let internalPort = await freePort();
+      while (internalPort === publicPort) internalPort = await freePort();
       const server = startWsops(['serve', '--port', String(publicPort)], {
         WSOPS_DATABASE_URL: db.url,
         WSOPS_SECRET: TEST_SECRET,
