@@ -44,6 +44,8 @@ export class PageQueries {
   constructor(
     private readonly dialect: Dialect,
     private readonly hot: HotQueries,
+    /** Where pages with a text search run, when not on `hot` (a page thread's PostgreSQL sessions). */
+    private readonly searchHot: HotQueries = hot,
   ) {}
 
   /** The WHERE clause of a page (without the search) and its parameters. */
@@ -129,7 +131,8 @@ export class PageQueries {
     params.push(q.limit + 1);
     // An uncorrelated subquery runs once per statement (an InitPlan), in the statement's snapshot.
     const snapshot = q.withSnapshot && this.dialect === 'postgres' ? ', (SELECT pg_current_snapshot()::text)' : '';
-    const rows = (await this.hot.rows(
+    const hot = q.searchWords.length > 0 ? this.searchHot : this.hot;
+    const rows = (await hot.rows(
       `SELECT id, updated_at, doc${snapshot} FROM records WHERE ${where}${search} ORDER BY updated_at, id LIMIT ${this.hot.limit}`,
       params,
     )) as [string, string, string, string?][];
