@@ -90,7 +90,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       new PageQueries(database.dialect, hot),
       cursors,
       options.logger ?? silentLogger,
-      readAheadCurrency(database, hot),
+      readAheadCurrency(database, hot, options.logger ?? silentLogger),
     );
     return {
       config,

@@ -6,6 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { HotQueries } from '../store/hot-queries.js';
 import { PageQueries } from '../store/page-queries.js';
+import { pageSessions } from '../store/page-sessions.js';
 import { openSqliteReader } from '../store/sqlite-reader.js';
 import { CursorCodec } from './cursor.js';
 import { type PageJob, readPageBody } from './page-body.js';
@@ -21,20 +22,8 @@ if (sqlite) {
   const reader = openSqliteReader(data.databaseUrl.slice('sqlite:'.length), data.sqliteMmapMb);
   pages = new PageQueries('sqlite', new HotQueries({ dialect: 'sqlite', sqliteReader: reader }));
 } else {
-  // Loaded only for PostgreSQL: a SQLite thread starts faster without it.
-  const { Pool } = (await import('pg')).default;
-  const pool = (options?: string) => new Pool({ connectionString: data.databaseUrl, max: data.postgresConnections, options });
-  // A page without a text search has one good plan whatever its values (an ordered scan of the
-  // ordering index, or of a filter's), but PostgreSQL's plan cache costs a generic plan of
-  // `LIMIT $n` and `(updated_at, id) > ($a, $b)` so high that it planned every execution again:
-  // about 0.1 ms of the database per page. Its sessions keep the generic plan. A text search's
-  // best plan does depend on its words (an ordered scan for a common one, the GIN index for a
-  // rare one), so searches keep a plan per execution on sessions of their own, opened on first use.
-  pages = new PageQueries(
-    'postgres',
-    new HotQueries({ dialect: 'postgres', pool: pool('-c plan_cache_mode=force_generic_plan') }),
-    new HotQueries({ dialect: 'postgres', pool: pool() }),
-  );
+  const sessions = await pageSessions(data.databaseUrl, data.postgresConnections);
+  pages = new PageQueries('postgres', sessions.pages, sessions.searches);
 }
 const cursors = new CursorCodec(data.secret);
 

@@ -15,6 +15,8 @@
  * have read, byte for byte, except that its next cursor carries the issue time of the request
  * before it (at most TTL_MS earlier).
  */
+
+import type { Logger } from '../logger.js';
 import type { Database } from '../store/database.js';
 import type { HotQueries } from '../store/hot-queries.js';
 import type { CursorPosition } from './cursor.js';
@@ -32,7 +34,17 @@ const MAX_FOLLOWED = 1024;
  * that moves with every commit, read synchronously before the page (SQLite). `snapshot`: the
  * current snapshot, one round trip, compared with the one the page was read in (PostgreSQL 13+).
  */
-export type Currency = { kind: 'data-version'; read: () => number } | { kind: 'snapshot'; read: () => Promise<string> };
+export type Currency =
+  | { kind: 'data-version'; read: () => number }
+  | {
+      kind: 'snapshot';
+      read: () => Promise<string>;
+      /** False once the server showed it cannot tell its snapshot (PostgreSQL before 13): nothing is read ahead from then on. */
+      usable?: () => boolean;
+    };
+
+/** PostgreSQL's undefined_function: `pg_current_snapshot()` arrived in PostgreSQL 13. */
+const UNDEFINED_FUNCTION = '42883';
 
 interface Entry {
   page: Promise<PageBody>;
@@ -49,13 +61,35 @@ const MISSED: Promise<undefined> = Promise.resolve(undefined);
  * writes); PostgreSQL's current snapshot through the event loop's pool. None for an in-memory
  * SQLite database, which has no separate read connection.
  */
-export function readAheadCurrency(database: Pick<Database, 'sqliteReader' | 'pool'>, hot: HotQueries): Currency | undefined {
+export function readAheadCurrency(
+  database: Pick<Database, 'sqliteReader' | 'pool'>,
+  hot: Pick<HotQueries, 'rows'>,
+  logger: Logger,
+): Currency | undefined {
   if (database.sqliteReader) {
     const version = database.sqliteReader.prepare('PRAGMA data_version').pluck();
     return { kind: 'data-version', read: () => version.get() as number };
   }
   if (database.pool) {
-    return { kind: 'snapshot', read: async () => String((await hot.rows('SELECT pg_current_snapshot()::text', []))[0]?.[0]) };
+    // Before PostgreSQL 13 every page read ahead would fail (its statement asks for its
+    // snapshot) and be read again: one wasted query per page of every walk. The first such
+    // failure turns read-ahead off for the life of the process.
+    let usable = true;
+    return {
+      kind: 'snapshot',
+      read: async () => {
+        try {
+          return String((await hot.rows('SELECT pg_current_snapshot()::text', []))[0]?.[0]);
+        } catch (err) {
+          if (usable && (err as { code?: unknown }).code === UNDEFINED_FUNCTION) {
+            usable = false;
+            logger.warn('this PostgreSQL has no pg_current_snapshot() (it arrived in PostgreSQL 13): walks are not read ahead');
+          }
+          throw err;
+        }
+      },
+      usable: () => usable,
+    };
   }
   return undefined;
 }
@@ -84,9 +118,10 @@ export class ReadAhead {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** False without a currency: the reader then skips all of this. */
+  /** False without a currency, or once it proved unusable: the reader then skips all of this. */
   get enabled(): boolean {
-    return this.currency !== undefined;
+    const currency = this.currency;
+    return currency !== undefined && (currency.kind === 'data-version' || (currency.usable?.() ?? true));
   }
 
   /**

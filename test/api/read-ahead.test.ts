@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { correctRecord } from '../../src/actions/correct.js';
 import type { PageBody, PageJob } from '../../src/api/page-body.js';
-import { pageKey, READ_AHEAD_TTL_MS, ReadAhead } from '../../src/api/read-ahead.js';
+import { pageKey, READ_AHEAD_TTL_MS, ReadAhead, readAheadCurrency } from '../../src/api/read-ahead.js';
+import type { Logger } from '../../src/logger.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { page, walkPages } from '../helpers/pages.js';
@@ -136,6 +137,42 @@ describe('ReadAhead (the bookkeeping, with a clock moved by hand)', () => {
     });
     assert.equal(await ra.take(key), undefined, 'a failed read is read again');
     assert.deepEqual([ra.hits, ra.misses], [1, 3]);
+  });
+
+  it('on a PostgreSQL without pg_current_snapshot() (before 13), the first failure turns read-ahead off, with one warning', async () => {
+    const noSnapshot = Object.assign(new Error('function pg_current_snapshot() does not exist'), { code: '42883' });
+    let asked = 0;
+    const hot = {
+      rows: async () => {
+        asked++;
+        throw noSnapshot;
+      },
+    };
+    const warnings: unknown[] = [];
+    const logger = { warn: (...args: unknown[]) => warnings.push(args) } as unknown as Logger;
+    const currency = readAheadCurrency({ sqliteReader: undefined, pool: {} as never }, hot, logger);
+    const ra = new ReadAhead(currency, () => 0);
+    assert.equal(ra.enabled, true, 'usable until shown otherwise');
+    const next = { updatedAt: '2026-01-01T00:00:00.000Z', id: 'ast_2' };
+    ra.answered(job, next, async () => {
+      throw new Error('the page statement failed too');
+    });
+    assert.equal(await ra.take(pageKey(job, next)), undefined, 'the page is read again');
+    assert.equal(ra.enabled, false, 'and nothing is read ahead from then on');
+    assert.equal(asked, 1);
+    assert.equal(warnings.length, 1);
+
+    // Any other failure (a lost connection, say) is a miss like any other and leaves read-ahead on.
+    const flaky = readAheadCurrency(
+      { sqliteReader: undefined, pool: {} as never },
+      { rows: async () => Promise.reject(new Error('connection lost')) },
+      logger,
+    );
+    const ra2 = new ReadAhead(flaky, () => 0);
+    ra2.answered(job, next, async () => body(10));
+    assert.equal(await ra2.take(pageKey(job, next)), undefined);
+    assert.equal(ra2.enabled, true);
+    assert.equal(warnings.length, 1);
   });
 
   it('reads nothing ahead without a currency, and keys pages by everything that selects their bytes', () => {

@@ -1,0 +1,45 @@
+/**
+ * A PostgreSQL page thread's sessions (ADR 18). A page without a text search has one good plan
+ * whatever its values (an ordered scan of the ordering index, or of a filter's), but the plan
+ * cache costed the generic plan of `LIMIT $n` and `(updated_at, id) > ($a, $b)` so high that it
+ * planned every execution again: about 0.1 ms of the database per page. Those sessions keep the
+ * generic plan. A text search's best plan does depend on its words (an ordered scan for a common
+ * one, the GIN index for a rare one), so searches keep a plan per execution on sessions of their
+ * own, opened on first use.
+ */
+import type pg from 'pg';
+import { HotQueries } from './hot-queries.js';
+
+/**
+ * A pool whose every new session runs `SET plan_cache_mode = <mode>` before anything else. `pg`
+ * is loaded here, on first use: a SQLite page thread starts faster without it.
+ */
+export async function poolWithPlanCacheMode(url: string, max: number, mode: 'auto' | 'force_generic_plan'): Promise<pg.Pool> {
+  const { Pool } = (await import('pg')).default;
+  const pool = new Pool({ connectionString: url, max });
+  // Queued on the new session before the pool hands it out, so it precedes the first page
+  // query. A SET, not a startup option, which a pooler such as PgBouncer may refuse; should it
+  // fail, pages are only slower.
+  if (mode !== 'auto') pool.on('connect', (client) => void client.query(`SET plan_cache_mode = ${mode}`).catch(() => {}));
+  return pool;
+}
+
+export interface PageSessions {
+  /** Pages without a text search: the generic plan. */
+  pages: HotQueries;
+  /** Pages with a text search: a plan per execution when PostgreSQL judges it better. */
+  searches: HotQueries;
+  close(): Promise<void>;
+}
+
+export async function pageSessions(url: string, max: number): Promise<PageSessions> {
+  const generic = await poolWithPlanCacheMode(url, max, 'force_generic_plan');
+  const auto = await poolWithPlanCacheMode(url, max, 'auto');
+  return {
+    pages: new HotQueries({ dialect: 'postgres', pool: generic }),
+    searches: new HotQueries({ dialect: 'postgres', pool: auto }),
+    close: async () => {
+      await Promise.all([generic.end(), auto.end()]);
+    },
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * A PostgreSQL page thread's sessions (ADR 18): pages without a text search keep one generic
+ * plan (PostgreSQL's plan cache would otherwise plan every execution again, about 0.1 ms of the
+ * database per page), while text searches, whose best plan depends on their words, are planned
+ * for their words as PostgreSQL usually does. Counted by PostgreSQL itself (pg_prepared_statements).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { registerByPath } from '../../src/registers/catalogue.js';
+import { PageQueries } from '../../src/store/page-queries.js';
+import { type PageSessions, pageSessions } from '../../src/store/page-sessions.js';
+import { DIALECTS } from '../helpers/databases.js';
+import { createHarness, type Harness } from '../helpers/harness.js';
+
+describe('page sessions on PostgreSQL [postgres]', { skip: !DIALECTS.includes('postgres') }, () => {
+  let h: Harness;
+  let workspace: string;
+  let sessions: PageSessions;
+  const assets = registerByPath('assets');
+  if (!assets) throw new Error('no assets register');
+
+  before(async () => {
+    h = await createHarness('postgres');
+    workspace = await h.workspace();
+    // One session each, so the statistics read below are those of the session that ran the pages.
+    sessions = await pageSessions(h.databaseUrl, 1);
+  });
+  after(async () => {
+    await sessions.close();
+    await h.close();
+  });
+
+  /** How PostgreSQL planned the session's prepared statement whose text starts with `prefix`. */
+  const plans = async (on: PageSessions['pages'], prefix: string) => {
+    const rows = await on.rows('SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE ?', [`${prefix}%`]);
+    assert.equal(rows.length, 1, `one prepared statement starting "${prefix}"`);
+    const [generic, custom] = rows[0] as [string | number, string | number];
+    return { generic: Number(generic), custom: Number(custom) };
+  };
+
+  it('a page without a text search runs on its generic plan from the first execution: it is never planned again', async () => {
+    const pages = new PageQueries('postgres', sessions.pages, sessions.searches);
+    let after: { updatedAt: string; id: string } | undefined;
+    for (let i = 0; i < 8; i++) {
+      const page = await pages.listPage({ workspaceId: workspace, register: assets, filters: {}, searchWords: [], limit: 2, after });
+      assert.ok(page.last, 'the seeded workspace has more than 16 assets');
+      after = page.last;
+    }
+    assert.deepEqual(
+      await plans(sessions.pages, 'SELECT id, updated_at, doc FROM records WHERE workspace_id = $1 AND register = $2 AND (updated_at'),
+      { generic: 7, custom: 0 },
+      'pages 2 to 8 (the first page, which has no position, is a statement of its own)',
+    );
+  });
+
+  it('a page with a text search is planned for its words, on sessions of its own', async () => {
+    const pages = new PageQueries('postgres', sessions.pages, sessions.searches);
+    for (let i = 0; i < 6; i++) {
+      await pages.listPage({ workspaceId: workspace, register: assets, filters: {}, searchWords: ['laptop'], limit: 2 });
+    }
+    const search = await plans(
+      sessions.searches,
+      'SELECT id, updated_at, doc FROM records WHERE workspace_id = $1 AND register = $2 AND array_to_tsvector',
+    );
+    // PostgreSQL's own rule: the first five executions are always planned for their values.
+    assert.ok(search.custom >= 5, `planned for its words (${JSON.stringify(search)})`);
+    // (The statement that counts is itself prepared on that session: it does not start like a page.)
+    const onPages = await sessions.pages.rows(
+      "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE 'SELECT id, updated_at, doc FROM records%' AND strpos(statement, 'tsvector') > 0",
+      [],
+    );
+    assert.equal(Number(onPages[0]?.[0]), 0, 'no search ran on the generic-plan sessions');
+  });
+});
