@@ -10,7 +10,7 @@ import { loadConfig } from '../src/config.js';
 import { seedRegister } from '../src/seed/seed.js';
 import { createServices } from '../src/services.js';
 import { createWorkspace } from '../src/store/workspaces.js';
-import { buildPostgresBaselineTable, buildSqliteBaselineTable } from './baseline-tables.js';
+import { buildPostgresBaselineTable, buildSqliteBaselineTable, settleBulkLoad } from './baseline-tables.js';
 import { cpuSeconds, freePort, type LoadResult, load, sampleRss, startProcess, stopProcess } from './processes.js';
 import type { Row } from './table.js';
 import { mbPerMillion, type Walk, walk } from './walk.js';
@@ -121,6 +121,7 @@ export async function readBench(o: ReadBenchOptions, log: (s: string) => void): 
   });
   const key = await assetsReadKey(services, ws.id, now);
   await services.close();
+  if (!sqlite) await settleBulkLoad(o.databaseUrl, 'records');
 
   const port = await freePort();
   const server = await startWsops(o.databaseUrl, port);
