@@ -14,10 +14,17 @@ import { type Database, openDatabase } from './store/database.js';
 import { HotQueries } from './store/hot-queries.js';
 import { migrate } from './store/migrations.js';
 import { PageQueries } from './store/page-queries.js';
+import { pageSessions } from './store/page-sessions.js';
 import { RecordStore } from './store/records.js';
 import { ensureServerSecret } from './store/settings.js';
 import { UsageCounter } from './store/usage.js';
 import { SecretBox } from './webhooks/secret-box.js';
+
+/**
+ * PostgreSQL sessions for pages, per page thread and on the event loop (README, "Connections").
+ * Five keep a thread's pages flowing while one waits; more only queue in PostgreSQL.
+ */
+const PAGE_SESSIONS = 5;
 
 /** Everything a request or a command needs, built once at start and passed down explicitly. */
 export interface Services {
@@ -86,8 +93,11 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const metrics = new Metrics(database);
     metrics.observeKeyCache(keyCache);
     const cursors = new CursorCodec(secret);
+    // On PostgreSQL, pages read on the event loop (no page thread, or one still starting) run on
+    // generic-plan sessions like a thread's (ADR 18); searches run on the main pool.
+    const sessions = database.dialect === 'postgres' ? await pageSessions(config.databaseUrl, PAGE_SESSIONS, hot) : undefined;
     const pages = new PageReader(
-      new PageQueries(database.dialect, hot),
+      sessions ? new PageQueries('postgres', sessions.pages, sessions.searches) : new PageQueries(database.dialect, hot),
       cursors,
       options.logger ?? silentLogger,
       readAheadCurrency(database, hot, options.logger ?? silentLogger),
@@ -102,7 +112,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       // An in-memory SQLite database cannot be opened by a second connection: its pages stay on the event loop.
       async startPageThreads(options = {}) {
         if (config.databaseUrl === 'sqlite::memory:') return;
-        const data = { databaseUrl: config.databaseUrl, sqliteMmapMb: config.sqliteMmapMb, secret, postgresConnections: 5 };
+        const data = { databaseUrl: config.databaseUrl, sqliteMmapMb: config.sqliteMmapMb, secret, postgresConnections: PAGE_SESSIONS };
         if (options.atFirstPage) pages.arm(config.pageThreads, data);
         else await pages.start(config.pageThreads, data);
       },
@@ -123,6 +133,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
         await authFailureLimiter.close();
         await keyCache.close();
         await pages.close();
+        await sessions?.close();
         await database.close();
       },
     };

@@ -77,7 +77,8 @@ export class PageReader {
   readonly readAhead: ReadAhead;
 
   constructor(
-    private readonly pages: PageQueries,
+    /** The page queries of the event loop. */
+    readonly queries: PageQueries,
     private readonly cursors: CursorCodec,
     private readonly logger: Logger,
     /** How read-ahead tells a page is still current; without it nothing is read ahead. */
@@ -109,11 +110,11 @@ export class PageReader {
 
   private async readNow(job: PageJob): Promise<PageBody> {
     const thread = this.pick();
-    if (!thread) return readPageBody(this.pages, this.cursors, job);
+    if (!thread) return readPageBody(this.queries, this.cursors, job);
     try {
       return await this.send(thread, job);
     } catch (err) {
-      if (err instanceof ThreadGone) return readPageBody(this.pages, this.cursors, job);
+      if (err instanceof ThreadGone) return readPageBody(this.queries, this.cursors, job);
       throw err;
     }
   }

@@ -43,9 +43,10 @@ const EMPTY = Buffer.alloc(0);
 export class PageQueries {
   constructor(
     private readonly dialect: Dialect,
-    private readonly hot: HotQueries,
-    /** Where pages with a text search run, when not on `hot` (a page thread's PostgreSQL sessions). */
-    private readonly searchHot: HotQueries = hot,
+    /** Where pages without a text search run. */
+    readonly hot: HotQueries,
+    /** Where pages with a text search run, when not on `hot` (PostgreSQL, ADR 18). */
+    readonly searchHot: HotQueries = hot,
   ) {}
 
   /** The WHERE clause of a page (without the search) and its parameters. */

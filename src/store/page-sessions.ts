@@ -14,9 +14,20 @@ import { HotQueries } from './hot-queries.js';
  * A pool whose every new session runs `SET plan_cache_mode = <mode>` before anything else. `pg`
  * is loaded here, on first use: a SQLite page thread starts faster without it.
  */
-export async function poolWithPlanCacheMode(url: string, max: number, mode: 'auto' | 'force_generic_plan'): Promise<pg.Pool> {
+export async function poolWithPlanCacheMode(
+  url: string,
+  max: number,
+  mode: 'auto' | 'force_generic_plan',
+  applicationName: string,
+): Promise<pg.Pool> {
   const { Pool } = (await import('pg')).default;
-  const pool = new Pool({ connectionString: url, max });
+  // The name tells an operator what each session in pg_stat_activity is for.
+  const pool = new Pool({ connectionString: url, max, application_name: applicationName });
+  // A session lost while idle (PostgreSQL restarted, an administrator ended it) makes the pool
+  // emit 'error', and one lost while in use makes its client emit it; unheard, either would end
+  // the thread. The pool drops the session and opens another for the next page.
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   // Queued on the new session before the pool hands it out, so it precedes the first page
   // query. A SET, not a startup option, which a pooler such as PgBouncer may refuse; should it
   // fail, pages are only slower.
@@ -32,14 +43,19 @@ export interface PageSessions {
   close(): Promise<void>;
 }
 
-export async function pageSessions(url: string, max: number): Promise<PageSessions> {
-  const generic = await poolWithPlanCacheMode(url, max, 'force_generic_plan');
-  const auto = await poolWithPlanCacheMode(url, max, 'auto');
+/**
+ * Up to `max` sessions for pages, and as many for searches unless `searches` is given (the event
+ * loop passes its main pool's queries, whose sessions keep PostgreSQL's usual plan choice).
+ * Sessions open on first use, so a process that never reads a page never opens one.
+ */
+export async function pageSessions(url: string, max: number, searches?: HotQueries): Promise<PageSessions> {
+  const generic = await poolWithPlanCacheMode(url, max, 'force_generic_plan', 'wsops-pages');
+  const auto = searches ? undefined : await poolWithPlanCacheMode(url, max, 'auto', 'wsops-searches');
   return {
     pages: new HotQueries({ dialect: 'postgres', pool: generic }),
-    searches: new HotQueries({ dialect: 'postgres', pool: auto }),
+    searches: searches ?? new HotQueries({ dialect: 'postgres', pool: auto }),
     close: async () => {
-      await Promise.all([generic.end(), auto.end()]);
+      await Promise.all([generic.end(), auto?.end()]);
     },
   };
 }

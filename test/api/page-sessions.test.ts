@@ -30,6 +30,8 @@ describe('page sessions on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
     await h.close();
   });
 
+  const pages = (on: PageSessions) => new PageQueries('postgres', on.pages, on.searches);
+
   /** How PostgreSQL planned the session's prepared statement whose text starts with `prefix`. */
   const plans = async (on: PageSessions['pages'], prefix: string) => {
     const rows = await on.rows('SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE ?', [`${prefix}%`]);
@@ -70,5 +72,43 @@ describe('page sessions on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
       [],
     );
     assert.equal(Number(onPages[0]?.[0]), 0, 'no search ran on the generic-plan sessions');
+  });
+
+  it('pages read on the event loop (no page thread) run on generic-plan sessions too; their searches on the main pool', async () => {
+    const { key } = await h.key(workspace);
+    let url = '/api/v1/assets?limit=2';
+    for (let i = 0; i < 8; i++) {
+      const res = await h.get(url, key);
+      assert.equal(res.status, 200, res.body);
+      url = `/api/v1/assets?limit=2&cursor=${encodeURIComponent(res.json.next_cursor)}`;
+    }
+    const queries = h.services.pages.queries;
+    // Pages one after another reuse the pool's most recently released session, so the
+    // statement's counts are those of the one session that ran them.
+    assert.deepEqual(
+      await plans(queries.hot, 'SELECT id, updated_at, doc FROM records WHERE workspace_id = $1 AND register = $2 AND (updated_at'),
+      { generic: 7, custom: 0 },
+    );
+    assert.equal(queries.searchHot, h.services.hot, 'searches on the event loop run on the main pool');
+    const res = await h.get('/api/v1/assets?limit=2&search=laptop', key);
+    assert.equal(res.status, 200, res.body);
+  });
+
+  it('a page session ended under the server (PostgreSQL restarted, an administrator) is replaced: the next pages are served', async () => {
+    const { key } = await h.key(workspace);
+    assert.equal((await h.get('/api/v1/assets?limit=2', key)).status, 200);
+    await pages(sessions).listPage({ workspaceId: workspace, register: assets, filters: {}, searchWords: [], limit: 2 });
+    const ended = await h.services.hot.rows(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name IN ('wsops-pages', 'wsops-searches')",
+      [],
+    );
+    assert.ok(ended.length >= 2, `ended the idle page sessions (${ended.length})`);
+    // Idle sessions that end make their pool emit 'error': unheard, that would end the process (or the thread).
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await h.get('/api/v1/assets?limit=2', key)).status, 200);
+      const page = await pages(sessions).listPage({ workspaceId: workspace, register: assets, filters: {}, searchWords: [], limit: 2 });
+      assert.ok(page.last, 'a page of 2 with more after it');
+    }
   });
 });
