@@ -17,7 +17,7 @@ export const MIN_COMPRESSED_BYTES = 1024;
  */
 const LARGE_STATIC_BYTES = 1024 * 1024;
 
-const { BROTLI_PARAM_QUALITY, BROTLI_PARAM_MODE, BROTLI_MODE_TEXT, BROTLI_PARAM_SIZE_HINT } = zlib.constants;
+const { BROTLI_PARAM_QUALITY, BROTLI_PARAM_MODE, BROTLI_MODE_TEXT, BROTLI_PARAM_SIZE_HINT, BROTLI_PARAM_LGWIN } = zlib.constants;
 
 interface Levels {
   /**
@@ -43,8 +43,21 @@ interface Compressor {
 
 const byteLength = (body: string | Buffer) => (typeof body === 'string' ? Buffer.byteLength(body) : body.length);
 
+/**
+ * Per response, a 1 MB window instead of brotli's default 4 MB: the same bytes out for a page of
+ * 100 (13,846 of 57,840) and of 1,000 (123,095 of 578,972), but 75 µs of CPU instead of 203 µs
+ * and 936 µs instead of 1,237 µs. The default's larger buffers were mapped and unmapped on every
+ * call (a third of the cost was system time). Static documents, compressed once, keep it.
+ */
+const RESPONSE_WINDOW_BITS = 20;
+
 const brotliOptions = (body: string | Buffer, effort: Effort): zlib.BrotliOptions => ({
-  params: { [BROTLI_PARAM_QUALITY]: BROTLI[effort], [BROTLI_PARAM_MODE]: BROTLI_MODE_TEXT, [BROTLI_PARAM_SIZE_HINT]: byteLength(body) },
+  params: {
+    [BROTLI_PARAM_QUALITY]: BROTLI[effort],
+    [BROTLI_PARAM_MODE]: BROTLI_MODE_TEXT,
+    [BROTLI_PARAM_SIZE_HINT]: byteLength(body),
+    ...(effort === 'response' ? { [BROTLI_PARAM_LGWIN]: RESPONSE_WINDOW_BITS } : {}),
+  },
 });
 
 const brotli: Compressor = {
