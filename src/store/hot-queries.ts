@@ -8,7 +8,8 @@ import { createHash } from 'node:crypto';
 import type SQLite from 'better-sqlite3';
 import type { Database } from './database.js';
 
-type Value = string | number | null;
+/** A bound value; arrays only on PostgreSQL (a batch of pages, page-batches.ts). */
+type Value = string | number | null | readonly string[];
 
 export class HotQueries {
   private readonly sqliteStatements = new Map<string, SQLite.Statement>();

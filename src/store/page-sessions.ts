@@ -11,7 +11,10 @@ import type pg from 'pg';
 import { HotQueries } from './hot-queries.js';
 
 /**
- * A pool whose every new session runs `SET plan_cache_mode = <mode>` before anything else. `pg`
+ * A pool whose every new session runs `SET plan_cache_mode = <mode>` before anything else, and,
+ * with the generic plan, `SET jit = off`: a generic plan's cost is estimated for 10% of the
+ * register, so a batch of pages (page-batches.ts) came out above `jit_above_cost` and compiled
+ * itself on every execution, 24 ms for a statement that runs in 0.25 ms. `pg`
  * is loaded here, on first use: a SQLite page thread starts faster without it.
  */
 export async function poolWithPlanCacheMode(
@@ -31,7 +34,9 @@ export async function poolWithPlanCacheMode(
   // Queued on the new session before the pool hands it out, so it precedes the first page
   // query. A SET, not a startup option, which a pooler such as PgBouncer may refuse; should it
   // fail, pages are only slower.
-  if (mode !== 'auto') pool.on('connect', (client) => void client.query(`SET plan_cache_mode = ${mode}`).catch(() => {}));
+  if (mode !== 'auto') {
+    pool.on('connect', (client) => void client.query(`SET plan_cache_mode = ${mode}; SET jit = off`).catch(() => {}));
+  }
   return pool;
 }
 
