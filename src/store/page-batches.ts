@@ -120,7 +120,7 @@ export class PageBatches {
       const rows = (await this.hot.rows(statement.text, [...arrays, limit])) as [string, ...PageRow][];
       const pages: PageRow[][] = batch.map(() => []);
       for (const r of rows) (pages[Number(r[0]) - 1] as PageRow[]).push(r.slice(1) as PageRow);
-      batch.forEach((w, i) => w.resolve(pages[i] as PageRow[]));
+      for (let i = 0; i < batch.length; i++) (batch[i] as Waiting).resolve(pages[i] as PageRow[]);
     } catch (err) {
       for (const w of batch) w.reject(err);
     }

@@ -94,7 +94,7 @@ describe('batched pages on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
     // Shuffled, so that the pages of each shape arrive among the others'.
     const order = jobs.map((_, i) => i).sort((a, b) => ((a * 7919) % 101) - ((b * 7919) % 101));
     const got = await Promise.all(order.map((i) => together.listPage(jobs[i] as ListQuery)));
-    order.forEach((i, k) => assert.deepEqual(comparable(got[k] as PageRows), expected[i], `page ${i}`));
+    for (const [k, i] of order.entries()) assert.deepEqual(comparable(got[k] as PageRows), expected[i], `page ${i}`);
 
     const batches = (await count()) - batchesBefore;
     assert.ok(batches >= 1 && batches < jobs.length / 4, `${jobs.length} pages read in ${batches} batched statements (and 2 alone)`);
