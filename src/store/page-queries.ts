@@ -43,11 +43,12 @@ const EMPTY = Buffer.alloc(0);
 
 /**
  * PostgreSQL: page statements running at once per PageQueries (a page thread, or the event
- * loop); pages arriving meanwhile wait and go together (page-batches.ts). With 2, at 1,200 pages
- * of 100 a second, PostgreSQL spent 202–224 µs of CPU per page instead of 306–372, and the
- * server 418–494 µs instead of 573–693 (ADR 19).
+ * loop); pages arriving meanwhile wait and go together (page-batches.ts). With 1, under
+ * saturating load, batches held 10–13 pages of 100 against 5–6 with 2, and the server's and
+ * PostgreSQL's CPU per page were lower (ADR 19). A thread's other sessions serve statements
+ * that run long (page-batches.ts) and pages with a text search.
  */
-const PAGE_STATEMENTS_AT_ONCE = 2;
+const PAGE_STATEMENTS_AT_ONCE = 1;
 
 export class PageQueries {
   constructor(

@@ -24,19 +24,23 @@ export async function poolWithPlanCacheMode(
   applicationName: string,
 ): Promise<pg.Pool> {
   const { Pool } = (await import('pg')).default;
-  // The name tells an operator what each session in pg_stat_activity is for.
-  const pool = new Pool({ connectionString: url, max, application_name: applicationName });
+  const settings = mode === 'auto' ? undefined : `SET plan_cache_mode = ${mode}; SET jit = off`;
+  const pool = new Pool({
+    connectionString: url,
+    max,
+    // The name tells an operator what each session in pg_stat_activity is for.
+    application_name: applicationName,
+    // Awaited by the pool before it hands the new session out, so the settings precede its first
+    // page query (a query queued behind another on one client is deprecated in pg 8 and goes in
+    // pg 9). A SET, not a startup option, which a pooler such as PgBouncer may refuse; should it
+    // fail, pages are only slower.
+    ...(settings ? { onConnect: (client: pg.ClientBase) => client.query(settings).then(() => {}, () => {}) } : {}),
+  });
   // A session lost while idle (PostgreSQL restarted, an administrator ended it) makes the pool
   // emit 'error', and one lost while in use makes its client emit it; unheard, either would end
   // the thread. The pool drops the session and opens another for the next page.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
-  // Queued on the new session before the pool hands it out, so it precedes the first page
-  // query. A SET, not a startup option, which a pooler such as PgBouncer may refuse; should it
-  // fail, pages are only slower.
-  if (mode !== 'auto') {
-    pool.on('connect', (client) => void client.query(`SET plan_cache_mode = ${mode}; SET jit = off`).catch(() => {}));
-  }
   return pool;
 }
 

@@ -19,13 +19,18 @@ describe('page sessions on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
   const assets = registerByPath('assets');
   if (!assets) throw new Error('no assets register');
 
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+
   before(async () => {
+    process.on('warning', onWarning);
     h = await createHarness('postgres');
     workspace = await h.workspace();
     // One session each, so the statistics read below are those of the session that ran the pages.
     sessions = await pageSessions(h.databaseUrl, 1);
   });
   after(async () => {
+    process.off('warning', onWarning);
     await sessions.close();
     await h.close();
   });
@@ -110,5 +115,23 @@ describe('page sessions on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
       const page = await pages(sessions).listPage({ workspaceId: workspace, register: assets, filters: {}, searchWords: [], limit: 2 });
       assert.ok(page.last, 'a page of 2 with more after it');
     }
+  });
+
+  it('a page session is set up before its first page: generic plans, no JIT, and no query queued behind the setup', async () => {
+    const fresh = await pageSessions(h.databaseUrl, 1);
+    try {
+      // The first statement on a new session: it must already see the settings.
+      const [row] = await fresh.pages.rows("SELECT current_setting('plan_cache_mode'), current_setting('jit')", []);
+      assert.deepEqual(row, ['force_generic_plan', 'off']);
+      const [auto] = await fresh.searches.rows("SELECT current_setting('plan_cache_mode')", []);
+      assert.deepEqual(auto, ['auto'], 'search sessions keep the usual plan choice');
+    } finally {
+      await fresh.close();
+    }
+    // pg 8 warns when a query is queued on a client still executing another (it stops working in pg 9).
+    assert.deepEqual(
+      warnings.filter((w) => w.includes('already executing')),
+      [],
+    );
   });
 });
