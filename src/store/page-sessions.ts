@@ -34,7 +34,15 @@ export async function poolWithPlanCacheMode(
     // page query (a query queued behind another on one client is deprecated in pg 8 and goes in
     // pg 9). A SET, not a startup option, which a pooler such as PgBouncer may refuse; should it
     // fail, pages are only slower.
-    ...(settings ? { onConnect: (client: pg.ClientBase) => client.query(settings).then(() => {}, () => {}) } : {}),
+    ...(settings
+      ? {
+          onConnect: (client: pg.ClientBase) =>
+            client.query(settings).then(
+              () => {},
+              () => {},
+            ),
+        }
+      : {}),
   });
   // A session lost while idle (PostgreSQL restarted, an administrator ended it) makes the pool
   // emit 'error', and one lost while in use makes its client emit it; unheard, either would end
