@@ -239,9 +239,18 @@ export async function readBench(o: ReadBenchOptions, log: (s: string) => void): 
       log(`${dialect}: /api/v1/scopes vs a bare route`);
       const bareBody = (await probe(`${borigin}/bare`, headers)).body;
       await load(borigin, headers, ['/bare'], CONNECTIONS, WARM_UP_SECONDS);
-      const bare = await load(borigin, headers, ['/bare'], CONNECTIONS, o.duration);
       await load(origin, headers, ['/api/v1/scopes'], CONNECTIONS, WARM_UP_SECONDS);
-      const scopes = await load(origin, headers, ['/api/v1/scopes'], CONNECTIONS, o.duration);
+      // Alternating rounds, as for (a): a single run each once measured 38% on PostgreSQL, where
+      // the same code measured 85% an hour earlier (docs/benchmarks.md, issue 9, sixth session).
+      const scopesRounds: { bare: LoadResult; scopes: LoadResult }[] = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        scopesRounds.push({
+          bare: await load(borigin, headers, ['/bare'], CONNECTIONS, o.duration),
+          scopes: await load(origin, headers, ['/api/v1/scopes'], CONNECTIONS, o.duration),
+        });
+      }
+      const bare = combine(scopesRounds.map((r) => r.bare));
+      const scopes = combine(scopesRounds.map((r) => r.scopes));
       const share = scopes.rps / bare.rps;
       rows.push({
         benchmark: `${dialect}: /api/v1/scopes vs a bare Fastify route, ${CONNECTIONS} connections`,
