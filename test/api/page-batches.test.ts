@@ -70,6 +70,11 @@ describe('batched pages on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
       query({}),
       query({ limit: 13 }),
       query({ filters: { status: 'in_use' } }),
+      // The same statement as the line above, so it joins its batches: a value that must survive
+      // the trip through a PostgreSQL array literal (quotes, backslash, comma, braces, NULL, non-ASCII).
+      query({ filters: { status: 'x"y\\z,{}' } }),
+      query({ filters: { status: 'NULL' } }),
+      query({ filters: { status: 'Zoë' } }),
       query({ workspaceId: other }),
       query({ withSnapshot: true }),
       query({ updatedSince: '2000-01-01T00:00:00.000Z' }),
@@ -98,6 +103,15 @@ describe('batched pages on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
 
     const batches = (await count()) - batchesBefore;
     assert.ok(batches >= 1 && batches < jobs.length / 4, `${jobs.length} pages read in ${batches} batched statements (and 2 alone)`);
+  });
+
+  it("a batch's values reach PostgreSQL intact through its arrays, whatever they hold", async () => {
+    const values = ['x"y\\z,{}', 'NULL', 'null', '', ' spaced ', 'Zoë 東京', "it's", '{"a":1}', 'a\nb'];
+    const rows = await sessions.pages.rows('SELECT v FROM unnest(CAST(? AS text[])) AS v', [values]);
+    assert.deepEqual(
+      rows.map((r) => r[0]),
+      values,
+    );
   });
 
   it('a page alone, with a slot free, runs its own statement: a single walk is unchanged', async () => {
