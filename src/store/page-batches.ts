@@ -6,7 +6,7 @@
  * they do wait, and when one ends, the oldest waiting page leaves with every other waiting page
  * of the same statement text, as one statement:
  *
- *   SELECT b.n, p.id, p.updated_at, p.doc
+ *   SELECT p.id, p.updated_at, p.doc, b.n
  *   FROM unnest($1::text[], $2::text[], ...) WITH ORDINALITY AS b(c1, c2, ..., n)
  *   CROSS JOIN LATERAL (<the page's own query, its values read from b>) p
  *
@@ -19,8 +19,11 @@
  */
 import type { HotQueries } from './hot-queries.js';
 
-/** A page's rows: id, updated_at, doc and, when asked for, the statement's snapshot. */
-type PageRow = [string, string, string, string?];
+/**
+ * A page's rows: id, updated_at, doc, then the statement's snapshot when asked for; a batch's
+ * rows also carry their page's number last.
+ */
+type PageRow = [string, string, string, ...string[]];
 
 interface Waiting {
   /** The page's own statement: `?` for each value, the LIMIT's last. */
@@ -119,9 +122,11 @@ export class PageBatches {
       const arrays: string[][] = Array.from({ length: statement.columns }, () => []);
       for (const w of batch) for (let c = 0; c < statement.columns; c++) (arrays[c] as string[]).push(String(w.params[c]));
       const limit = head.params[head.params.length - 1] as number;
-      const rows = (await this.hot.rows(statement.text, [...arrays, limit])) as [string, ...PageRow][];
+      // Each row is the page's own row with the page's number after it, where the page's reader
+      // does not look (page-queries.ts reads the first three columns, and the snapshot when it asked).
+      const rows = (await this.hot.rows(statement.text, [...arrays, limit])) as PageRow[];
       const pages: PageRow[][] = batch.map(() => []);
-      for (const r of rows) (pages[Number(r[0]) - 1] as PageRow[]).push(r.slice(1) as PageRow);
+      for (const r of rows) (pages[Number(r[r.length - 1]) - 1] as PageRow[]).push(r);
       for (let i = 0; i < batch.length; i++) (batch[i] as Waiting).resolve(pages[i] as PageRow[]);
     } catch (err) {
       for (const w of batch) w.reject(err);
@@ -141,7 +146,7 @@ export class PageBatches {
     const arrays = Array.from({ length: columns }, () => 'CAST(? AS text[])').join(', ');
     statement = {
       columns,
-      text: `SELECT b.n, p.id, p.updated_at, p.doc${extra} FROM unnest(${arrays}) WITH ORDINALITY AS b(${names}, n) CROSS JOIN LATERAL (SELECT id, updated_at, doc FROM records WHERE ${lateralWhere} ORDER BY updated_at, id LIMIT ?) p`,
+      text: `SELECT p.id, p.updated_at, p.doc${extra}, b.n FROM unnest(${arrays}) WITH ORDINALITY AS b(${names}, n) CROSS JOIN LATERAL (SELECT id, updated_at, doc FROM records WHERE ${lateralWhere} ORDER BY updated_at, id LIMIT ?) p`,
     };
     this.statements.set(text, statement);
     return statement;

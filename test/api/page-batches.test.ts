@@ -88,7 +88,7 @@ describe('batched pages on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
     for (const job of jobs) expected.push(comparable(await alone.listPage(job)));
     const count = async () => {
       const rows = await sessions.pages.rows(
-        "SELECT coalesce(sum(generic_plans + custom_plans), 0) FROM pg_prepared_statements WHERE statement LIKE 'SELECT b.n, p.id%'",
+        "SELECT coalesce(sum(generic_plans + custom_plans), 0) FROM pg_prepared_statements WHERE statement LIKE 'SELECT p.id, p.updated_at%'",
         [],
       );
       return Number(rows[0]?.[0]);
@@ -117,13 +117,13 @@ describe('batched pages on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
   it('a page alone, with a slot free, runs its own statement: a single walk is unchanged', async () => {
     const pages = new PageQueries('postgres', sessions.pages, sessions.searches);
     const before = await sessions.pages.rows(
-      "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE 'SELECT b.n, p.id%' AND statement LIKE '%LIMIT $6) p'",
+      "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE 'SELECT p.id, p.updated_at%' AND statement LIKE '%LIMIT $6) p'",
       [],
     );
     for (const at of (await positions(query({ limit: 50 }))).slice(0, 5))
       await pages.listPage(query({ limit: 50, ...(at ? { after: at } : {}) }));
     const after = await sessions.pages.rows(
-      "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE 'SELECT b.n, p.id%' AND statement LIKE '%LIMIT $6) p'",
+      "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE 'SELECT p.id, p.updated_at%' AND statement LIKE '%LIMIT $6) p'",
       [],
     );
     assert.deepEqual(after, before);
@@ -146,10 +146,10 @@ describe('batched pages: waiting, joining and failing (a stand-in database)', ()
         const call = { text, params };
         calls.push(call);
         await (hold?.(call) ?? Promise.resolve());
-        if (text.startsWith('SELECT b.n')) {
+        if (text.startsWith('SELECT p.id')) {
           const ids = params[3] as string[];
           if (ids.includes('fail')) throw new Error('the batch failed');
-          return ids.map((id, i) => [String(i + 1), id, 'u', `doc of ${id}`]);
+          return ids.map((id, i) => [id, 'u', `doc of ${id}`, String(i + 1)]);
         }
         if (params[3] === 'fail' || params[4] === 'fail') throw new Error('the page failed');
         return [[String(params[params.length - 2]), 'u', `doc of ${params[params.length - 2]}`]];
@@ -173,7 +173,7 @@ describe('batched pages: waiting, joining and failing (a stand-in database)', ()
       [['doc of a'], ['doc of b'], ['doc of c'], ['doc of d'], ['doc of e']],
     );
     assert.deepEqual(
-      db.calls.map((c) => (c.text.startsWith('SELECT b.n') ? `batch ${(c.params[3] as string[]).join('')}` : `alone ${c.params.at(-2)}`)),
+      db.calls.map((c) => (c.text.startsWith('SELECT p.id') ? `batch ${(c.params[3] as string[]).join('')}` : `alone ${c.params.at(-2)}`)),
       ['alone a', 'batch be', 'alone c', 'alone d'],
       'a went alone (nothing was waiting); b and e (same text and LIMIT, other workspace) joined; c and d did not',
     );
