@@ -2,9 +2,9 @@
  * Pages that wait for PostgreSQL together go to it as one statement (ADR 19). Under load the
  * cost of a page on PostgreSQL is mostly per statement, not per row: a round trip wakes a
  * backend (about 100 µs of the sender's CPU on this VM) and the executor starts and ends once
- * per statement. So at most `maxInFlight` statements run at a time (page-queries.ts: 1); pages that arrive while
- * they do wait, and when one ends, the oldest waiting page leaves with every other waiting page
- * of the same statement text, as one statement:
+ * per statement. So at most `maxInFlight` statements run at a time (page-queries.ts: 1); pages
+ * that arrive meanwhile wait, and when one ends, the oldest waiting page leaves with every other
+ * waiting page of the same statement text and LIMIT, as one statement:
  *
  *   SELECT p.id, p.updated_at, p.doc, b.n
  *   FROM unnest($1::text[], $2::text[], ...) WITH ORDINALITY AS b(c1, c2, ..., n)
@@ -14,8 +14,8 @@
  * statement would have returned, in its order (read in the statement's snapshot). The lateral
  * subquery refers to `b`, so PostgreSQL can only run it as the inner side of a nested loop, once
  * per row of `b`, and a nested loop emits the inner rows in the order the inner side produces
- * them; test/api/page-batches checks the bytes against pages read one by one. A page that waits for
- * nothing (a slot is free) runs its own statement, so a single client's walk is unchanged.
+ * them; test/api/page-batches checks the rows against pages read one by one. A page that waits
+ * for nothing (a slot is free) runs its own statement, so a single client's walk is unchanged.
  */
 import type { HotQueries } from './hot-queries.js';
 
@@ -29,7 +29,7 @@ interface Waiting {
   /** The page's own statement: `?` for each value, the LIMIT's last. */
   text: string;
   /** Its values; the last is the LIMIT. */
-  params: readonly string[] | readonly (string | number)[];
+  params: readonly (string | number)[];
   resolve(rows: PageRow[]): void;
   reject(err: unknown): void;
 }
