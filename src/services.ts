@@ -95,7 +95,8 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const cursors = new CursorCodec(secret);
     // On PostgreSQL, pages read on the event loop (no page thread, or one still starting) run on
     // generic-plan sessions like a thread's (ADR 18); searches run on the main pool.
-    const sessions = database.dialect === 'postgres' ? await pageSessions(config.databaseUrl, PAGE_SESSIONS, hot) : undefined;
+    const sessions =
+      database.dialect === 'postgres' ? await pageSessions(config.databaseUrl, PAGE_SESSIONS, hot, options.logger) : undefined;
     const pages = new PageReader(
       sessions ? new PageQueries('postgres', sessions.pages, sessions.searches) : new PageQueries(database.dialect, hot),
       cursors,

@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { type Logger, silentLogger } from '../logger.js';
+import { heedLostSessions } from './lost-sessions.js';
 import type { DB } from './schema.js';
 import { openSqliteReader } from './sqlite-reader.js';
 
@@ -83,14 +84,7 @@ export function openDatabase(url: string, logger: Logger = silentLogger, options
     };
   }
   const pool = new pg.Pool({ connectionString: url, max: 10 });
-  // An idle connection closed by the server (restart, failover) must not crash the process:
-  // the pool drops it and opens another on the next query.
-  const log = logger.child({ component: 'database' });
-  pool.on('error', (err) => log.warn({ err: err.message }, 'idle PostgreSQL connection lost; the pool opens another'));
-  // A connection lost while checked out between two statements (a restart mid-transaction)
-  // emits 'error' with no pool listener attached: without this one the process would crash.
-  // The next statement on it fails, and the pool discards it when it is released.
-  pool.on('connect', (client) => client.on('error', (err) => log.debug({ err: err.message }, 'PostgreSQL connection lost while in use')));
+  heedLostSessions(pool, logger);
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', pool, close: () => db.destroy() };
 }

@@ -34,6 +34,9 @@ interface Waiting {
   reject(err: unknown): void;
 }
 
+/** A page statement's LIMIT: its last value. */
+const limitOf = (w: Waiting) => w.params[w.params.length - 1] as number;
+
 /** The batched form of a page statement, and how many values each page brings. */
 interface BatchStatement {
   text: string;
@@ -80,13 +83,13 @@ export class PageBatches {
   private next(): void {
     while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
       const head = this.waiting.shift() as Waiting;
-      const limit = head.params[head.params.length - 1] as number;
+      const limit = limitOf(head);
       const batch = [head];
       // The others waiting for the same statement text and LIMIT, in arrival order.
       let rows = limit;
       for (let i = 0; i < this.waiting.length && rows + limit <= MAX_ROWS_PER_STATEMENT; ) {
         const w = this.waiting[i] as Waiting;
-        if (w.text === head.text && w.params[w.params.length - 1] === limit) {
+        if (w.text === head.text && limitOf(w) === limit) {
           batch.push(w);
           rows += limit;
           this.waiting.splice(i, 1);
@@ -121,10 +124,9 @@ export class PageBatches {
       // One array per value of the page statement, one element per page.
       const arrays: string[][] = Array.from({ length: statement.columns }, () => []);
       for (const w of batch) for (let c = 0; c < statement.columns; c++) (arrays[c] as string[]).push(String(w.params[c]));
-      const limit = head.params[head.params.length - 1] as number;
       // Each row is the page's own row with the page's number after it, where the page's reader
       // does not look (page-queries.ts reads the first three columns, and the snapshot when it asked).
-      const rows = (await this.hot.rows(statement.text, [...arrays, limit])) as PageRow[];
+      const rows = (await this.hot.rows(statement.text, [...arrays, limitOf(head)])) as PageRow[];
       const pages: PageRow[][] = batch.map(() => []);
       for (const r of rows) (pages[Number(r[r.length - 1]) - 1] as PageRow[]).push(r);
       for (let i = 0; i < batch.length; i++) (batch[i] as Waiting).resolve(pages[i] as PageRow[]);

@@ -8,7 +8,9 @@
  * own, opened on first use.
  */
 import type pg from 'pg';
+import type { Logger } from '../logger.js';
 import { HotQueries } from './hot-queries.js';
+import { heedLostSessions } from './lost-sessions.js';
 
 /**
  * A pool whose every new session runs `SET plan_cache_mode = <mode>` before anything else, and,
@@ -17,11 +19,12 @@ import { HotQueries } from './hot-queries.js';
  * itself on every execution, 24 ms for a statement that runs in 0.25 ms. `pg`
  * is loaded here, on first use: a SQLite page thread starts faster without it.
  */
-export async function poolWithPlanCacheMode(
+async function poolWithPlanCacheMode(
   url: string,
   max: number,
   mode: 'auto' | 'force_generic_plan',
   applicationName: string,
+  logger: Logger | undefined,
 ): Promise<pg.Pool> {
   const { Pool } = (await import('pg')).default;
   const settings = mode === 'auto' ? undefined : `SET plan_cache_mode = ${mode}; SET jit = off`;
@@ -44,11 +47,7 @@ export async function poolWithPlanCacheMode(
         }
       : {}),
   });
-  // A session lost while idle (PostgreSQL restarted, an administrator ended it) makes the pool
-  // emit 'error', and one lost while in use makes its client emit it; unheard, either would end
-  // the thread. The pool drops the session and opens another for the next page.
-  pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
+  heedLostSessions(pool, logger);
   return pool;
 }
 
@@ -63,11 +62,12 @@ export interface PageSessions {
 /**
  * Up to `max` sessions for pages, and as many for searches unless `searches` is given (the event
  * loop passes its main pool's queries, whose sessions keep PostgreSQL's usual plan choice).
- * Sessions open on first use, so a process that never reads a page never opens one.
+ * Sessions open on first use, so a process that never reads a page never opens one. A page
+ * thread has no logger: its lost sessions are replaced silently.
  */
-export async function pageSessions(url: string, max: number, searches?: HotQueries): Promise<PageSessions> {
-  const generic = await poolWithPlanCacheMode(url, max, 'force_generic_plan', 'wsops-pages');
-  const auto = searches ? undefined : await poolWithPlanCacheMode(url, max, 'auto', 'wsops-searches');
+export async function pageSessions(url: string, max: number, searches?: HotQueries, logger?: Logger): Promise<PageSessions> {
+  const generic = await poolWithPlanCacheMode(url, max, 'force_generic_plan', 'wsops-pages', logger);
+  const auto = searches ? undefined : await poolWithPlanCacheMode(url, max, 'auto', 'wsops-searches', logger);
   return {
     pages: new HotQueries({ dialect: 'postgres', pool: generic }),
     searches: searches ?? new HotQueries({ dialect: 'postgres', pool: auto }),

@@ -137,6 +137,15 @@ describe('batched pages: waiting, joining and failing (a stand-in database)', ()
     'SELECT id, updated_at, doc FROM records WHERE workspace_id = ? AND register = ? AND status = ? AND (updated_at, id) > (?, ?) ORDER BY updated_at, id LIMIT ?';
   type Call = { text: string; params: readonly unknown[] };
 
+  /** A promise that stays pending until `open()`: a statement the test holds. */
+  function gate(): { closed: Promise<void>; open: () => void } {
+    let open: () => void = () => {};
+    const closed = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    return { closed, open };
+  }
+
   /** Answers each page statement with one row naming its position; a batch with one row per page. */
   function standIn(hold?: (call: Call) => Promise<void> | undefined) {
     const calls: Call[] = [];
@@ -180,11 +189,8 @@ describe('batched pages: waiting, joining and failing (a stand-in database)', ()
   });
 
   it('a slow statement does not hold back the pages behind it', async () => {
-    let finish: () => void = () => {};
-    const slow = new Promise<void>((resolve) => {
-      finish = resolve;
-    });
-    const db = standIn((call) => (call.params[3] === 'slow' ? slow : undefined));
+    const slow = gate();
+    const db = standIn((call) => (call.params[3] === 'slow' ? slow.closed : undefined));
     const batches = new PageBatches(db, 1);
     let slowDone = false;
     const first = batches.rows(TEXT, ['w', 'assets', 'u', 'slow', 8]).then(() => {
@@ -193,21 +199,18 @@ describe('batched pages: waiting, joining and failing (a stand-in database)', ()
     const behind = await batches.rows(TEXT, ['w', 'assets', 'u', 'next', 8]);
     assert.deepEqual(behind, [['next', 'u', 'doc of next']]);
     assert.equal(slowDone, false, 'served while the slow statement still ran');
-    finish();
+    slow.open();
     await first;
   });
 
   it('a failing statement fails its own pages only; the pages after it are read', async () => {
-    let release: () => void = () => {};
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const db = standIn((call) => (call.params[3] === 'first' ? gate : undefined));
+    const held = gate();
+    const db = standIn((call) => (call.params[3] === 'first' ? held.closed : undefined));
     const batches = new PageBatches(db, 1);
     const first = batches.rows(TEXT, ['w', 'assets', 'u', 'first', 8]);
     const failing = [batches.rows(TEXT, ['w', 'assets', 'u', 'x', 8]), batches.rows(TEXT, ['w', 'assets', 'u', 'fail', 8])];
     const other = batches.rows(OTHER, ['w', 'assets', 'lost', 'u', 'y', 8]);
-    release();
+    held.open();
     await first;
     for (const p of failing) await assert.rejects(p, /the batch failed/);
     assert.deepEqual(await other, [['y', 'u', 'doc of y']]);
