@@ -64,6 +64,16 @@ const FIRST_RESTART_MS = 1000;
 const THREAD_YOUNG_GENERATION_MB = 4;
 const MAX_RESTART_MS = 30_000;
 
+/**
+ * The first page of an `updated_since` sync. A sync reads on until `has_more` is false (the
+ * contract's incremental sync), so its second page is as sure to be asked for as any page of a
+ * walk already under way; other first pages (a list shown to a person, a poll for the newest
+ * records) often stop there, and are not yet a walk.
+ */
+function startsSync(job: PageJob): boolean {
+  return job.after === undefined && job.updatedSince !== undefined;
+}
+
 export class PageReader {
   private readonly threads: Thread[] = [];
   private nextId = 1;
@@ -90,7 +100,8 @@ export class PageReader {
   /**
    * Reads a page: the one read ahead for it when there is one and it is current, else on the
    * least busy ready thread, or on the event loop when none is ready. A page that continues a
-   * walk this process answered has its next page read ahead when a thread is idle.
+   * walk this process answered, or that starts an `updated_since` sync, has its next page read
+   * ahead when a thread is idle.
    */
   async read(job: PageJob): Promise<PageBody> {
     if (this.armed) {
@@ -101,7 +112,7 @@ export class PageReader {
     if (!this.readAhead.enabled) return this.readNow(job);
     const key = pageKey(job);
     const ahead = this.readAhead.take(key);
-    const following = ahead !== undefined || this.readAhead.follows(key);
+    const following = ahead !== undefined || this.readAhead.follows(key) || startsSync(job);
     // A page read ahead that is stale, or failed (its thread exited, say), is read again now.
     const page = (ahead && (await ahead)) ?? (await this.readNow(job));
     if (page.next) this.readAhead.answered(job, page.next, following ? this.idleThread() : undefined);

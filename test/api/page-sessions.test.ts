@@ -5,12 +5,15 @@
  * for their words as PostgreSQL usually does. Counted by PostgreSQL itself (pg_prepared_statements).
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import { registerByPath } from '../../src/registers/catalogue.js';
 import { PageQueries } from '../../src/store/page-queries.js';
 import { type PageSessions, pageSessions } from '../../src/store/page-sessions.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
+import { ROOT } from '../helpers/processes.js';
 
 describe('page sessions on PostgreSQL [postgres]', { skip: !DIALECTS.includes('postgres') }, () => {
   let h: Harness;
@@ -115,6 +118,31 @@ describe('page sessions on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
       const page = await pages(sessions).listPage({ workspaceId: workspace, register: assets, filters: {}, searchWords: [], limit: 2 });
       assert.ok(page.last, 'a page of 2 with more after it');
     }
+  });
+
+  it("a page session outlives a lull: after more than pg's 10 s idle timeout the next page runs on the same session", async () => {
+    const backend = async () => Number((await sessions.pages.rows('SELECT pg_backend_pid()', []))[0]?.[0]);
+    await pages(sessions).listPage({ workspaceId: workspace, register: assets, filters: {}, searchWords: [], limit: 2 });
+    const before = await backend();
+    // pg's pool closes a session idle for 10 s (its default): the next burst would then pay new
+    // backends, with cold catalog caches, and prepare every page statement again.
+    await new Promise((resolve) => setTimeout(resolve, 10_500));
+    await pages(sessions).listPage({ workspaceId: workspace, register: assets, filters: {}, searchWords: [], limit: 2 });
+    assert.equal(await backend(), before, 'the same backend: the session was kept');
+  });
+
+  it('idle page sessions do not keep a process alive: one that forgot to close them still exits', async () => {
+    const script = `import { pageSessions } from './src/store/page-sessions.ts';
+      const s = await pageSessions(process.env.URL, 1);
+      await s.pages.rows('SELECT 1', []);
+      console.log('read');`;
+    // Without allowExitOnIdle the kept session would hold the event loop open, and this would time out.
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: ROOT,
+      env: { ...process.env, URL: h.databaseUrl },
+      timeout: 20_000,
+    });
+    assert.equal(stdout.trim(), 'read');
   });
 
   it('a page session is set up before its first page: generic plans, no JIT, and no query queued behind the setup', async () => {

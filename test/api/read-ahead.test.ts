@@ -51,6 +51,25 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    it('the first page of an updated_since sync reads its second page ahead (a sync reads on until has_more is false)', async () => {
+      const since = '2000-01-01T00:00:00.000Z';
+      const sync = `/api/v1/assets?updated_since=${encodeURIComponent(since)}`;
+      if (h.services.pages.readyThreads === 0) await h.services.startPageThreads();
+      const reference = (await walkPages(h, key, sync, 6)).map((p) => p.body);
+      assert.ok(reference.length >= 3, 'the sync spans several pages');
+      const taken = () => (dialect === 'sqlite' ? readAhead().hits : readAhead().hits + readAhead().misses);
+      const before = taken();
+      const walked = (await walkPages(h, key, sync, 6)).map((p) => p.body);
+      assert.deepEqual(walked, reference, 'the same bytes, page for page');
+      // Every page after the first was read ahead: the second because the first started a sync.
+      assert.equal(taken() - before, reference.length - 1, 'pages 2 and later came from read-ahead');
+      // A first page without updated_since is not yet a walk: nothing is read ahead for it.
+      const held = readAhead().size;
+      await page(h, key, '/api/v1/assets?limit=6');
+      await new Promise((r) => setTimeout(r, 50));
+      assert.equal(readAhead().size, held, 'a plain first page reads nothing ahead');
+    });
+
     it('a commit after a page was read ahead (by any connection) makes its request read the page again and see the change', async () => {
       const p1 = await page(h, key, '/api/v1/assets?limit=4');
       const p2 = await page(h, key, `/api/v1/assets?limit=4&cursor=${encodeURIComponent(p1.next_cursor!)}`);
