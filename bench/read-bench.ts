@@ -18,7 +18,7 @@ import { assetsReadKey, BENCH_SECRET, SERVER_FLAGS, startWsops } from './wsops.j
 
 /** Connections of every throughput run ((a), its compressed twin, /scopes and the bare route). */
 const CONNECTIONS = 50;
-/** Uncounted load before each side's first throughput run. */
+/** Uncounted load before each counted throughput run. */
 const WARM_UP_SECONDS = 2;
 /** Alternating rounds of (a): baseline, wsops, wsops with br. */
 const ROUNDS = 2;
@@ -36,6 +36,25 @@ function combine(runs: readonly LoadResult[]): LoadResult {
     non2xx: sum((r) => r.non2xx),
     total: sum((r) => r.total),
   };
+}
+
+/**
+ * A counted run after WARM_UP_SECONDS of the same load, uncounted. The sides alternate on one
+ * machine and one database, so each run starts right after the other side's: its process has
+ * idled for 10 s and, on PostgreSQL, the other side's table has pushed its pages out of the
+ * 128 MB of shared buffers. Measured right after the naive baseline's run, wsops' first 3 s went
+ * at 1,115–1,481 req/s with p99 167–229 ms, and the next 3 s at 1,357–1,635 with p99 76–89
+ * (issue 9, seventh session). Both sides get the same warm-up.
+ */
+async function warmLoad(
+  url: string,
+  headers: Record<string, string>,
+  paths: string[],
+  connections: number,
+  duration: number,
+): Promise<LoadResult> {
+  await load(url, headers, paths, connections, WARM_UP_SECONDS);
+  return load(url, headers, paths, connections, duration);
 }
 
 export interface ReadBenchOptions {
@@ -181,15 +200,14 @@ export async function readBench(o: ReadBenchOptions, log: (s: string) => void): 
     try {
       // (a) pages of 100 at random depths, 50 connections: the baseline first, then wsops asking for
       // no encoding, then wsops asking for br. Each side got one full walk first, to warm the same caches,
-      // and gets an uncounted warm-up under this load: a route's first second goes to the JIT.
+      // and each counted run follows an uncounted warm-up under its load (warmLoad): a route's first
+      // second goes to the JIT, and the run before it was the other side's.
       log(`${dialect}: (a) pages of 100`);
       const bwalk = await walk(`${borigin}/assets`, {}, 1000);
       const bpaths = sample(bwalk.cursors, 5000).map((c) => `/assets?limit=100&cursor=${encodeURIComponent(c)}`);
-      await load(borigin, {}, bpaths, CONNECTIONS, WARM_UP_SECONDS);
       const paths = sample(full.cursors, 5000).map((c) => `/api/v1/assets?limit=100&cursor=${encodeURIComponent(c)}`);
       const brHeaders = { ...headers, 'accept-encoding': 'br' };
       const stopRss = sampleRss(server.pid as number);
-      await load(origin, headers, paths, CONNECTIONS, WARM_UP_SECONDS);
       // autocannon only sends the header and counts responses; what the server chose is read from one probe.
       const brSent = (await probe(`${origin}${paths[0]}`, brHeaders)).encoding;
       // The two sides alternate over ROUNDS rounds: this shared 2-core machine drifts by ±15% from
@@ -197,9 +215,9 @@ export async function readBench(o: ReadBenchOptions, log: (s: string) => void): 
       const rounds: { naive: LoadResult; ours: LoadResult; oursBr: LoadResult }[] = [];
       for (let r = 0; r < ROUNDS; r++) {
         rounds.push({
-          naive: await load(borigin, {}, bpaths, CONNECTIONS, o.duration),
-          ours: await load(origin, headers, paths, CONNECTIONS, o.duration),
-          oursBr: await load(origin, brHeaders, paths, CONNECTIONS, o.duration),
+          naive: await warmLoad(borigin, {}, bpaths, CONNECTIONS, o.duration),
+          ours: await warmLoad(origin, headers, paths, CONNECTIONS, o.duration),
+          oursBr: await warmLoad(origin, brHeaders, paths, CONNECTIONS, o.duration),
         });
       }
       const rss = stopRss();
@@ -238,15 +256,13 @@ export async function readBench(o: ReadBenchOptions, log: (s: string) => void): 
       // /api/v1/scopes (authentication, rate limit, headers, no data) against a bare route answering an object of the same size.
       log(`${dialect}: /api/v1/scopes vs a bare route`);
       const bareBody = (await probe(`${borigin}/bare`, headers)).body;
-      await load(borigin, headers, ['/bare'], CONNECTIONS, WARM_UP_SECONDS);
-      await load(origin, headers, ['/api/v1/scopes'], CONNECTIONS, WARM_UP_SECONDS);
       // Alternating rounds, as for (a): a single run each once measured 38% on PostgreSQL, where
       // the same code measured 85% an hour earlier (docs/benchmarks.md, issue 9, sixth session).
       const scopesRounds: { bare: LoadResult; scopes: LoadResult }[] = [];
       for (let r = 0; r < ROUNDS; r++) {
         scopesRounds.push({
-          bare: await load(borigin, headers, ['/bare'], CONNECTIONS, o.duration),
-          scopes: await load(origin, headers, ['/api/v1/scopes'], CONNECTIONS, o.duration),
+          bare: await warmLoad(borigin, headers, ['/bare'], CONNECTIONS, o.duration),
+          scopes: await warmLoad(origin, headers, ['/api/v1/scopes'], CONNECTIONS, o.duration),
         });
       }
       const bare = combine(scopesRounds.map((r) => r.bare));
