@@ -16,7 +16,7 @@ import type { Coding } from './content-codings.js';
 import type { CursorCodec, CursorPosition } from './cursor.js';
 import { type PageBody, type PageJob, readPageBody } from './page-body.js';
 import { pageThreadModule } from './page-thread-code.js';
-import { type Currency, pageKey, ReadAhead } from './read-ahead.js';
+import { type Currency, pageKey, ReadAhead, startsSync } from './read-ahead.js';
 
 /** What a thread is started with. */
 export interface PageThreadData {
@@ -63,16 +63,6 @@ class ThreadGone extends Error {}
 const FIRST_RESTART_MS = 1000;
 const THREAD_YOUNG_GENERATION_MB = 4;
 const MAX_RESTART_MS = 30_000;
-
-/**
- * The first page of an `updated_since` sync. A sync reads on until `has_more` is false (the
- * contract's incremental sync), so its second page is as sure to be asked for as any page of a
- * walk already under way; other first pages (a list shown to a person, a poll for the newest
- * records) often stop there, and are not yet a walk.
- */
-function startsSync(job: PageJob): boolean {
-  return job.after === undefined && job.updatedSince !== undefined;
-}
 
 export class PageReader {
   private readonly threads: Thread[] = [];

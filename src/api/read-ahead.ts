@@ -1,8 +1,9 @@
 /**
  * Read-ahead of walks (ADR 17). A client walking a register asks for one page after another,
  * each with the cursor of the last, and between two requests it is busy receiving and reading
- * the page it got. When a request continues a walk this process answered, the page after it is
- * read at once on an idle page thread, while the client is busy; the next request takes it.
+ * the page it got. When a request continues a walk this process answered, or starts an
+ * `updated_since` sync (`startsSync`), the page after it is read at once on an idle page
+ * thread, while the client is busy; the next request takes it.
  *
  * Never stale (`Currency`). SQLite: an entry keeps the data version from before its read and is
  * used only while that version is still current (`PRAGMA data_version` on the event loop's read
@@ -101,6 +102,16 @@ export function readAheadCurrency(
  */
 export function pageKey(job: PageJob, after: CursorPosition | undefined = job.after): string {
   return `${job.workspaceId}\0${job.register}\0${job.digest}\0${after ? `${after.updatedAt}\0${after.id}` : '\0'}\0${job.limit}\0${job.coding}`;
+}
+
+/**
+ * The first page of an `updated_since` sync. A sync reads on until `has_more` is false (the
+ * contract's incremental sync), so its second page is as sure to be asked for as any page of a
+ * walk already under way; other first pages (a list shown to a person, a poll for the newest
+ * records) often stop there, and are not yet a walk.
+ */
+export function startsSync(job: PageJob): boolean {
+  return job.after === undefined && job.updatedSince !== undefined;
 }
 
 export class ReadAhead {
