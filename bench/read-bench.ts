@@ -170,7 +170,8 @@ export async function readBench(o: ReadBenchOptions, log: (s: string) => void): 
       benchmark: `${dialect} (c): full walk, limit=1000`,
       result: `${fmt(fullRate)} records/s (${full.seconds.toFixed(1)} s; ${cpu(full)}), ${fmt(mbPerMillion(full))} MB on the wire per million; a second walk: ${fmt(warm.records / warm.seconds)} records/s (${cpu(warm)})`,
       goal: '≥ 250,000 records/s',
-      met: fullRate >= 250_000 && warm.records === full.records,
+      // Every seeded asset, counted by the walk (its last page's records are counted from the bytes).
+      met: fullRate >= 250_000 && full.records === o.records && warm.records === full.records,
     });
     // The same walk as a client asking for br or gzip: bytes as they crossed the wire, decoded by the client.
     for (const encoding of ['br', 'gzip']) {

@@ -34,10 +34,10 @@ export interface Services {
   /** List pages: on page threads once `startPageThreads` ran (serve), else on the event loop. */
   pages: PageReader;
   /**
-   * Starts WSOPS_PAGE_THREADS page threads (ADR 16), now or (`atFirstPage`, what `wsops serve`
-   * does) when the first list page is read. CLI commands never start them.
+   * Starts WSOPS_PAGE_THREADS page threads (ADR 16) and resolves once each is ready or failed to
+   * start: `wsops serve` runs it before it listens. CLI commands never start them.
    */
-  startPageThreads(options?: { atFirstPage?: boolean }): Promise<void>;
+  startPageThreads(): Promise<void>;
   /** Prepared statements for the queries on every request. */
   hot: HotQueries;
   /** What authentication reads per key, kept between requests and invalidated across processes (ADR 14). */
@@ -111,11 +111,10 @@ export async function createServices(config: Config, options: ServiceOptions = {
       records: new RecordStore(database, hot),
       pages,
       // An in-memory SQLite database cannot be opened by a second connection: its pages stay on the event loop.
-      async startPageThreads(options = {}) {
+      async startPageThreads() {
         if (config.databaseUrl === 'sqlite::memory:') return;
         const data = { databaseUrl: config.databaseUrl, sqliteMmapMb: config.sqliteMmapMb, secret, postgresConnections: PAGE_SESSIONS };
-        if (options.atFirstPage) pages.arm(config.pageThreads, data);
-        else await pages.start(config.pageThreads, data);
+        await pages.start(config.pageThreads, data);
       },
       cursors,
       secretBox: new SecretBox(secret),

@@ -1,8 +1,8 @@
 /**
  * List pages read off the event loop (ADR 16). A page of 100 costs the database about 0.1–0.2 ms
  * and brotli about 0.1 ms more, all synchronous on SQLite: on the event loop that time is lost
- * to every other request. `wsops serve` starts WSOPS_PAGE_THREADS worker threads, each with its
- * own read connection; a thread reads the page, assembles the body, signs the next cursor and
+ * to every other request. `wsops serve` starts WSOPS_PAGE_THREADS worker threads before it listens,
+ * each with its own read connection; a thread reads the page, assembles the body, signs the next cursor and
  * compresses, then transfers the finished bytes back (about 10 µs of the event loop per page).
  *
  * Nothing is lost to a thread: until one is ready, when none is configured, and for every job
@@ -69,7 +69,6 @@ export class PageReader {
   private nextId = 1;
   private closing = false;
   private restartMs = FIRST_RESTART_MS;
-  private armed: { count: number; data: PageThreadData } | undefined;
   private readonly restartTimers = new Set<NodeJS.Timeout>();
   private bundleWarned = false;
 
@@ -94,11 +93,6 @@ export class PageReader {
    * ahead when a thread is idle.
    */
   async read(job: PageJob): Promise<PageBody> {
-    if (this.armed) {
-      const { count, data } = this.armed;
-      this.armed = undefined;
-      void this.start(count, data);
-    }
     if (!this.readAhead.enabled) return this.readNow(job);
     const key = pageKey(job);
     const ahead = this.readAhead.take(key);
@@ -127,16 +121,6 @@ export class PageReader {
     return (job) => this.send(thread, job);
   }
 
-  /**
-   * Starts `count` threads at the first page read, not now: a process that serves no list page
-   * (a short CLI-driven server, the console alone) never pays a thread's start (about 200 ms of
-   * CPU: bundling the page modules once, then the thread's own start). The first pages are read
-   * on the event loop while the threads start.
-   */
-  arm(count: number, data: PageThreadData): void {
-    if (count > 0 && !this.closing) this.armed = { count, data };
-  }
-
   /** Starts `count` threads; resolves once each is ready or has failed to start (its pages then stay on the event loop). */
   async start(count: number, data: PageThreadData): Promise<void> {
     await Promise.all(Array.from({ length: count }, () => this.spawn(data)));
@@ -159,7 +143,6 @@ export class PageReader {
   async close(): Promise<void> {
     this.closing = true;
     this.readAhead.clear();
-    this.armed = undefined;
     for (const timer of this.restartTimers) clearTimeout(timer);
     await this.stopThreads();
   }

@@ -28,9 +28,16 @@ export function serveCommand(program: Command): void {
       const services = await createServices(config, { logger });
       services.metrics.collectProcessMetrics();
       const app = buildApp(services);
-      if (opts.only !== 'worker') await services.startPageThreads({ atFirstPage: true });
+      // Before listening: a server that says it is ready reads its first pages on a thread
+      // (ADR 16, addendum "Started before listening").
+      if (opts.only !== 'worker') await services.startPageThreads();
       app.log.info(
-        { database: redactUrl(config.databaseUrl), env: config.env, rate_limit_store: config.redisUrl ? 'redis' : 'memory' },
+        {
+          database: redactUrl(config.databaseUrl),
+          env: config.env,
+          rate_limit_store: config.redisUrl ? 'redis' : 'memory',
+          page_threads: services.pages.readyThreads,
+        },
         'wsops starting',
       );
       if (config.secret === undefined) {

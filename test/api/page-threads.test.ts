@@ -52,17 +52,6 @@ for (const dialect of DIALECTS) {
     });
     after(() => h.close());
 
-    it('serve arms the threads; they start at the first list page, which the event loop answers meanwhile', async () => {
-      await h.services.startPageThreads({ atFirstPage: true });
-      await new Promise((r) => setTimeout(r, 50));
-      assert.equal(h.services.pages.readyThreads, 0, 'no thread before a page is asked for');
-      const first = await raw('/api/v1/assets?limit=3');
-      assert.equal(first.statusCode, 200);
-      await until(() => h.services.pages.readyThreads === 1, 10_000, 'the thread the first page started', 20);
-      assert.equal((await raw('/api/v1/assets?limit=3')).body, first.body);
-      await h.services.pages.stopThreads();
-    });
-
     it('a page read on a thread is the same bytes as one read on the event loop, identity, br and gzip alike', async () => {
       assert.equal(h.services.pages.readyThreads, 0, 'a harness reads on the event loop until threads are started');
       const onLoop = await Promise.all(urls.map((u) => raw(u)));

@@ -1,13 +1,21 @@
 /**
  * `wsops serve` as real processes: the internal listener starts with WSOPS_INTERNAL_PORT (for
  * the worker too), the public port never serves it, and a test deployment without WSOPS_SECRET
- * says in its log that the generated secret is stored in the database.
+ * says in its log that the generated secret is stored in the database. `serve` starts its page
+ * threads before it listens; a worker alone starts none.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
 import { TEST_SECRET } from '../helpers/harness.js';
 import { freePort, startWsops, waitFor } from '../helpers/processes.js';
+
+/** The `wsops starting` log line of a serve process's output. */
+function startLine(output: string): string {
+  const line = output.split('\n').find((l) => l.includes('"wsops starting"'));
+  assert.ok(line, output);
+  return line;
+}
 
 // Ports come from freePort, the kernel's word that they are free now: a random one from
 // 20000–40000 could be one of the suite's own outgoing connections (taken from 32768 up).
@@ -43,6 +51,7 @@ for (const dialect of DIALECTS) {
         assert.match(warning[0] as string, /"level":40/, 'logged as a warning');
         assert.match(warning[0] as string, /stored in the database/);
         assert.match(warning[0] as string, /openssl rand -hex 32/);
+        assert.match(startLine(worker.output()), /"page_threads":0/, 'a worker alone reads no page: no page thread');
       } finally {
         await worker.stop();
       }
@@ -70,6 +79,8 @@ for (const dialect of DIALECTS) {
         const refused = await fetch(`http://127.0.0.1:${internalPort}/internal/v1/actions/asset.return`, { method: 'POST' });
         assert.equal(refused.status, 403, 'no operator token configured: the internal API refuses everything');
         assert.ok(!server.output().includes('WSOPS_SECRET is unset'), server.output());
+        // The threads start before the port listens, so the first pages are read on them (ADR 16).
+        assert.match(startLine(server.output()), /"page_threads":1/, 'WSOPS_PAGE_THREADS defaults to 1, ready before listening');
       } finally {
         await server.stop();
       }
