@@ -149,9 +149,10 @@ export async function readBench(o: ReadBenchOptions, log: (s: string) => void): 
   const headers = { authorization: `Bearer ${key.key}` };
   try {
     // (c) a full walk at limit=1000 asking for no encoding, the first thing the server does,
-    // which also collects real cursors at every depth. It pays the server's start-up (the page
-    // thread's start, its first touch of each page of the mapped file, the JIT); a second walk
-    // shows the same server warm, for information.
+    // which also collects real cursors at every depth. It pays what is cold in a server that has
+    // just said it is ready (its first touch of each page of the mapped file, the JIT; the page
+    // threads start before it listens since issue 9's eighth session); a second walk shows the
+    // same server warm, for information.
     log(`${dialect}: full walks`);
     const measured = async (): Promise<Walk & { serverCpu: number; clientCpu: number }> => {
       const serverBefore = cpuSeconds(server.pid as number);

@@ -11,7 +11,7 @@ import { startProcess } from './processes.js';
 export const BENCH_SECRET = 'bench-secret-bench-secret-bench-secret-00';
 
 /** Node flags of every benchmarked server (and the naive baselines): the README's production command line. */
-export const SERVER_FLAGS = ['--max-semi-space-size=32'];
+export const SERVER_FLAGS = ['--max-semi-space-size=32', '--min-semi-space-size=8'];
 
 export interface WsopsOptions {
   /** Before `--port`, e.g. `['--only', 'api']`. */
