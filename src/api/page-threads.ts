@@ -1,9 +1,10 @@
 /**
  * List pages read off the event loop (ADR 16). A page of 100 costs the database about 0.1–0.2 ms
  * and brotli about 0.1 ms more, all synchronous on SQLite: on the event loop that time is lost
- * to every other request. `wsops serve` starts WSOPS_PAGE_THREADS worker threads before it listens,
- * each with its own read connection; a thread reads the page, assembles the body, signs the next cursor and
- * compresses, then transfers the finished bytes back (about 10 µs of the event loop per page).
+ * to every other request. `wsops serve` starts WSOPS_PAGE_THREADS worker threads before it
+ * listens, each with its own read connection; a thread reads the page, assembles the body, signs
+ * the next cursor and compresses, then transfers the finished bytes back (about 10 µs of the
+ * event loop per page).
  *
  * Nothing is lost to a thread: until one is ready, when none is configured, and for every job
  * in flight on a thread that exits, the page is read on the event loop by the same function.
