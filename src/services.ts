@@ -103,6 +103,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       options.logger ?? silentLogger,
       readAheadCurrency(database, hot, options.logger ?? silentLogger),
     );
+    metrics.observePageThreads(pages);
     return {
       config,
       database,

@@ -31,6 +31,11 @@ export interface PageBody {
   next?: CursorPosition;
   /** The snapshot the page was read in, when the job asked (PostgreSQL read-ahead). */
   snapshot?: string;
+  /**
+   * Set when `body` is a view of a page thread's shared slot (page-slots.ts): call it once the
+   * response that sent the body has closed, and not before, since the slot is then reused.
+   */
+  release?: () => void;
 }
 
 const DATA_OPEN_BYTES = Buffer.from('{"data":[');

@@ -1,7 +1,7 @@
 /**
  * A page thread (page-threads.ts): its own read connection, the same page query and body
- * assembly as the event loop. It answers each job with the finished body, transferred (not
- * copied) back to the event loop.
+ * assembly as the event loop. It answers each job with the finished body: in a shared slot
+ * when the job allows one and a slot is free (page-slots.ts), else transferred (not copied).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { HotQueries } from '../store/hot-queries.js';
@@ -10,9 +10,10 @@ import { pageSessions } from '../store/page-sessions.js';
 import { openSqliteReader } from '../store/sqlite-reader.js';
 import { CursorCodec } from './cursor.js';
 import { type PageJob, readPageBody } from './page-body.js';
-import type { PageThreadData, ThreadAnswer, ThreadJob } from './page-threads.js';
+import { SlotWriter } from './page-slots.js';
+import type { ThreadAnswer, ThreadData, ThreadJob } from './page-threads.js';
 
-const data = workerData as PageThreadData;
+const data = workerData as ThreadData;
 const port = parentPort;
 if (!port) throw new Error('page-thread.ts runs as a worker thread');
 
@@ -26,6 +27,7 @@ if (sqlite) {
   pages = new PageQueries('postgres', sessions.pages, sessions.searches);
 }
 const cursors = new CursorCodec(data.secret);
+const slots = new SlotWriter(data.slots);
 
 /**
  * The body as memory that can be transferred. Node serves Buffers under half its pool size from
@@ -36,11 +38,16 @@ function ownBytes(body: Buffer): Uint8Array {
   return body.length >= Buffer.poolSize >>> 1 ? body : new Uint8Array(body);
 }
 
-port.on('message', ({ id, job }: ThreadJob) => {
+port.on('message', ({ id, job, shared }: ThreadJob) => {
   readPageBody(pages, cursors, job as PageJob).then(
     (page) => {
-      const body = ownBytes(page.body);
       const { encoding, compressionError, next, snapshot } = page;
+      const slot = shared ? slots.put(page.body) : undefined;
+      if (slot !== undefined) {
+        port.postMessage({ id, slot, length: page.body.length, encoding, compressionError, next, snapshot } satisfies ThreadAnswer);
+        return;
+      }
+      const body = ownBytes(page.body);
       const answer: ThreadAnswer = { id, body, encoding, compressionError, next, snapshot };
       port.postMessage(answer, [body.buffer as ArrayBuffer]);
     },

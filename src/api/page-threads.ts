@@ -3,8 +3,9 @@
  * and brotli about 0.1 ms more, all synchronous on SQLite: on the event loop that time is lost
  * to every other request. `wsops serve` starts WSOPS_PAGE_THREADS worker threads before it
  * listens, each with its own read connection; a thread reads the page, assembles the body, signs
- * the next cursor and compresses, then transfers the finished bytes back (about 10 µs of the
- * event loop per page).
+ * the next cursor and compresses, then hands the finished bytes back (about 10 µs of the
+ * event loop per page): in a slot of memory shared with the event loop (page-slots.ts), or by
+ * transfer when no slot fits.
  *
  * Nothing is lost to a thread: until one is ready, when none is configured, and for every job
  * in flight on a thread that exits, the page is read on the event loop by the same function.
@@ -16,6 +17,7 @@ import type { PageQueries } from '../store/page-queries.js';
 import type { Coding } from './content-codings.js';
 import type { CursorCodec, CursorPosition } from './cursor.js';
 import { type PageBody, type PageJob, readPageBody } from './page-body.js';
+import { createSlotArena, type SlotArena, SlotReader } from './page-slots.js';
 import { pageThreadModule } from './page-thread-code.js';
 import { type Currency, pageKey, ReadAhead, startsSync } from './read-ahead.js';
 
@@ -29,15 +31,28 @@ export interface PageThreadData {
   postgresConnections: number;
 }
 
+/** What a thread gets: the deployment's data and its own slots. */
+export interface ThreadData extends PageThreadData {
+  slots: SlotArena;
+}
+
 export interface ThreadJob {
   id: number;
   job: PageJob;
+  /**
+   * The body may come back in a shared slot: only for a page the caller sends and then
+   * releases (`PageBody.release`). A page read ahead may wait or be dropped, so it is transferred.
+   */
+  shared: boolean;
 }
 
 /** A thread's answer to job `id`; id 0 says the thread is ready. */
 export interface ThreadAnswer {
   id: number;
+  /** The body, transferred; or `slot` and `length` name where it is in the shared slots. */
   body?: Uint8Array;
+  slot?: number;
+  length?: number;
   encoding?: Coding;
   compressionError?: string;
   next?: CursorPosition;
@@ -56,6 +71,7 @@ interface Thread {
   /** Start another when this one exits (false once it is stopped on purpose). */
   restart: boolean;
   pending: Map<number, Pending>;
+  slots: SlotReader;
 }
 
 /** A thread exited with the job in flight: the job is read again on the event loop. */
@@ -108,7 +124,7 @@ export class PageReader {
     const thread = this.pick();
     if (!thread) return readPageBody(this.queries, this.cursors, job);
     try {
-      return await this.send(thread, job);
+      return await this.send(thread, job, true);
     } catch (err) {
       if (err instanceof ThreadGone) return readPageBody(this.queries, this.cursors, job);
       throw err;
@@ -119,12 +135,17 @@ export class PageReader {
   private idleThread(): ((job: PageJob) => Promise<PageBody>) | undefined {
     const thread = this.pick();
     if (!thread || thread.pending.size > 0) return undefined;
-    return (job) => this.send(thread, job);
+    return (job) => this.send(thread, job, false);
   }
 
   /** Starts `count` threads; resolves once each is ready or has failed to start (its pages then stay on the event loop). */
   async start(count: number, data: PageThreadData): Promise<void> {
     await Promise.all(Array.from({ length: count }, () => this.spawn(data)));
+  }
+
+  /** Slots of every thread holding a body not yet released (tests: none once responses have closed). */
+  get heldSlots(): number {
+    return this.threads.reduce((n, t) => n + t.slots.held, 0);
   }
 
   /** Threads ready to take a page (for tests and metrics). */
@@ -154,11 +175,11 @@ export class PageReader {
     return best;
   }
 
-  private send(thread: Thread, job: PageJob): Promise<PageBody> {
+  private send(thread: Thread, job: PageJob, shared: boolean): Promise<PageBody> {
     const id = this.nextId++;
     return new Promise<PageBody>((resolve, reject) => {
       thread.pending.set(id, { resolve, reject });
-      thread.worker.postMessage({ id, job } satisfies ThreadJob);
+      thread.worker.postMessage({ id, job, shared } satisfies ThreadJob);
     });
   }
 
@@ -169,15 +190,16 @@ export class PageReader {
       this.logger.warn({ err: bundleError }, 'could not bundle the page thread; it starts through tsx, which is slower');
     }
     if (this.closing) return;
+    const arena = createSlotArena();
     const worker = new Worker(url, {
-      workerData: data,
+      workerData: { ...data, slots: arena } satisfies ThreadData,
       // A thread keeps few objects alive (its pages go out as external memory): a small young
       // generation instead of the one `--max-semi-space-size` sizes for the event loop.
       resourceLimits: { maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
     });
     // A thread never keeps the process alive: `close()` ends it, and so does the process's exit.
     worker.unref();
-    const thread: Thread = { worker, ready: false, restart: true, pending: new Map() };
+    const thread: Thread = { worker, ready: false, restart: true, pending: new Map(), slots: new SlotReader(arena) };
     this.threads.push(thread);
     return new Promise<void>((started) => {
       worker.on('message', (answer: ThreadAnswer) => {
@@ -190,13 +212,31 @@ export class PageReader {
         const pending = thread.pending.get(answer.id);
         if (!pending) return;
         thread.pending.delete(answer.id);
-        if (answer.error !== undefined || !answer.body) {
+        if (answer.error !== undefined || (!answer.body && answer.slot === undefined)) {
           pending.reject(new Error(answer.error ?? 'the page thread sent no body'));
           return;
         }
-        const body = Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength);
         // The route logs a compression failure, wherever the page was read.
         const { encoding, compressionError, next, snapshot } = answer;
+        if (answer.slot !== undefined) {
+          const slot = answer.slot;
+          let body: Buffer;
+          try {
+            body = thread.slots.view(slot, answer.length ?? -1);
+          } catch (err) {
+            pending.reject(err as Error);
+            return;
+          }
+          let held = true;
+          const release = () => {
+            if (held) thread.slots.release(slot);
+            held = false;
+          };
+          pending.resolve({ body, encoding, compressionError, next, snapshot, release });
+          return;
+        }
+        const sent = answer.body as Uint8Array;
+        const body = Buffer.from(sent.buffer, sent.byteOffset, sent.byteLength);
         pending.resolve({ body, encoding, compressionError, next, snapshot });
       });
       worker.on('error', (err) => this.logger.error({ err }, 'a page thread failed; its pages are read on the event loop'));
