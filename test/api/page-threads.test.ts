@@ -140,6 +140,33 @@ for (const dialect of DIALECTS) {
       await h.services.pages.stopThreads();
     });
 
+    it('with every slot held, pages still arrive whole, transferred: running out of slots is slower, never wrong', async () => {
+      await h.services.startPageThreads();
+      await until(() => h.services.pages.readyThreads >= 1, 10_000, 'a ready thread', 20);
+      const expected = (await raw('/api/v1/assets?limit=7')).body;
+      await until(() => h.services.pages.heldSlots === 0, 5_000, 'the response to close', 10);
+      const job: PageJob = {
+        workspaceId: workspace,
+        register: 'assets',
+        filters: {},
+        searchWords: [],
+        limit: 7,
+        digest: filterDigest({ search: undefined, updated_since: undefined }),
+        issuedAt: h.clock(),
+        coding: 'identity',
+      };
+      const pages = [];
+      for (let i = 0; i < SLOT_COUNT + 3; i++) pages.push(await h.services.pages.read(job));
+      assert.equal(h.services.pages.heldSlots, SLOT_COUNT);
+      for (const [i, page] of pages.entries()) {
+        assert.equal(page.body.toString('utf8'), expected, `page ${i}`);
+        assert.equal(page.release === undefined, i >= SLOT_COUNT, `page ${i}: in a slot while one was free, transferred after`);
+      }
+      for (const page of pages) page.release?.();
+      assert.equal(h.services.pages.heldSlots, 0);
+      await h.services.pages.stopThreads();
+    });
+
     it('over real HTTP, hundreds of concurrent pages (more than the slots) are each their own bytes, and aborted requests leak no slot', async () => {
       const paths = urls.filter((u) => !u.includes('limit=1000'));
       const coded = paths.flatMap((u) => [undefined, 'br', 'gzip'].map((coding) => ({ u, coding })));
