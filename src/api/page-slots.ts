@@ -70,17 +70,21 @@ export class SlotReader {
     this.states = new Int32Array(arena.states);
   }
 
-  /** The body in `slot`, as a Buffer over the shared memory (no copy, no new ArrayBuffer). */
-  view(slot: number, length: number): Buffer {
+  /**
+   * The body in `slot`, as a Buffer over the shared memory (no copy, no new ArrayBuffer), and
+   * the release that gives the slot back to the thread: its bytes may be overwritten from then
+   * on. A second call of the release does nothing.
+   */
+  take(slot: number, length: number): { body: Buffer; release: () => void } {
     if (!Number.isInteger(slot) || slot < 0 || slot >= SLOT_COUNT || length < 0 || length > SLOT_BYTES) {
       throw new Error(`the page thread named slot ${slot} of ${length} bytes`);
     }
-    return Buffer.from(this.arena.memory, slot * SLOT_BYTES, length);
-  }
-
-  /** Gives `slot` back to the thread; its bytes may be overwritten from now on. */
-  release(slot: number): void {
-    Atomics.store(this.states, slot, FREE);
+    let held = true;
+    const release = () => {
+      if (held) Atomics.store(this.states, slot, FREE);
+      held = false;
+    };
+    return { body: Buffer.from(this.arena.memory, slot * SLOT_BYTES, length), release };
   }
 
   /** Slots held now (tests, and what an operator would ask when pages slow down). */

@@ -219,20 +219,14 @@ export class PageReader {
         // The route logs a compression failure, wherever the page was read.
         const { encoding, compressionError, next, snapshot } = answer;
         if (answer.slot !== undefined) {
-          const slot = answer.slot;
-          let body: Buffer;
+          let taken: { body: Buffer; release: () => void };
           try {
-            body = thread.slots.view(slot, answer.length ?? -1);
+            taken = thread.slots.take(answer.slot, answer.length ?? -1);
           } catch (err) {
             pending.reject(err as Error);
             return;
           }
-          let held = true;
-          const release = () => {
-            if (held) thread.slots.release(slot);
-            held = false;
-          };
-          pending.resolve({ body, encoding, compressionError, next, snapshot, release });
+          pending.resolve({ ...taken, encoding, compressionError, next, snapshot });
           return;
         }
         const sent = answer.body as Uint8Array;

@@ -75,6 +75,22 @@ for (const dialect of DIALECTS) {
     });
     after(() => h.close());
 
+    /** The first page of 7 assets, as the list route asks for it with no Accept-Encoding. */
+    const firstPageJob = (): PageJob => ({
+      workspaceId: workspace,
+      register: 'assets',
+      filters: {},
+      searchWords: [],
+      limit: 7,
+      digest: filterDigest({ search: undefined, updated_since: undefined }),
+      issuedAt: h.clock(),
+      coding: 'identity',
+    });
+    const startThreads = async () => {
+      await h.services.startPageThreads();
+      await until(() => h.services.pages.readyThreads >= 1, 10_000, 'a ready thread', 20);
+    };
+
     it('a page read on a thread is the same bytes as one read on the event loop, identity, br and gzip alike', async () => {
       assert.equal(h.services.pages.readyThreads, 0, 'a harness reads on the event loop until threads are started');
       const onLoop = await Promise.all(urls.map((u) => raw(u)));
@@ -100,8 +116,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('pages in flight on a thread that exits are read on the event loop, and the thread is started again', async () => {
-      await h.services.startPageThreads();
-      await until(() => h.services.pages.readyThreads >= 1, 10_000, 'a ready thread', 20);
+      await startThreads();
       const expected = (await raw('/api/v1/assets?limit=1000')).body;
       const inFlight = Array.from({ length: 30 }, () => raw('/api/v1/assets?limit=1000'));
       await h.services.pages.stopThreads(true);
@@ -116,20 +131,10 @@ for (const dialect of DIALECTS) {
     });
 
     it('a page a request reads comes back in a shared slot, which is free again once released, and twice is harmless', async () => {
-      await h.services.startPageThreads();
-      await until(() => h.services.pages.readyThreads >= 1, 10_000, 'a ready thread', 20);
+      await startThreads();
       const expected = (await raw('/api/v1/assets?limit=7')).body;
       await until(() => h.services.pages.heldSlots === 0, 5_000, 'the response to close', 10);
-      const page = await h.services.pages.read({
-        workspaceId: workspace,
-        register: 'assets',
-        filters: {},
-        searchWords: [],
-        limit: 7,
-        digest: filterDigest({ search: undefined, updated_since: undefined }),
-        issuedAt: h.clock(),
-        coding: 'identity',
-      });
+      const page = await h.services.pages.read(firstPageJob());
       assert.equal(typeof page.release, 'function', 'a body in a slot comes with its release');
       assert.ok(page.body.buffer instanceof SharedArrayBuffer, 'the body is a view of the shared slots, not a transferred buffer');
       assert.equal(page.body.toString('utf8'), expected);
@@ -141,22 +146,11 @@ for (const dialect of DIALECTS) {
     });
 
     it('with every slot held, pages still arrive whole, transferred: running out of slots is slower, never wrong', async () => {
-      await h.services.startPageThreads();
-      await until(() => h.services.pages.readyThreads >= 1, 10_000, 'a ready thread', 20);
+      await startThreads();
       const expected = (await raw('/api/v1/assets?limit=7')).body;
       await until(() => h.services.pages.heldSlots === 0, 5_000, 'the response to close', 10);
-      const job: PageJob = {
-        workspaceId: workspace,
-        register: 'assets',
-        filters: {},
-        searchWords: [],
-        limit: 7,
-        digest: filterDigest({ search: undefined, updated_since: undefined }),
-        issuedAt: h.clock(),
-        coding: 'identity',
-      };
       const pages = [];
-      for (let i = 0; i < SLOT_COUNT + 3; i++) pages.push(await h.services.pages.read(job));
+      for (let i = 0; i < SLOT_COUNT + 3; i++) pages.push(await h.services.pages.read(firstPageJob()));
       assert.equal(h.services.pages.heldSlots, SLOT_COUNT);
       for (const [i, page] of pages.entries()) {
         assert.equal(page.body.toString('utf8'), expected, `page ${i}`);
@@ -172,8 +166,7 @@ for (const dialect of DIALECTS) {
       const coded = paths.flatMap((u) => [undefined, 'br', 'gzip'].map((coding) => ({ u, coding })));
       const expected = new Map<string, string>();
       for (const u of paths) expected.set(u, (await raw(u)).body);
-      await h.services.startPageThreads();
-      await until(() => h.services.pages.readyThreads >= 1, 10_000, 'a ready thread', 20);
+      await startThreads();
       await h.app.listen({ port: 0, host: '127.0.0.1' });
       const address = h.app.server.address();
       assert.ok(address && typeof address === 'object');
@@ -254,17 +247,7 @@ for (const dialect of DIALECTS) {
         const answers: ThreadAnswer[] = [];
         worker.on('message', (a: ThreadAnswer) => answers.push(a));
         await until(() => answers.some((a) => a.id === 0), 10_000, 'the tsx-started thread to be ready', 20);
-        const job: PageJob = {
-          workspaceId: workspace,
-          register: 'assets',
-          filters: {},
-          searchWords: [],
-          limit: 7,
-          digest: filterDigest({ search: undefined, updated_since: undefined }),
-          issuedAt: h.clock(),
-          coding: 'identity',
-        };
-        worker.postMessage({ id: 1, job, shared: false } satisfies ThreadJob);
+        worker.postMessage({ id: 1, job: firstPageJob(), shared: false } satisfies ThreadJob);
         await until(() => answers.some((a) => a.id === 1), 10_000, 'the page', 20);
         const answer = answers.find((a) => a.id === 1)!;
         assert.equal(answer.error, undefined);
