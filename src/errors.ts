@@ -102,7 +102,7 @@ export const ERROR_CATALOGUE = {
     status: 422,
     title: 'Invalid record',
     meaning:
-      'A record written by the system of record (internal API) breaks its register\'s declaration: an unknown field, a wrong type or value, a derived field set differently, or a reference to a record the workspace does not hold. `pointer` is the JSON pointer of the first field; `errors` lists each with `pointer`, `code` and `detail`.',
+      "A record written by the system of record (internal API) breaks its register's declaration: an unknown field, a wrong type or value, a derived field set differently, or a reference to a record the workspace does not hold. `pointer` is the JSON pointer of the first field; `errors` lists each with `pointer`, `code` and `detail`.",
     fix: 'Correct the fields named in `errors` and send the write again; the internal OpenAPI document describes each register.',
   },
   precondition_failed: {

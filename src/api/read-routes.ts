@@ -12,7 +12,6 @@ import { parseListQuery, type RawQuery, rejectUnknown } from './list-query.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-
 /**
  * The order of checks is part of the contract: the address's failed-authentication budget
  * (429), authentication (401), rate limit (429),

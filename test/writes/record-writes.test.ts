@@ -23,6 +23,7 @@ export interface Writer {
     path: string,
     body?: unknown,
     headers?: Record<string, string>,
+    // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON
   ): Promise<{ status: number; headers: Record<string, unknown>; json: any; body: string }>;
 }
 
@@ -104,9 +105,17 @@ for (const dialect of DIALECTS) {
       await h.close();
     });
 
-    const eventCount = async () => Number((await h.services.database.db.selectFrom('events').select((e) => e.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const eventCount = async () =>
+      Number(
+        (
+          await h.services.database.db
+            .selectFrom('events')
+            .select((e) => e.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
 
-    it('PUT creates a record with the caller\'s id (201, ETag from updated_at) and /api/v1 returns exactly the same object at once', async () => {
+    it("PUT creates a record with the caller's id (201, ETag from updated_at) and /api/v1 returns exactly the same object at once", async () => {
       const uuid = 'per_0b6c2f3e-6d0a-4f7e-9a51-3f1e2d4c5b6a';
       h.clock.advance(1000);
       const res = await w.write('PUT', `${ws}/people/${uuid}`, person(uuid, 'loc_hq'));
@@ -119,11 +128,24 @@ for (const dialect of DIALECTS) {
       assert.equal(detail.status, 200);
       assert.equal(detail.body, res.body, 'the detail is byte-for-byte the stored record');
       const list = await h.get('/api/v1/people?limit=1000', key);
-      assert.ok(list.json.data.some((p: { id: string }) => p.id === uuid), 'listed at once');
-      const since = await h.get(`/api/v1/people?updated_since=${encodeURIComponent(new Date(Date.parse(res.json.updated_at) - 1).toISOString())}`, key);
-      assert.deepEqual(since.json.data.map((p: { id: string }) => p.id), [uuid], 'an updated_since walk sees it');
+      assert.ok(
+        list.json.data.some((p: { id: string }) => p.id === uuid),
+        'listed at once',
+      );
+      const since = await h.get(
+        `/api/v1/people?updated_since=${encodeURIComponent(new Date(Date.parse(res.json.updated_at) - 1).toISOString())}`,
+        key,
+      );
+      assert.deepEqual(
+        since.json.data.map((p: { id: string }) => p.id),
+        [uuid],
+        'an updated_since walk sees it',
+      );
       const search = await h.get('/api/v1/people?search=quill', key);
-      assert.ok(search.json.data.some((p: { id: string }) => p.id === uuid), 'search finds it at once');
+      assert.ok(
+        search.json.data.some((p: { id: string }) => p.id === uuid),
+        'search finds it at once',
+      );
     });
 
     it('PUT of an existing record replaces it (200): created_at kept, updated_at moved; the same body again changes nothing', async () => {
@@ -136,7 +158,11 @@ for (const dialect of DIALECTS) {
       assert.equal(second.json.created_at, first.json.created_at);
       assert.ok(second.json.updated_at > first.json.updated_at);
       h.clock.advance(5000);
-      const third = await w.write('PUT', `${ws}/people/${id}`, { ...person(id, 'loc_hq', { job_title: 'Lead Engineer' }), created_at: 'ignored', updated_at: 'ignored' });
+      const third = await w.write('PUT', `${ws}/people/${id}`, {
+        ...person(id, 'loc_hq', { job_title: 'Lead Engineer' }),
+        created_at: 'ignored',
+        updated_at: 'ignored',
+      });
       assert.equal(third.status, 200, third.body);
       assert.equal(third.json.updated_at, second.json.updated_at, 'an identical record does not move updated_at');
     });
@@ -211,7 +237,7 @@ for (const dialect of DIALECTS) {
       assert.equal(res.json.errors[0].code, 'dangling_reference');
     });
 
-    it('ids: the path\'s id is checked before any query (400), a body id that differs is 422, and two workspaces may hold the same id', async () => {
+    it("ids: the path's id is checked before any query (400), a body id that differs is 422, and two workspaces may hold the same id", async () => {
       for (const bad of ['per_has space', 'per_%00', 'ven_wrongprefix', `per_${'a'.repeat(65)}`]) {
         const res = await w.write('PUT', `${ws}/people/${encodeURIComponent(bad)}`, person('per_x', 'loc_hq'));
         assert.equal(res.status, 400, `${bad}: ${res.body}`);
@@ -238,7 +264,9 @@ for (const dialect of DIALECTS) {
       assert.equal(res.json.cancellation_deadline, '2027-05-02');
       assert.equal(res.json.seats_purchased, null);
       assert.equal(res.json.name, 'Paperclip Cloud', 'untouched members stay');
-      const asJson = await w.write('PATCH', `${ws}/vendors/ven_patch`, JSON.stringify({ name: 'Paperclip' }), { 'content-type': 'application/json' });
+      const asJson = await w.write('PATCH', `${ws}/vendors/ven_patch`, JSON.stringify({ name: 'Paperclip' }), {
+        'content-type': 'application/json',
+      });
       assert.equal(asJson.status, 200);
       assert.equal(asJson.json.name, 'Paperclip');
       const required = await w.write('PATCH', `${ws}/vendors/ven_patch`, { name: null });
@@ -268,7 +296,9 @@ for (const dialect of DIALECTS) {
       const a = await w.write('PUT', `${ws}/vendors/ven_race`, vendor('ven_race'));
       h.clock.advance(1000);
       const results = await Promise.all(
-        ['one', 'two', 'three', 'four'].map((n) => w.write('PATCH', `${ws}/vendors/ven_race`, { name: n }, { 'if-match': a.headers.etag as string })),
+        ['one', 'two', 'three', 'four'].map((n) =>
+          w.write('PATCH', `${ws}/vendors/ven_race`, { name: n }, { 'if-match': a.headers.etag as string }),
+        ),
       );
       assert.deepEqual(results.map((r) => r.status).sort(), [200, 412, 412, 412]);
     });
@@ -284,7 +314,12 @@ for (const dialect of DIALECTS) {
     });
 
     it('writes need the operator token (401) and a body over 1 MB is 413', async () => {
-      const res = await w.internal.inject({ method: 'PUT', url: `/internal/v1/workspaces/${ws}/vendors/ven_x`, headers: { 'content-type': 'application/json' }, payload: '{}' });
+      const res = await w.internal.inject({
+        method: 'PUT',
+        url: `/internal/v1/workspaces/${ws}/vendors/ven_x`,
+        headers: { 'content-type': 'application/json' },
+        payload: '{}',
+      });
       assert.equal(res.statusCode, 401);
       const big = await w.write('PUT', `${ws}/vendors/ven_big`, vendor('ven_big', { name: 'x'.repeat(1_100_000) }));
       assert.equal(big.status, 413);
