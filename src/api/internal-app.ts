@@ -11,6 +11,7 @@ import { randomBase62 } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
 import { serverOptions } from './app.js';
+import { buildInternalOpenApi } from './internal-openapi.js';
 import { registerInternalRoutes } from './internal-routes.js';
 import { problemErrorHandler, sendProblem } from './problem.js';
 import { registerRecordWriteRoutes } from './record-write-routes.js';
@@ -101,6 +102,9 @@ export function buildInternalApp(services: Services, options: InternalAppOptions
     const text = await services.metrics.text();
     return reply.type(services.metrics.contentType).send(text);
   });
+  // The write side's description; it describes, it grants nothing, so it needs no token.
+  const internalDocument = JSON.stringify(buildInternalOpenApi());
+  app.get('/internal/openapi.json', async (_request, reply) => reply.type(JSON_TYPE).send(internalDocument));
   registerInternalRoutes(app, services);
   registerRecordWriteRoutes(app, services);
   return app;

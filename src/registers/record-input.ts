@@ -82,6 +82,13 @@ interface Compiled {
 }
 const compiled = new Map<string, Compiled>();
 
+/** The JSON Schema of what a system of record writes to a register (the internal OpenAPI document's request body). */
+export function writeSchemaOf(register: Register): JsonSchema {
+  const derived = new Set(Object.keys(register.derived ?? {}));
+  const fields = Object.fromEntries(Object.entries(register.allFields).filter(([n]) => !(STAMPS as readonly string[]).includes(n)));
+  return { ...writeSchema(fields, new Set([...derived, 'id'])), description: register.description };
+}
+
 function validators(register: Register): Compiled {
   let c = compiled.get(register.path);
   if (!c) {
