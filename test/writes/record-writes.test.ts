@@ -139,6 +139,20 @@ for (const dialect of DIALECTS) {
       assert.equal((await h.get('/api/v1/vendors/ven_bad', key)).status, 404, 'nothing was written');
     });
 
+    it('hostile bodies get a clear 4xx, never a 500: arrays nested 400,000 deep, an object nested 100,000 deep, a __proto__ member', async () => {
+      const base = JSON.stringify(vendor('ven_hostile'));
+      const deepArray = `${'['.repeat(400_000)}${']'.repeat(400_000)}`;
+      const deepObject = `${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`;
+      for (const value of [deepArray, deepObject]) {
+        const res = await w.write('PUT', `${ws}/vendors/ven_hostile`, base.replace('"name":"Paperclip Cloud"', `"name":${value}`));
+        assert.equal(res.status, 422);
+        assert.equal(res.json.pointer, '/name');
+      }
+      const proto = await w.write('PUT', `${ws}/vendors/ven_hostile`, base.replace('"name":"Paperclip Cloud"', '"name":"x","__proto__":{"admin":true}'));
+      assert.equal(proto.status, 400);
+      assert.equal(proto.json.code, 'invalid_request');
+    });
+
     it('nested items are checked too: an unknown member of an approver is named by its pointer', async () => {
       const pr = {
         id: 'prq_nested',
