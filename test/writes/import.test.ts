@@ -263,6 +263,37 @@ for (const dialect of DIALECTS) {
       assert.ok(titles.every((t) => ['A', 'B'].includes(JSON.parse(t.doc).job_title)));
     });
 
+    it('while one workspace imports, another workspace is read whole and correct, page after page', async () => {
+      const busy = await h.workspace({ seed: false });
+      const reader = await h.workspace();
+      const key = (await h.key(reader)).key;
+      const expected = (await h.get('/api/v1/people?limit=1000', key)).json.data.map((p: { id: string }) => p.id);
+      const body = [
+        line('locations', site('loc_hq')),
+        ...Array.from({ length: 6000 }, (_, i) => line('people', person(`per_${i}`, 'loc_hq'))),
+      ].join('\n');
+      const importing = importText(busy, body);
+      let walks = 0;
+      let done = false;
+      importing.finally(() => {
+        done = true;
+      });
+      while (!done || walks === 0) {
+        const ids: string[] = [];
+        let url = '/api/v1/people?limit=7';
+        for (;;) {
+          const page = await h.get(url, key);
+          assert.equal(page.status, 200);
+          ids.push(...page.json.data.map((p: { id: string }) => p.id));
+          if (!page.json.has_more) break;
+          url = `/api/v1/people?limit=7&cursor=${encodeURIComponent(page.json.next_cursor)}`;
+        }
+        assert.deepEqual(ids, expected);
+        walks++;
+      }
+      assert.equal((await importing).json.counts.people.upsert.created, 6000);
+    });
+
     it('an import is listed in record_imports with its counts, and audited once', async () => {
       const ws = await h.workspace({ seed: false });
       const { json } = await importText(ws, line('locations', site('loc_hq')));

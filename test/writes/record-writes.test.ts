@@ -148,7 +148,11 @@ for (const dialect of DIALECTS) {
         assert.equal(res.status, 422);
         assert.equal(res.json.pointer, '/name');
       }
-      const proto = await w.write('PUT', `${ws}/vendors/ven_hostile`, base.replace('"name":"Paperclip Cloud"', '"name":"x","__proto__":{"admin":true}'));
+      const proto = await w.write(
+        'PUT',
+        `${ws}/vendors/ven_hostile`,
+        base.replace('"name":"Paperclip Cloud"', '"name":"x","__proto__":{"admin":true}'),
+      );
       assert.equal(proto.status, 400);
       assert.equal(proto.json.code, 'invalid_request');
     });
