@@ -20,7 +20,7 @@ import { idPattern } from '../registers/fields.js';
 import { clip, type FieldProblem, type FieldProblemCode, type RecordObject, readRecordInput } from '../registers/record-input.js';
 import type { Services } from '../services.js';
 import { recordAudit } from '../store/audit.js';
-import { type RecordBatch, type StoredRecord, writeTransaction } from '../store/record-batches.js';
+import { type RecordBatch, type StoredRecord, writeTransaction, YIELD_EVERY, yieldToEventLoop } from '../store/record-batches.js';
 import { getWorkspace } from '../store/workspaces.js';
 import { ndjsonLines } from './ndjson-lines.js';
 import { changeOf, danglingProblem, referencesIn } from './record-changes.js';
@@ -201,7 +201,9 @@ class Applier {
 
     const now = this.services.clock();
     const written = new Map<string, ReturnType<typeof changeOf>['row'] | null>();
+    let handled = 0;
     for (const op of ops) {
+      if (++handled % (2 * YIELD_EVERY) === 0) await yieldToEventLoop();
       const counts = this.report.of(op.register);
       this.supersede(op.id, counts);
       const current = state.get(op.id);
