@@ -370,7 +370,10 @@ export async function importRecords(
           );
         }
         if ('text' in line) accept(line.number, line.text, ops);
-        else report.refuse(lineProblem(line.number, line.error));
+        else {
+          report.lines = line.number;
+          report.refuse(lineProblem(line.number, line.error));
+        }
       }
       if (report.refusedCount === 0) {
         await writeTransaction(services.database, async (tx) => {
@@ -392,7 +395,10 @@ export async function importRecords(
       };
       for await (const line of ndjsonLines(source, MAX_LINE_BYTES)) {
         if ('text' in line) accept(line.number, line.text, batch);
-        else report.refuse(lineProblem(line.number, line.error));
+        else {
+          report.lines = line.number;
+          report.refuse(lineProblem(line.number, line.error));
+        }
         if (batch.length >= BATCH_LINES) await flush();
       }
       await flush();
