@@ -133,6 +133,34 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await ids(ws, 'people'), ['per_ok']);
     });
 
+    it('hostile lines are refused one by one: a line over 1 MiB, a 900 KB string, bytes that are not UTF-8, a NUL; the lines after them still apply', async () => {
+      const ws = await h.workspace({ seed: false });
+      const body = Buffer.concat([
+        Buffer.from(`${line('locations', site('loc_hq'))}\n`),
+        Buffer.from(`${line('people', person('per_huge', 'loc_hq', { job_title: 'x'.repeat(1_200_000) }))}\n`),
+        Buffer.from(`${line('people', person('per_long', 'loc_hq', { job_title: 'y'.repeat(900_000) }))}\n`),
+        Buffer.from([0x7b, 0xff, 0xfe, 0x7d, 0x0a]),
+        Buffer.from(`${line('people', person('per_nul', 'loc_hq', { job_title: 'a\u0000b' }))}\n`),
+        Buffer.from(`${line('people', person('per_fine', 'loc_hq'))}\n`),
+      ]);
+      const res = await fetch(`${base}/internal/v1/workspaces/${ws}/import`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/x-ndjson' },
+        body,
+      });
+      const json = await res.json();
+      assert.deepEqual(
+        json.refused.map((r: { line: number; pointer: string; code: string }) => [r.line, r.pointer, r.code]),
+        [
+          [2, '', 'line_too_long'],
+          [3, '/record/job_title', 'too_long'],
+          [4, '', 'invalid_json'],
+          [5, '/record/job_title', 'invalid_characters'],
+        ],
+      );
+      assert.deepEqual(await ids(ws, 'people'), ['per_fine']);
+    });
+
     it('references may form a cycle inside one import (two people who manage each other), but not point outside it', async () => {
       const ws = await h.workspace({ seed: false });
       const body = [
