@@ -351,6 +351,7 @@ export async function importRecords(
   const applier = new Applier(services, workspaceId, report, options);
   const keep = !!options.keepTimestamps;
   let committed = !options.dryRun;
+  let inFlight: () => Promise<void> = () => Promise.resolve();
   const accept = (line: number, text: string, into: Op[]) => {
     report.lines = line;
     const op = parseOperation(line, text, keep);
@@ -385,13 +386,21 @@ export async function importRecords(
       }
       if (report.refusedCount > 0) committed = false;
     } else {
+      // The next batch is read and checked while the previous one is written (on PostgreSQL
+      // the database works while this process parses); batches still commit one after another,
+      // in line order.
       let batch: Op[] = [];
+      let writing: Promise<void> = Promise.resolve();
+      inFlight = () => writing;
       const flush = async () => {
+        await writing;
         if (batch.length === 0 && !applier.hasReady) return;
         const ops = batch;
         batch = [];
-        await writeTransaction(services.database, (tx) => applier.apply(tx, ops));
-        options.onProgress?.({ lines: report.lines, refused: report.refusedCount });
+        const lines = report.lines;
+        writing = writeTransaction(services.database, (tx) => applier.apply(tx, ops)).then(() =>
+          options.onProgress?.({ lines, refused: report.refusedCount }),
+        );
       };
       for await (const line of ndjsonLines(source, MAX_LINE_BYTES)) {
         if ('text' in line) accept(line.number, line.text, batch);
@@ -402,9 +411,13 @@ export async function importRecords(
         if (batch.length >= BATCH_LINES) await flush();
       }
       await flush();
+      await writing;
       await writeTransaction(services.database, (tx) => applier.finish(tx));
     }
   } catch (err) {
+    // A batch still being written when the stream failed is whole or absent: wait for it, so
+    // the report counts what was committed.
+    await inFlight().catch(() => undefined);
     if (!(err instanceof RolledBack)) {
       await settle(services, workspaceId, report, startedAt, options, false, err as Error);
       throw err;
