@@ -113,7 +113,7 @@ for (const dialect of DIALECTS) {
       ['/console/中', '/console/%E4%B8%AD'],
       ['/console/keys?q=café', '/console/keys?q=caf%C3%A9'],
       ['/console/a b', '/console/a%20b'],
-    ]) {
+    ] as const) {
       it(`a next path with characters a Location cannot carry is percent-encoded, and sign-in works: ${next}`, async () => {
         const a = await signedInAdmin(h, ws);
         const form = await page(`/console/sign-in?next=${encodeURIComponent(next)}`);
