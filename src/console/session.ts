@@ -71,10 +71,13 @@ export async function registerConsoleSecurity(scope: FastifyInstance, services: 
     if (origin !== undefined && !sameOrigin(origin, services)) return sendHtml(reply, refusedPage(), 403);
   });
 
-  // No form field or query value holds a control character (text-rules.ts): refused before any
-  // query, so both databases answer alike (PostgreSQL cannot store NUL).
+  // No path segment, query value or form field holds a control character (text-rules.ts):
+  // refused before any query, so both databases answer alike (PostgreSQL cannot store NUL).
   scope.addHook('preValidation', async (request, reply) => {
-    const refusal = controlCharacterRefusal(request.query, 'The query value') ?? controlCharacterRefusal(request.body, 'The form field');
+    const refusal =
+      controlCharacterRefusal(request.params, 'The path segment') ??
+      controlCharacterRefusal(request.query, 'The query value') ??
+      controlCharacterRefusal(request.body, 'The form field');
     if (refusal) return sendHtml(reply, messagePage('Request refused', `${refusal}. Nothing was changed.`, BACK), 400);
   });
 

@@ -61,6 +61,10 @@ for (const dialect of DIALECTS) {
         /query value &quot;actor&quot; contains the control character U\+0000/,
       );
       assertRefusedPage(await admin.get('/console/keys?revoked=%1b'), /U\+001B/);
+      assertRefusedPage(
+        await admin.get('/console/webhooks/whe_a%00b'),
+        /path segment &quot;id&quot; contains the control character U\+0000/,
+      );
       assert.equal((await listKeys(h.services.database.db, ws, h.clock())).length, keysBefore);
       assert.equal((await listAdmins(h.services.database.db, ws)).length, adminsBefore);
     });
