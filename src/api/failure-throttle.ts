@@ -63,24 +63,35 @@ function secondsUntilOne(tokens: number, b: Budget): number {
 /** cost 1: take one failure if every budget has one; cost 0: only ask; cost -1: give one back. */
 type Cost = 1 | 0 | -1;
 
+/** Tokens in a bucket at `nowMs`, refilled since it was last written. */
+function refilled(state: { tokens: number; at: number }, b: Budget, nowMs: number): number {
+  return Math.min(b.limit, state.tokens + (Math.max(0, nowMs - state.at) * b.limit) / b.windowMs);
+}
+
+const MEMORY_BUCKETS = 100_000;
+
 export class MemoryFailureThrottle implements FailureThrottle {
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private readonly buckets = new Map<string, { tokens: number; at: number; budget: Budget }>();
   private readonly successes = new Map<string, number>();
 
   private apply(budgets: readonly Budget[], cost: Cost, nowMs: number): ThrottleDecision {
     // Synchronous from the first read to the last write: nothing can interleave in one process.
     const states = budgets.map((b) => {
       const key = hashed(b.key);
-      const s = this.buckets.get(key) ?? { tokens: b.limit, at: nowMs };
-      const tokens = Math.min(b.limit, s.tokens + (Math.max(0, nowMs - s.at) * b.limit) / b.windowMs);
-      return { key, b, tokens, at: Math.max(nowMs, s.at) };
+      const s = this.buckets.get(key);
+      return { key, b, tokens: s ? refilled(s, b, nowMs) : b.limit, at: Math.max(nowMs, s?.at ?? nowMs) };
     });
     const allowed = cost < 0 || states.every((s) => s.tokens >= 1);
     if (allowed && cost !== 0) for (const s of states) s.tokens = Math.min(s.b.limit, s.tokens - cost);
-    // Bounded: a full bucket is the default anyway, so forgetting every bucket loses no failure that matters much.
-    if (this.buckets.size > 100_000) this.buckets.clear();
-    for (const s of states) this.buckets.set(s.key, { tokens: s.tokens, at: s.at });
+    if (this.buckets.size >= MEMORY_BUCKETS) this.sweep(nowMs);
+    for (const s of states) this.buckets.set(s.key, { tokens: s.tokens, at: s.at, budget: s.b });
     return { allowed, retryAfter: allowed ? 0 : Math.max(...states.map((s) => secondsUntilOne(s.tokens, s.b))) };
+  }
+
+  /** Bounded: full buckets are the default and go first; only a flood of spent ones clears them all. */
+  private sweep(nowMs: number): void {
+    for (const [key, s] of this.buckets) if (refilled(s, s.budget, nowMs) >= s.budget.limit) this.buckets.delete(key);
+    if (this.buckets.size >= MEMORY_BUCKETS) this.buckets.clear();
   }
 
   async settle(budgets: readonly Budget[], failed: boolean, nowMs: number): Promise<ThrottleDecision> {
@@ -133,16 +144,23 @@ for i, key in ipairs(KEYS) do
 end
 return out`;
 
+/** Without `numberOfKeys` defined, the first argument says how many keys follow. */
+type ApplyCommand = (numKeys: number, ...keysThenArgs: (string | number)[]) => Promise<[number, ...string[]]>;
+
 export class RedisFailureThrottle implements FailureThrottle {
   constructor(
     private readonly redis: Redis,
     private readonly prefix = 'wsops:fail:',
-  ) {}
+  ) {
+    // Sent by its SHA (EVALSHA) after the first call, not as text on every request.
+    redis.defineCommand('wsopsFailures', { lua: APPLY_SCRIPT });
+  }
 
   private async apply(budgets: readonly Budget[], cost: Cost, nowMs: number): Promise<ThrottleDecision> {
     const keys = budgets.map((b) => this.prefix + hashed(b.key));
     const args = budgets.flatMap((b) => [b.limit, b.windowMs]);
-    const [allowed, ...tokens] = (await this.redis.eval(APPLY_SCRIPT, keys.length, ...keys, cost, nowMs, ...args)) as [number, ...string[]];
+    const command = (this.redis as unknown as { wsopsFailures: ApplyCommand }).wsopsFailures;
+    const [allowed, ...tokens] = await command.call(this.redis, keys.length, ...keys, cost, nowMs, ...args);
     if (allowed === 1) return { allowed: true, retryAfter: 0 };
     return { allowed: false, retryAfter: Math.max(...budgets.map((b, i) => secondsUntilOne(Number(tokens[i]), b))) };
   }
