@@ -98,7 +98,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'WSOPS_REDIS_URL',
     default: '(unset)',
     description:
-      '`redis://...`: shared store of the rate limits (per key, and failed operator tokens per address) for several API processes; checked by `/readyz`. Unset: kept in process memory.',
+      '`redis://...`: shared store of the rate limits (per key) and of the failure throttle (failed API keys and operator tokens per address, console passwords) for several API processes; checked by `/readyz`. Unset: kept in process memory.',
   },
   { env: 'WSOPS_RATE_LIMIT_PER_SECOND', default: '50', description: 'Per-key token bucket refill rate (requests/second).' },
   { env: 'WSOPS_RATE_LIMIT_BURST', default: '100', description: 'Per-key token bucket size.' },
@@ -107,7 +107,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'WSOPS_OPERATOR_TOKEN',
     default: '(unset)',
     description:
-      'Bearer token for the internal `/internal/v1` API; that API refuses every request while unset. At least 32 characters and 8 distinct ones (`openssl rand -hex 32`); 10 failed tokens per minute from one address are then answered 429.',
+      'Bearer token for the internal `/internal/v1` API; that API refuses every request while unset. At least 32 characters and 8 distinct ones (`openssl rand -hex 32`); 10 failed tokens from one address are answered 401, then every request from it 429 until a failure refills (one every 6 s).',
   },
   {
     env: 'WSOPS_DELIVERY_LEASE_SECONDS',

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { CursorCodec } from './api/cursor.js';
-import { type FailureThrottle, failureThrottle, OPERATOR_FAILURE_LIMIT, OPERATOR_FAILURE_WINDOW_MS } from './api/failure-throttle.js';
+import { type FailureThrottle, failureThrottle } from './api/failure-throttle.js';
 import type { KeyCache } from './api/key-cache.js';
 import { createKeyCache } from './api/key-cache-setup.js';
 import { PageReader } from './api/page-threads.js';
@@ -46,14 +46,12 @@ export interface Services {
   /** Encrypts webhook signing secrets at rest. */
   secretBox: SecretBox;
   rateLimiter: RateLimiter;
-  /** Failed operator tokens per client address (the internal API). */
-  operatorThrottle: FailureThrottle;
+  /** Failed credentials: API keys and operator tokens per address, console passwords (failure-throttle.ts). */
+  failureThrottle: FailureThrottle;
   /** Set when WSOPS_REDIS_URL is: checked by /readyz. */
   redis: Redis | undefined;
   /** This process's Prometheus registry; also the dispatcher's DeliveryObserver. */
   metrics: Metrics;
-  /** Failed authentications per client address (WSOPS_AUTH_FAILURES_PER_MINUTE). */
-  authFailureLimiter: RateLimiter;
   /** API requests per key, counted in memory and written once a minute. */
   usage: UsageCounter;
   clock: Clock;
@@ -77,10 +75,6 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const rateLimiter = config.redisUrl
       ? new RedisRateLimiter(config.redisUrl, config.rateLimitPerSecond, config.rateLimitBurst)
       : new MemoryRateLimiter(config.rateLimitPerSecond, config.rateLimitBurst);
-    const failures = config.authFailuresPerMinute;
-    const authFailureLimiter = config.redisUrl
-      ? new RedisRateLimiter(config.redisUrl, failures / 60, failures, 'wsops:authfail:')
-      : new MemoryRateLimiter(failures / 60, failures);
     const hot = new HotQueries(database);
     const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true }) : undefined;
     // Reported by /readyz; an unhandled 'error' event would only be printed by ioredis.
@@ -120,10 +114,9 @@ export async function createServices(config: Config, options: ServiceOptions = {
       cursors,
       secretBox: new SecretBox(secret),
       rateLimiter,
-      operatorThrottle: failureThrottle(redis, OPERATOR_FAILURE_LIMIT, OPERATOR_FAILURE_WINDOW_MS, 'wsops:opfail:'),
+      failureThrottle: failureThrottle(redis),
       redis,
       metrics,
-      authFailureLimiter,
       usage,
       clock,
       logger: options.logger ?? silentLogger,
@@ -131,7 +124,6 @@ export async function createServices(config: Config, options: ServiceOptions = {
         await usage.close().catch((err: unknown) => options.logger?.warn({ err }, 'could not write the last API usage counts'));
         await rateLimiter.close();
         redis?.disconnect();
-        await authFailureLimiter.close();
         await keyCache.close();
         await pages.close();
         await sessions?.close();

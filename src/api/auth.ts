@@ -74,29 +74,36 @@ export async function authenticate(services: Services, request: FastifyRequest):
 }
 
 /**
- * Authentication behind the failed-authentication throttle: once a client address has spent
- * its budget of 401s (WSOPS_AUTH_FAILURES_PER_MINUTE), every request from it is refused with
- * 429 until the bucket refills, with a valid key too: answering a valid key normally would
- * tell a guesser that its guess was right.
+ * Authentication behind the failed-authentication throttle: a client address may get at most
+ * WSOPS_AUTH_FAILURES_PER_MINUTE 401s per minute. The key is checked first (a cheap compare)
+ * and the outcome settled atomically (failure-throttle.ts): a failure is answered 401 only if
+ * it could be counted, so concurrent requests cannot overshoot; once the budget is spent every
+ * request from the address is refused with 429 until it refills, a valid key too: answering a
+ * valid key normally would tell a guesser that its guess was right.
  */
 export async function authenticateThrottled(services: Services, request: FastifyRequest, reply: FastifyReply): Promise<KeyContext> {
-  const limiter = services.authFailureLimiter;
+  const failures = services.config.authFailuresPerMinute;
   const bucket = addressBucket(request.ip);
-  const gate = await limiter.take(bucket, services.clock(), 0);
+  const budgets = [{ key: `api:${bucket}`, limit: failures, windowMs: 60_000 }];
+  let context: KeyContext | undefined;
+  let refusal: AppError | undefined;
+  try {
+    context = await authenticate(services, request);
+  } catch (err) {
+    if (!(err instanceof AppError) || err.code !== 'unauthorized') throw err;
+    refusal = err;
+  }
+  const gate = await services.failureThrottle.settle(budgets, refusal !== undefined, services.clock());
   if (!gate.allowed) {
     reply.header('Retry-After', String(gate.retryAfter));
     request.log.debug({ address: bucket }, 'refused: failed-authentication budget of the address spent');
     throw new AppError(
       'rate_limited',
-      `Too many failed authentications from this address (at most ${limiter.burst} per minute); every request from it is refused for ${gate.retryAfter} s. Check the API key your client sends.`,
+      `Too many failed authentications from this address (at most ${failures} per minute); every request from it is refused for ${gate.retryAfter} s. Check the API key your client sends.`,
     );
   }
-  try {
-    return await authenticate(services, request);
-  } catch (err) {
-    if (err instanceof AppError && err.code === 'unauthorized') await limiter.take(bucket, services.clock(), 1);
-    throw err;
-  }
+  if (refusal || !context) throw refusal ?? new AppError('unauthorized', UNAUTHORIZED_DETAIL);
+  return context;
 }
 
 export function requireScope(ctx: KeyContext, scope: string): void {

@@ -10,7 +10,8 @@ import { actionByName } from '../actions/domain/index.js';
 import { AppError } from '../errors.js';
 import { ID_PATTERN_BODY } from '../registers/fields.js';
 import type { Services } from '../services.js';
-import { OPERATOR_FAILURE_LIMIT } from './failure-throttle.js';
+import { refuseUnsafeName } from '../text-rules.js';
+import { OPERATOR_FAILURE_LIMIT, OPERATOR_FAILURE_WINDOW_MS } from './failure-throttle.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const WORKSPACE_ID = new RegExp(`^wsp_${ID_PATTERN_BODY}$`);
@@ -25,30 +26,29 @@ export function operatorTokenMatches(given: string, expected: string): boolean {
 }
 
 /**
- * Runs before the body is read: an unauthenticated caller learns nothing about its body. An
- * address that failed too often is refused before its token is even compared, so a correct
- * guess behind the 429s is worth nothing.
+ * Runs before the body is read: an unauthenticated caller learns nothing about its body. The
+ * token is compared first and the outcome settled atomically with the address's budget
+ * (failure-throttle.ts): once it is spent, every request from the address is 429, the right
+ * token too, so a correct guess behind the 429s is worth nothing.
  */
 export async function authorizeOperator(services: Services, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const expected = services.config.operatorToken;
   if (expected === undefined) {
     throw new AppError('forbidden', 'The internal API is disabled until WSOPS_OPERATOR_TOKEN is set on the server.');
   }
-  const now = services.clock();
-  const wait = await services.operatorThrottle.blockedFor(request.ip, now);
-  if (wait > 0) {
-    reply.header('Retry-After', String(wait));
-    throw new AppError(
-      'rate_limited',
-      `Too many failed operator tokens from this address; try again in ${wait} s (after ${OPERATOR_FAILURE_LIMIT} failures per minute).`,
-    );
-  }
   const header = request.headers.authorization;
   const m = typeof header === 'string' && header.length <= 1000 ? /^Bearer +(\S+) *$/i.exec(header) : null;
-  if (!m || !operatorTokenMatches(m[1] as string, expected)) {
-    await services.operatorThrottle.failed(request.ip, now);
-    throw new AppError('unauthorized', UNAUTHORIZED);
+  const ok = m !== null && operatorTokenMatches(m[1] as string, expected);
+  const budgets = [{ key: `operator:${request.ip}`, limit: OPERATOR_FAILURE_LIMIT, windowMs: OPERATOR_FAILURE_WINDOW_MS }];
+  const gate = await services.failureThrottle.settle(budgets, !ok, services.clock());
+  if (!gate.allowed) {
+    reply.header('Retry-After', String(gate.retryAfter));
+    throw new AppError(
+      'rate_limited',
+      `Too many failed operator tokens from this address; try again in ${gate.retryAfter} s (at most ${OPERATOR_FAILURE_LIMIT} failures per minute).`,
+    );
   }
+  if (!ok) throw new AppError('unauthorized', UNAUTHORIZED);
 }
 
 export function registerInternalRoutes(app: FastifyInstance, services: Services): void {
@@ -58,6 +58,7 @@ export function registerInternalRoutes(app: FastifyInstance, services: Services)
       onRequest: async (request, reply) => authorizeOperator(services, request, reply),
     },
     async (request, reply) => {
+      refuseUnsafeName(request.params.action, 'the action name');
       const action = actionByName(request.params.action);
       const body = request.body;
       if (typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -73,6 +74,12 @@ export function registerInternalRoutes(app: FastifyInstance, services: Services)
             param: 'workspace_id',
           },
         );
+      }
+      // No argument name or value carries a control or text-direction character (text-rules.ts):
+      // they end up in messages, the audit trail and operators' terminals.
+      for (const [name, value] of Object.entries(args)) {
+        refuseUnsafeName(name, 'an argument name');
+        if (typeof value === 'string') refuseUnsafeName(value, `the argument ${name}`, name);
       }
       const result = await action.run(services, workspaceId, args, { actor: 'operator' });
       return reply.code(200).type(JSON_TYPE).send(JSON.stringify(result));

@@ -4,6 +4,7 @@ import { buildOpenApi } from '../api/openapi.js';
 import { loadConfig } from '../config.js';
 import { openDatabase } from '../store/database.js';
 import { migrate } from '../store/migrations.js';
+import { printable, refuseControlCharacters } from '../text-rules.js';
 import { actCommand } from './act-command.js';
 import { adminCommands } from './admin-commands.js';
 import { auditCommand } from './audit-command.js';
@@ -62,6 +63,8 @@ for (const cmd of program.commands) {
 }
 
 try {
+  // No argument holds a control character (text-rules.ts): refused before any query.
+  for (const arg of process.argv.slice(2)) refuseControlCharacters(arg, `the argument "${printable(arg.slice(0, 60))}"`);
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) {

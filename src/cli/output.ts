@@ -1,19 +1,25 @@
 import { ConfigError } from '../config.js';
 import { AppError } from '../errors.js';
+import { printable, printableJson } from '../text-rules.js';
 
 /** Exit status for wrong arguments and refused operations (the contract's "exit 2"). */
 export const EXIT_USAGE = 2;
 
 export class UsageError extends Error {}
 
+/**
+ * Prints machine or human output. Names and descriptions come from workspace admins, so
+ * anything unprintable in them is shown escaped, never sent raw to the operator's terminal
+ * (text-rules.ts): in JSON as \u escapes, in human output as `\u{1b}`.
+ */
 export function print(json: boolean, value: unknown, human: () => string): void {
-  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${human()}\n`);
+  process.stdout.write(json ? `${printableJson(JSON.stringify(value, null, 2))}\n` : `${printable(human(), 'newlines')}\n`);
 }
 
 /** Prints one line that says what was wrong; returns the exit status. */
 export function reportFailure(err: unknown): number {
   if (err instanceof AppError || err instanceof UsageError || err instanceof ConfigError) {
-    process.stderr.write(`wsops: ${err.message}\n`);
+    process.stderr.write(`wsops: ${printable(err.message, 'newlines')}\n`);
     return EXIT_USAGE;
   }
   process.stderr.write(`wsops: unexpected failure: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
@@ -24,7 +30,10 @@ export function table<T extends object>(items: readonly T[], columns: readonly s
   const rows = items as unknown as readonly Record<string, unknown>[];
   if (rows.length === 0) return '(none)';
   const cells = rows.map((r) =>
-    columns.map((c) => (r[c] === null || r[c] === undefined ? '-' : Array.isArray(r[c]) ? (r[c] as unknown[]).join(',') : String(r[c]))),
+    columns.map((c) =>
+      // One line per row whatever a cell holds: a line feed in a name is shown escaped too.
+      printable(r[c] === null || r[c] === undefined ? '-' : Array.isArray(r[c]) ? (r[c] as unknown[]).join(',') : String(r[c])),
+    ),
   );
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => (row[i] ?? '').length)));
   const line = (vals: readonly string[]) =>

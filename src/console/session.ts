@@ -16,6 +16,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import type { Services } from '../services.js';
 import { loadSession, type NewSession, SESSION_ABSOLUTE_MS } from '../store/admins.js';
+import { controlCharacterIn, printable, refuseControlCharacters } from '../text-rules.js';
 import { formValue } from './forms.js';
 import { messagePage, sendHtml } from './layout.js';
 
@@ -55,16 +56,34 @@ export async function registerConsoleSecurity(scope: FastifyInstance, services: 
   await scope.register(cookie);
   await scope.register(formbody, { bodyLimit: FORM_BODY_LIMIT });
 
+  // A request for another host name is refused on every console page: a site that rebinds its
+  // own name to this server (DNS rebinding) reaches it with its own name in Host.
+  scope.addHook('onRequest', async (request, reply) => {
+    if (!hostAllowed(request.headers.host, services)) return sendHtml(reply, misdirectedPage(services), 421);
+  });
+
   // A form posted from another site is refused before anything runs (defence in depth beside
   // SameSite=Lax and the CSRF token; it also covers the sign-in forms, which precede a session).
   scope.addHook('onRequest', async (request, reply) => {
     if (request.method !== 'POST') return;
     const origin = request.headers.origin;
     // No Origin header: not a browser form post from another site (the CSRF token still applies).
-    if (origin !== undefined && !sameOrigin(origin, request, services)) return sendHtml(reply, refusedPage(), 403);
+    if (origin !== undefined && !sameOrigin(origin, services)) return sendHtml(reply, refusedPage(), 403);
+  });
+
+  // No path segment, query value or form field holds a control character (text-rules.ts):
+  // refused before any query, so both databases answer alike (PostgreSQL cannot store NUL).
+  scope.addHook('preValidation', async (request, reply) => {
+    const refusal =
+      controlCharacterRefusal(request.params, 'The path segment') ??
+      controlCharacterRefusal(request.query, 'The query value') ??
+      controlCharacterRefusal(request.body, 'The form field');
+    if (refusal) return sendHtml(reply, messagePage('Request refused', `${refusal}. Nothing was changed.`, BACK), 400);
   });
 
   scope.setErrorHandler((error, request, reply) => {
+    // A redirect that failed (a header value Node refused) must not leave its Location on the error page.
+    reply.removeHeader('location');
     if (error instanceof AppError && error.code === 'not_found') {
       return sendHtml(reply, messagePage('Not found', error.message, { href: '/console', label: 'Back to the console' }), 404);
     }
@@ -99,14 +118,58 @@ export async function registerConsoleSecurity(scope: FastifyInstance, services: 
   );
 }
 
-function sameOrigin(origin: string, request: FastifyRequest, services: Services): boolean {
+const BACK = { href: '/console', label: 'Back to the console' };
+
+/** Only WSOPS_BASE_URL's origin posts console forms; the request's own Host proves nothing. */
+function sameOrigin(origin: string, services: Services): boolean {
   if (origin === 'null') return false;
   try {
-    const o = new URL(origin);
-    return o.origin === new URL(services.config.baseUrl).origin || o.host === request.headers.host;
+    return new URL(origin).origin === new URL(services.config.baseUrl).origin;
   } catch {
     return false;
   }
+}
+
+/**
+ * The Host's name must be WSOPS_BASE_URL's; its port is not compared, since a reverse proxy
+ * in front may pass on its own port.
+ */
+function hostAllowed(host: string | undefined, services: Services): boolean {
+  if (!host) return false;
+  try {
+    return new URL(`http://${host}`).hostname === new URL(services.config.baseUrl).hostname;
+  } catch {
+    return false;
+  }
+}
+
+function misdirectedPage(services: Services) {
+  return messagePage(
+    'Wrong address',
+    `This console answers only at ${services.config.baseUrl}/console (WSOPS_BASE_URL). Nothing was changed.`,
+    { href: `${services.config.baseUrl}/console`, label: 'Go to the console' },
+  );
+}
+
+/** Why a parsed query or form holds a control character in a name or value, or undefined. */
+function controlCharacterRefusal(values: unknown, what: string): string | undefined {
+  if (typeof values !== 'object' || values === null) return undefined;
+  for (const [name, value] of Object.entries(values)) {
+    for (const one of [name, ...(Array.isArray(value) ? value : [value])]) {
+      if (typeof one !== 'string' || controlCharacterIn(one) === undefined) continue;
+      try {
+        refuseControlCharacters(one, `${what} "${printableName(name)}"`);
+      } catch (err) {
+        return (err as Error).message;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** A field name as it may be shown in an error: at most 40 characters, controls made visible. */
+function printableName(name: string): string {
+  return printable(name.slice(0, 40));
 }
 
 function refusedPage() {
@@ -132,12 +195,20 @@ export function clearSessionCookie(reply: FastifyReply, services: Services): voi
   reply.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax', path: '/console', secure: isHttps(services) });
 }
 
-/** Only a path inside the console is a place to return to after sign-in: no open redirect. */
-export function safeNext(next: string | undefined): string {
-  if (!next) return '/console';
-  const unsafe = next.includes('\\') || next.includes('//') || [...next].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+/**
+ * Only a path inside the console is a place to return to after sign-in: no open redirect.
+ * Anything but printable ASCII is percent-encoded (a Location header may carry nothing else),
+ * so a link with `next=/console/中` still signs in.
+ */
+export function safeNext(next: unknown): string {
+  if (typeof next !== 'string' || !next) return '/console';
+  const unsafe = next.includes('\\') || next.includes('//') || controlCharacterIn(next) !== undefined || /[\t\n\r]/.test(next);
   if (!/^\/console(?:[/?#]|$)/.test(next) || unsafe) return '/console';
-  return next;
+  try {
+    return next.replace(/[^\x21-\x7e]+/g, (run) => encodeURIComponent(run));
+  } catch {
+    return '/console'; // a lone surrogate cannot be encoded
+  }
 }
 
 /** preHandler: loads the session from the cookie into request.consoleAdmin/consoleSession, or redirects to sign-in. */

@@ -13,6 +13,7 @@ import { createHash, randomBytes, scrypt as scryptCallback, timingSafeEqual } fr
 import type { Kysely } from 'kysely';
 import { AppError } from '../errors.js';
 import { newId, randomBase62 } from '../ids.js';
+import { refuseUnsafeName } from '../text-rules.js';
 import { recordAudit } from './audit.js';
 import type { Dialect } from './database.js';
 import type { DB } from './schema.js';
@@ -60,6 +61,7 @@ function toAdmin(row: DB['console_admins']): Admin {
 export function normalizeEmail(raw: string): string {
   const email = raw.trim().toLowerCase();
   if (email.length === 0) throw new AppError('invalid_parameter', 'an email address is required', { param: 'email' });
+  refuseUnsafeName(email, 'the email address', 'email');
   if (email.length > 254 || !/^[^\s@<>"(),;:]+@[^\s@<>"(),;:]+\.[^\s@<>"(),;:.]{2,}$/.test(email)) {
     throw new AppError('invalid_parameter', `"${raw.trim().slice(0, 254)}" is not an email address (expected name@example.com)`, {
       param: 'email',

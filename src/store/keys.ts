@@ -4,6 +4,7 @@ import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
 import { splitList } from '../lists.js';
 import { ALL_SCOPES } from '../registers/define.js';
+import { refuseUnsafeName } from '../text-rules.js';
 import { recordAudit } from './audit.js';
 import type { Dialect } from './database.js';
 import type { HotQueries } from './hot-queries.js';
@@ -122,6 +123,7 @@ export async function createKey(db: Kysely<DB>, input: CreateKeyInput): Promise<
   if (name.length === 0 || name.length > 100) {
     throw new AppError('invalid_parameter', 'key name must be 1 to 100 characters', { param: 'name' });
   }
+  refuseUnsafeName(name, 'the key name', 'name');
   const keyId = randomBase62(16);
   const secret = randomBase62(43);
   const nowIso = new Date(input.now).toISOString();

@@ -3,6 +3,7 @@ import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { splitList } from '../lists.js';
 import { ALWAYS_INSTALLED, MODULES, OPTIONAL_MODULES } from '../registers/define.js';
+import { refuseUnsafeName } from '../text-rules.js';
 import { recordAudit } from './audit.js';
 import type { Dialect } from './database.js';
 import type { DB } from './schema.js';
@@ -40,6 +41,7 @@ export async function createWorkspace(db: Kysely<DB>, name: string, modules: str
   if (trimmed.length === 0 || trimmed.length > 200) {
     throw new AppError('invalid_parameter', 'workspace name must be 1 to 200 characters');
   }
+  refuseUnsafeName(trimmed, 'the workspace name', 'name');
   const row = { id: newId('wsp'), name: trimmed, modules: modules.join(' '), created_at: now };
   await db.transaction().execute(async (trx) => {
     await trx.insertInto('workspaces').values(row).execute();

@@ -126,6 +126,13 @@ for (const dialect of DIALECTS) {
       assert.equal((await from(h.app, randomAddress(), wrong)).statusCode, 401);
     });
 
+    it('30 concurrent wrong keys from one address get exactly 3 answers of 401 and 27 of 429', async () => {
+      const address = randomAddress();
+      const responses = await Promise.all(Array.from({ length: 30 }, () => from(h.app, address, wrong)));
+      assert.deepEqual(tally(responses.map((r) => r.statusCode)), { 401: 3, 429: 27 });
+      assert.equal((await from(h.app, address, key)).statusCode, 429, 'a valid key from there waits too');
+    });
+
     it('IPv6 clients are counted per /64 network, IPv4-mapped addresses as IPv4', () => {
       assert.equal(addressBucket('2001:db8:1:2::1'), addressBucket('2001:db8:1:2:ffff::9'));
       assert.notEqual(addressBucket('2001:db8:1:2::1'), addressBucket('2001:db8:1:3::1'));
@@ -151,6 +158,25 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(statuses, [401, 401, 401, 401, 429, 429]);
         assert.equal((await from(apps[0] as typeof h.app, address, key)).statusCode, 429);
         assert.equal((await from(apps[1] as typeof h.app, randomAddress(), key)).statusCode, 200);
+      } finally {
+        for (const app of apps) await app.close();
+        for (const s of nodes) await s.close();
+      }
+    });
+
+    it('with WSOPS_REDIS_URL and a budget of 20, 100 concurrent wrong keys over two processes get exactly 20 answers of 401', async () => {
+      const env = {
+        WSOPS_DATABASE_URL: h.databaseUrl,
+        WSOPS_SECRET: TEST_SECRET,
+        WSOPS_REDIS_URL: REDIS_URL,
+        WSOPS_AUTH_FAILURES_PER_MINUTE: '20',
+      };
+      const nodes = await Promise.all([0, 1].map(() => createServices(loadConfig(env), { clock: h.clock, migrate: false })));
+      const apps = nodes.map((s) => buildApp(s));
+      try {
+        const address = randomAddress();
+        const responses = await Promise.all(Array.from({ length: 100 }, (_, i) => from(apps[i % 2] as typeof h.app, address, wrong)));
+        assert.deepEqual(tally(responses.map((r) => r.statusCode)), { 401: 20, 429: 80 });
       } finally {
         for (const app of apps) await app.close();
         for (const s of nodes) await s.close();
@@ -192,4 +218,10 @@ for (const dialect of DIALECTS) {
       }
     });
   });
+}
+
+function tally(statuses: number[]): Record<number, number> {
+  const counts: Record<number, number> = {};
+  for (const s of statuses) counts[s] = (counts[s] ?? 0) + 1;
+  return counts;
 }

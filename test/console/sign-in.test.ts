@@ -109,6 +109,23 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    for (const [next, location] of [
+      ['/console/中', '/console/%E4%B8%AD'],
+      ['/console/keys?q=café', '/console/keys?q=caf%C3%A9'],
+      ['/console/a b', '/console/a%20b'],
+    ] as const) {
+      it(`a next path with characters a Location cannot carry is percent-encoded, and sign-in works: ${next}`, async () => {
+        const a = await signedInAdmin(h, ws);
+        const form = await page(`/console/sign-in?next=${encodeURIComponent(next)}`);
+        assert.equal(form.statusCode, 200);
+        assert.match(form.body, new RegExp(`name="next" value="${location.replace(/[?]/g, '\\?')}"`));
+        const r = await signIn(a.email, a.password, { ip: '10.0.2.2', next });
+        assert.equal(r.statusCode, 303, r.body);
+        assert.equal(r.headers.location, location);
+        assert.ok(sessionCookieOf(r.headers), 'signed in');
+      });
+    }
+
     for (const next of ['//evil.example/x', 'https://evil.example/', '/api/v1/assets', '/console\\@evil', '/consolex']) {
       it(`only console paths are returned to after sign-in (no open redirect): ${next}`, async () => {
         const a = await signedInAdmin(h, ws);
@@ -117,19 +134,6 @@ for (const dialect of DIALECTS) {
         assert.equal(r.headers.location, '/console');
       });
     }
-
-    it('wrong passwords are throttled per account: after 5 even the right password waits, whatever the address; then it works', async () => {
-      const a = await signedInAdmin(h, ws);
-      for (let i = 0; i < 5; i++) assert.equal((await signIn(a.email, 'wrong password', { ip: `10.1.0.${i}` })).statusCode, 401);
-      const blocked = await signIn(a.email, a.password, { ip: '10.1.1.1' });
-      assert.equal(blocked.statusCode, 429);
-      assert.match(blocked.body, /try again in 15 minutes/);
-      assert.equal(blocked.headers['retry-after'], '900');
-      const other = await signedInAdmin(h, ws);
-      assert.equal((await signIn(other.email, other.password, { ip: '10.1.0.1' })).statusCode, 303, 'other accounts are not affected');
-      h.clock.advance(15 * 60_000);
-      assert.equal((await signIn(a.email, a.password, { ip: '10.1.1.1' })).statusCode, 303);
-    });
 
     it('wrong passwords are throttled per address: after 20 from one address, any account waits from there', async () => {
       for (let i = 0; i < 20; i++)
@@ -203,7 +207,7 @@ for (const dialect of DIALECTS) {
         const r = await secure.app.inject({
           method: 'POST',
           url: `/console/link/${l.token}`,
-          headers: FORM,
+          headers: { ...FORM, host: 'ops.example.com' },
           payload: encodeForm({ password: TEST_PASSWORD, confirm: TEST_PASSWORD }),
         });
         assert.match(String(r.headers['set-cookie']), /; Secure/);

@@ -77,7 +77,7 @@ for (const dialect of DIALECTS) {
       assert.equal(typeof body.checks.database?.latency_ms, 'number');
     });
 
-    it('10 failed tokens from one address within a minute: the next request is 429 with Retry-After, even with the right token, until the minute ends', async () => {
+    it('10 failed tokens from one address: the next request is 429 with Retry-After, even with the right token, until a failure refills (one every 6 s)', async () => {
       const call = (token: string) =>
         internal.inject({
           method: 'POST',
@@ -87,14 +87,14 @@ for (const dialect of DIALECTS) {
           payload: JSON.stringify({ workspace_id: 'wsp_nowhere', asset: 'ast_x' }),
         });
       for (let i = 0; i < 10; i++) assert.equal((await call(`wrong-${i}`)).statusCode, 401);
-      h.clock.advance(30_000);
+      h.clock.advance(3_000);
       for (const token of ['wrong-again', TOKEN]) {
         const res = await call(token);
         assert.equal(res.statusCode, 429, res.body);
-        assert.equal(res.headers['retry-after'], '30');
+        assert.equal(res.headers['retry-after'], '3');
         const p = JSON.parse(res.body);
         assert.equal(p.code, 'rate_limited');
-        assert.match(p.detail, /Too many failed operator tokens from this address; try again in 30 s/);
+        assert.match(p.detail, /Too many failed operator tokens from this address; try again in 3 s/);
       }
       // Another address is not affected.
       const other = await internal.inject({
@@ -105,8 +105,46 @@ for (const dialect of DIALECTS) {
         payload: JSON.stringify({ workspace_id: 'wsp_nowhere', asset: 'ast_x' }),
       });
       assert.equal(other.statusCode, 404);
-      h.clock.advance(30_000);
-      assert.equal((await call(TOKEN)).statusCode, 404, 'after the minute the right token is accepted again');
+      h.clock.advance(3_000);
+      assert.equal((await call(TOKEN)).statusCode, 404, 'once a failure refilled the right token is accepted again');
+      assert.equal((await call('wrong-after')).statusCode, 401, 'the refilled failure is spent');
+      assert.equal((await call(TOKEN)).statusCode, 429);
+    });
+
+    it('50 concurrent wrong tokens from one address: exactly 10 are answered 401, the other 40 are 429', async () => {
+      const responses = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          internal.inject({
+            method: 'POST',
+            url: '/internal/v1/actions/asset.return',
+            remoteAddress: '10.9.7.1',
+            headers: { authorization: `Bearer wrong-${i}`, 'content-type': 'application/json' },
+            payload: '{}',
+          }),
+        ),
+      );
+      const counts = tally(responses.map((r) => r.statusCode));
+      assert.deepEqual(counts, { 401: 10, 429: 40 });
+    });
+
+    it('an argument name or value with a control or text-direction character is refused (400) before any query', async () => {
+      for (const [args, param] of [
+        [{ 'asset\u001b[2J': 'ast_x' }, /argument name/],
+        [{ asset: 'ast_x\u202e' }, /the argument asset/],
+        [{ asset: 'ast_\u0000x' }, /U\+0000/],
+      ] as const) {
+        const res = await internal.inject({
+          method: 'POST',
+          url: '/internal/v1/actions/asset.return',
+          remoteAddress: '10.9.7.2',
+          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+          payload: JSON.stringify({ workspace_id: 'wsp_nowhere', ...args }),
+        });
+        assert.equal(res.statusCode, 400, res.body);
+        const p = JSON.parse(res.body);
+        assert.equal(p.code, 'invalid_parameter');
+        assert.match(p.detail, param);
+      }
     });
 
     it('the right token never counts as a failure: 50 accepted requests in a row are never throttled', async () => {
@@ -165,23 +203,33 @@ for (const dialect of DIALECTS) {
 }
 
 describe('failed operator tokens with WSOPS_REDIS_URL', () => {
-  it('are counted in Redis, so every process sharing it sees the same throttle', async () => {
-    const prefix = `wsops:test:opfail:${randomBytes(6).toString('hex')}:`;
+  it('are counted in Redis, so every process sharing it sees the same throttle, also under concurrent failures', async () => {
+    const prefix = `wsops:test:fail:${randomBytes(6).toString('hex')}:`;
     const a = new Redis(REDIS_URL);
     const b = new Redis(REDIS_URL);
     try {
-      const first = new RedisFailureThrottle(a, 3, 60_000, prefix);
-      const second = new RedisFailureThrottle(b, 3, 60_000, prefix);
-      for (let i = 0; i < 3; i++) {
-        assert.equal(await second.blockedFor('10.0.0.1'), 0);
-        await first.failed('10.0.0.1');
-      }
-      const wait = await second.blockedFor('10.0.0.1');
-      assert.ok(wait > 0 && wait <= 60, String(wait));
-      assert.equal(await second.blockedFor('10.0.0.2'), 0);
+      const first = new RedisFailureThrottle(a, prefix);
+      const second = new RedisFailureThrottle(b, prefix);
+      const budget = (address: string) => [{ key: `operator:${address}`, limit: 3, windowMs: 60_000 }];
+      const now = Date.now();
+      const outcomes = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => (i % 2 ? first : second).settle(budget('10.0.0.1'), true, now)),
+      );
+      assert.equal(outcomes.filter((o) => o.allowed).length, 3, 'three failures answered, whichever process counted them');
+      const refused = await second.settle(budget('10.0.0.1'), false, now);
+      assert.equal(refused.allowed, false, 'the right token too, once the budget is spent');
+      assert.equal(refused.retryAfter, 20);
+      assert.equal((await first.settle(budget('10.0.0.1'), false, now + 20_000)).allowed, true, 'one failure refilled after 60/3 s');
+      assert.equal((await second.settle(budget('10.0.0.2'), false, now)).allowed, true);
     } finally {
       a.disconnect();
       b.disconnect();
     }
   });
 });
+
+function tally(statuses: number[]): Record<number, number> {
+  const counts: Record<number, number> = {};
+  for (const s of statuses) counts[s] = (counts[s] ?? 0) + 1;
+  return counts;
+}

@@ -1,10 +1,16 @@
 /**
  * Sign-in (email and password), the one-time link where an admin chooses a password, and
- * sign-out. Wrong passwords are throttled per account and per client address; the refusal
- * says when to try again.
+ * sign-out. Wrong passwords are throttled (failure-throttle.ts), a failure reserved before the
+ * password hash runs, so concurrent guesses cannot overshoot:
+ *
+ * - per (account, address) and per address, which hold a guesser at its own addresses;
+ * - per account, only for addresses the account never signed in from: a guesser spread over
+ *   many addresses is slowed down, and cannot lock the admin out, who signs in from an address
+ *   they used before whatever others send. Emails are not secrets; this needs none to be.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { failureThrottle } from '../../api/failure-throttle.js';
+import type { Budget } from '../../api/failure-throttle.js';
+import { addressBucket } from '../../api/rate-limit.js';
 import { AppError } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { checkLink, createSession, endSession, MIN_PASSWORD_LENGTH, redeemLink, verifyPassword } from '../../store/admins.js';
@@ -14,8 +20,24 @@ import { bareLayout, messagePage, sendHtml } from '../layout.js';
 import { clearSessionCookie, currentSession, requireCsrf, requireSession, safeNext, setSessionCookie } from '../session.js';
 
 const WINDOW_MS = 15 * 60_000;
-/** Failures allowed per account (email) and per client address in 15 minutes. */
-export const SIGN_IN_LIMITS = { perAccount: 5, perAddress: 20, windowMs: WINDOW_MS } as const;
+/**
+ * Wrong passwords allowed in 15 minutes (each budget refills over them): per account from one
+ * address, per address whatever the accounts, and per account from addresses it never signed
+ * in from. An address the account signed in from is remembered for 30 days.
+ */
+export const SIGN_IN_LIMITS = { perAccountAddress: 5, perAddress: 20, perAccount: 50, windowMs: WINDOW_MS } as const;
+const KNOWN_ADDRESS_MS = 30 * 24 * 3_600_000;
+
+function signInBudgets(email: string, address: string, known: boolean): Budget[] {
+  const budget = (key: string, limit: number): Budget => ({ key: `console:${key}`, limit, windowMs: WINDOW_MS });
+  return [
+    budget(`pair:${email}\n${address}`, SIGN_IN_LIMITS.perAccountAddress),
+    budget(`address:${address}`, SIGN_IN_LIMITS.perAddress),
+    ...(known ? [] : [budget(`account:${email}`, SIGN_IN_LIMITS.perAccount)]),
+  ];
+}
+
+const knownKey = (email: string, address: string) => `console:known:${email}\n${address}`;
 
 function signInForm(values: { email: string; next: string }, errors?: FieldErrors): Html {
   return bareLayout(
@@ -61,8 +83,7 @@ function minutes(seconds: number): string {
 }
 
 export function registerSignInPages(scope: FastifyInstance, services: Services): void {
-  const accounts = failureThrottle(services.redis, SIGN_IN_LIMITS.perAccount, WINDOW_MS, 'wsops:signin:account:');
-  const addresses = failureThrottle(services.redis, SIGN_IN_LIMITS.perAddress, WINDOW_MS, 'wsops:signin:address:');
+  const throttle = services.failureThrottle;
 
   scope.get('/sign-in', async (request, reply) => {
     const next = safeNext((request.query as Record<string, string | undefined>).next);
@@ -81,28 +102,31 @@ export function registerSignInPages(scope: FastifyInstance, services: Services):
       if (!password) errors.password = 'Enter your password.';
       return sendHtml(reply, signInForm({ email, next }, errors), 400);
     }
-    const wait = Math.max(await accounts.blockedFor(email, now), await addresses.blockedFor(request.ip, now));
-    if (wait > 0) {
-      reply.header('retry-after', String(wait));
+    const address = addressBucket(request.ip);
+    const budgets = signInBudgets(email, address, await throttle.remembered(knownKey(email, address), now));
+    const gate = await throttle.reserve(budgets, now);
+    if (!gate.allowed) {
+      reply.header('retry-after', String(gate.retryAfter));
       return sendHtml(
         reply,
         signInForm(
           { email, next },
-          { _form: `Too many wrong passwords. For your security, sign-in is paused: try again in ${minutes(wait)}.` },
+          { _form: `Too many wrong passwords. For your security, sign-in is paused: try again in ${minutes(gate.retryAfter)}.` },
         ),
         429,
       );
     }
+    // The failure reserved above stays counted unless the password is right.
     const admin = await verifyPassword(services.database.db, email, password);
     if (!admin) {
-      await accounts.failed(email, now);
-      await addresses.failed(request.ip, now);
       return sendHtml(
         reply,
         signInForm({ email, next }, { _form: 'That email and password do not match. Check both and try again.' }),
         401,
       );
     }
+    await throttle.release(budgets, now);
+    await throttle.remember(knownKey(email, address), KNOWN_ADDRESS_MS, now);
     const session = await createSession(services.database.db, admin.id, now);
     setSessionCookie(reply, services, session);
     return reply.redirect(next, 303);
@@ -142,7 +166,8 @@ export function registerSignInPages(scope: FastifyInstance, services: Services):
       );
     }
     try {
-      const { session } = await redeemLink(services.database.db, token, password, now);
+      const { admin, session } = await redeemLink(services.database.db, token, password, now);
+      await services.failureThrottle.remember(knownKey(admin.email, addressBucket(request.ip)), KNOWN_ADDRESS_MS, now);
       setSessionCookie(reply, services, session);
       return reply.redirect('/console', 303);
     } catch (err) {
