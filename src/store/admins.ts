@@ -10,7 +10,7 @@
  *   a database dump opens nothing.
  */
 import { createHash, randomBytes, scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { AppError } from '../errors.js';
 import { newId, randomBase62 } from '../ids.js';
 import { refuseUnsafeName } from '../text-rules.js';
@@ -160,13 +160,10 @@ export async function createAdminLink(db: Kysely<DB>, input: CreateAdminLinkInpu
       .selectFrom('console_admins')
       .selectAll()
       .where('email', '=', email)
+      .where('workspace_id', '=', input.workspaceId)
       .where('removed_at', 'is', null)
       .executeTakeFirst();
-    if (existing && existing.workspace_id !== input.workspaceId) {
-      throw new AppError('conflict', `${email} is already an admin of another workspace; an address can be admin of one workspace only`, {
-        param: 'email',
-      });
-    }
+    // Whatever other workspaces hold this address is never consulted: the answer must not tell.
     let row = existing;
     if (!row) {
       row = {
@@ -299,15 +296,27 @@ export async function setPassword(db: Kysely<DB>, adminId: string, password: str
  */
 export async function verifyPassword(db: Kysely<DB>, email: string, password: string): Promise<Admin | undefined> {
   const normalized = email.trim().toLowerCase();
-  const row = await db
+  // An address may administer several workspaces, each with its own password: the one whose
+  // password this is, the most recently used first when several share it.
+  const rows = await db
     .selectFrom('console_admins')
     .selectAll()
     .where('email', '=', normalized)
     .where('removed_at', 'is', null)
-    .executeTakeFirst();
-  const ok = await passwordMatches(password, row?.password_hash ?? null);
-  return ok && row ? toAdmin(row) : undefined;
+    .orderBy(sql`coalesce(last_sign_in_at, '')`, 'desc')
+    .orderBy('created_at', 'desc')
+    .limit(MAX_WORKSPACES_PER_ADDRESS)
+    .execute();
+  if (rows.length === 0) {
+    await passwordMatches(password, null);
+    return undefined;
+  }
+  for (const row of rows) if (await passwordMatches(password, row.password_hash)) return toAdmin(row);
+  return undefined;
 }
+
+/** Workspaces whose passwords one sign-in tries (each costs a scrypt). */
+export const MAX_WORKSPACES_PER_ADDRESS = 10;
 
 /** Starts a session with a fresh id (never reusing one from before sign-in). */
 export async function createSession(db: Kysely<DB>, adminId: string, now: number): Promise<NewSession> {

@@ -424,6 +424,21 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           INSERT INTO records_fts(rowid, search_text) VALUES (new.rowid, new.search_text); END`.execute(db);
       },
     },
+    '0017_admins_per_workspace': {
+      async up(db: Kysely<unknown>) {
+        // One address may administer several workspaces (one row, one password, per workspace),
+        // so inviting an address never tells whether another tenant holds it (issue 25).
+        await db.schema.dropIndex('console_admins_active_email').execute();
+        await db.schema
+          .createIndex('console_admins_active_workspace_email')
+          .on('console_admins')
+          .columns(['workspace_id', 'email'])
+          .unique()
+          .where(sql.ref('removed_at'), 'is', null)
+          .execute();
+        await db.schema.createIndex('console_admins_email').on('console_admins').column('email').execute();
+      },
+    },
     '0016_imports': {
       async up(db: Kysely<unknown>) {
         // One row per import (HTTP, CLI or console): what the Data page lists.
