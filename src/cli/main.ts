@@ -6,6 +6,7 @@ import { migrate } from '../store/migrations.js';
 import { actCommand } from './act-command.js';
 import { adminCommands } from './admin-commands.js';
 import { auditCommand } from './audit-command.js';
+import { copyCommand } from './copy-command.js';
 import { deliveryCommands } from './delivery-commands.js';
 import { endpointCommands } from './endpoint-commands.js';
 import { keyCommands } from './key-commands.js';
@@ -45,6 +46,7 @@ endpointCommands(program);
 adminCommands(program);
 deliveryCommands(program);
 auditCommand(program);
+copyCommand(program);
 program
   .command('openapi')
   .description('print the OpenAPI document of /api/v1')
