@@ -58,8 +58,6 @@ export function whyNotCopied(table: string): string | undefined {
 }
 
 export const DEFAULT_BATCH_ROWS = 1000;
-/** Bound parameters per insert statement: under SQLite's 32766 and PostgreSQL's 65535. */
-const MAX_PARAMETERS = 30_000;
 
 export type CopyProgress = (table: string, done: number, total: number) => void;
 
@@ -96,7 +94,7 @@ export async function copyDeployment(
     for (const t of COPY_ORDER) counts.set(t.table, await countRows(snapshot, t.table));
     for (const t of COPY_ORDER) {
       if (t.replacesTriggerRows) await sql`DELETE FROM ${sql.table(t.table)}`.execute(target.db);
-      await copyTable(snapshot, target.db, t, counts.get(t.table) ?? 0, batchRows, options.progress);
+      await copyTable(snapshot, target, t, counts.get(t.table) ?? 0, batchRows, options.progress);
     }
     if (target.dialect === 'postgres') await advanceSequences(target.db);
     const mismatches: string[] = [];
@@ -141,33 +139,85 @@ async function countRows(db: Conn, table: string): Promise<number> {
   return Number(rows[0]?.n ?? 0);
 }
 
-/** Keyset pages of the source, each written to the target in one transaction. */
-async function copyTable(source: Conn, target: Conn, t: CopiedTable, total: number, batchRows: number, progress?: CopyProgress) {
+/**
+ * Keyset pages of the source, each written to the target in one transaction. The next page is
+ * read while the current one is written (the two databases work at once); at most two pages
+ * are in memory.
+ */
+async function copyTable(source: Conn, target: Database, t: CopiedTable, total: number, batchRows: number, progress?: CopyProgress) {
   const keyCols = sql.join(t.key.map((c) => sql.ref(c)));
-  let last: Row | undefined;
+  const read = async (last: Row | undefined): Promise<Row[]> => {
+    const after = last ? sql`WHERE (${keyCols}) > (${sql.join(t.key.map((c) => last[c]))})` : sql``;
+    return (await sql<Row>`SELECT * FROM ${sql.table(t.table)} ${after} ORDER BY ${keyCols} LIMIT ${batchRows}`.execute(source)).rows;
+  };
+  const write = await rowWriter(target, t.table);
   let done = 0;
   progress?.(t.table, 0, total);
+  let next = read(undefined);
+  let written: Promise<void> = Promise.resolve();
   for (;;) {
-    const after = last ? sql`WHERE (${keyCols}) > (${sql.join(t.key.map((c) => (last as Row)[c]))})` : sql``;
-    const { rows } = await sql<Row>`SELECT * FROM ${sql.table(t.table)} ${after} ORDER BY ${keyCols} LIMIT ${batchRows}`.execute(source);
+    const rows = await next;
+    await written;
     if (rows.length === 0) break;
-    const columns = Object.keys(rows[0] as Row).length;
-    const perStatement = Math.max(1, Math.floor(MAX_PARAMETERS / columns));
-    await target.transaction().execute(async (trx) => {
-      // The table is chosen at run time and the rows are the source's, column for column.
-      const untyped = trx as unknown as Kysely<Record<string, Row>>;
-      for (let i = 0; i < rows.length; i += perStatement) {
-        await untyped
-          .insertInto(t.table)
-          .values(rows.slice(i, i + perStatement))
-          .execute();
-      }
+    next = rows.length < batchRows ? Promise.resolve([]) : read(rows[rows.length - 1]);
+    // Handled here so a failed read does not go unhandled while the write runs; awaited above.
+    next.catch(() => {});
+    written = write(rows).then(() => {
+      done += rows.length;
+      progress?.(t.table, done, total);
     });
-    done += rows.length;
-    last = rows[rows.length - 1];
-    progress?.(t.table, done, total);
-    if (rows.length < batchRows) break;
+    written.catch(() => {});
   }
+}
+
+/**
+ * Writes one page of rows, as they came from the source, in one transaction. SQLite: one
+ * prepared single-row insert run per row (no statement to build per page). PostgreSQL: one
+ * statement per page that unnests one array per column, typed as the target's columns.
+ */
+async function rowWriter(target: Database, table: string): Promise<(rows: Row[]) => Promise<void>> {
+  const raw = target.sqlite;
+  if (raw) {
+    const statements = new Map<string, { columns: string[]; run: (row: Row) => void }>();
+    const statementFor = (row: Row) => {
+      const columns = Object.keys(row);
+      const shape = columns.join(',');
+      let statement = statements.get(shape);
+      if (!statement) {
+        const insert = raw.prepare(
+          `INSERT INTO ${quote(table)} (${columns.map(quote).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+        );
+        statement = { columns, run: (r) => insert.run(columns.map((c) => r[c])) };
+        statements.set(shape, statement);
+      }
+      return statement;
+    };
+    return async (rows) => {
+      const statement = statementFor(rows[0] as Row);
+      raw
+        .transaction(() => {
+          for (const row of rows) statement.run(row);
+        })
+        .immediate();
+    };
+  }
+  const described = (await target.db.introspection.getTables()).find((x) => x.name === table);
+  const types = new Map((described?.columns ?? []).map((c) => [c.name, c.dataType]));
+  return async (rows) => {
+    const columns = Object.keys(rows[0] as Row);
+    const arrays = columns.map((c) => {
+      const type = types.get(c);
+      if (!type || !/^[a-z0-9_]+$/.test(type))
+        throw new Error(`the target's ${table} has no column ${c}: migrate both to the same version`);
+      return sql`${rows.map((r) => r[c])}::${sql.raw(type)}[]`;
+    });
+    await sql`INSERT INTO ${sql.table(table)} (${sql.join(columns.map((c) => sql.ref(c)))})
+      SELECT * FROM unnest(${sql.join(arrays)})`.execute(target.db);
+  };
+}
+
+function quote(identifier: string): string {
+  return `"${identifier.replaceAll('"', '""')}"`;
 }
 
 /**
