@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { verifySignature } from '@wsops/client';
 import type { FastifyInstance } from 'fastify';
@@ -28,6 +29,7 @@ import { BIN } from '../helpers/processes.js';
 import { answer, Receiver } from '../helpers/receiver.js';
 
 const HOUR = 3_600_000;
+const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 const ASSET = { asset: { id: 'ast_x', asset_tag: 'AST-1', status: 'ASSIGNED' }, assigned_user_id: 'per_x', expected_return_at: null };
 /** A password the PostgreSQL target's address carries (trust authentication ignores it); it must never be printed. */
 const TARGET_PASSWORD = 'never-print-this-pw';
@@ -264,7 +266,12 @@ for (const from of DIALECTS) {
         // 2. Copy into a new, empty database (small batches: many keyset pages per table).
         target = await createTestDatabase(to);
         const env = { WSOPS_DATABASE_URL: h.databaseUrl, WSOPS_SECRET: recipe ? '' : TEST_SECRET };
-        copy = wsops(['copy', '--to', withPassword(target.url), '--batch-size', '7', '--json', ...(recipe ? ['--show-secret'] : [])], env);
+        // The command as the README writes it (its addresses replaced), plus --json for the
+        // assertions and small batches, so that every table takes many keyset pages.
+        const written = /^WSOPS_DATABASE_URL=sqlite:\S+ bin\/wsops (copy --to postgres:\S+ --show-secret)$/m.exec(README)?.[1];
+        assert.ok(written, 'the README recipe has its copy command');
+        const args = written.split(' ').map((word) => (word.startsWith('postgres:') ? withPassword(target.url) : word));
+        copy = wsops([...(recipe ? args : args.filter((a) => a !== '--show-secret')), '--batch-size', '7', '--json'], env);
         assert.equal(copy.status, 0, copy.stderr);
         copied = JSON.parse(copy.stdout);
 
