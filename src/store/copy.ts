@@ -87,6 +87,14 @@ export async function copyDeployment(
   const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS;
   await refuseUnlessEmpty(target.db);
   await migrate(source);
+  // A source without a workspace is almost surely the wrong WSOPS_DATABASE_URL (an absent SQLite
+  // path opens as a new, empty database): copying it would only fill the target with nothing.
+  if (!(await source.db.selectFrom('workspaces').select('id').limit(1).executeTakeFirst())) {
+    throw new AppError(
+      'not_found',
+      'the configured database (WSOPS_DATABASE_URL) holds no workspace: nothing to copy; check WSOPS_DATABASE_URL',
+    );
+  }
   await migrate(target);
   await refuseUnlessEmpty(target.db);
   return readSnapshot(source, async (snapshot) => {

@@ -455,6 +455,40 @@ for (const dialect of DIALECTS) {
       });
     }
 
+    it('a source without a workspace (a wrong WSOPS_DATABASE_URL) is refused with one line, exit 2', async () => {
+      const empty = await createTestDatabase(dialect);
+      const target = await createTestDatabase('sqlite');
+      try {
+        const r = wsops(['copy', '--to', target.url], { WSOPS_DATABASE_URL: empty.url, WSOPS_SECRET: TEST_SECRET });
+        assert.equal(r.status, 2, r.stderr);
+        assert.match(r.stderr, /holds no workspace: nothing to copy; check WSOPS_DATABASE_URL/);
+        assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+      } finally {
+        await empty.drop();
+        await target.drop();
+      }
+    });
+
+    it('a target that loses rows during the copy fails the verification: one line naming the table, exit 1', async () => {
+      const target = await createTestDatabase('sqlite');
+      const database = openDatabase(target.url);
+      try {
+        // A migrated, empty target (allowed) whose trigger drops every workspace written to it.
+        await migrate(database);
+        await sql`CREATE TRIGGER lose_workspaces AFTER INSERT ON workspaces BEGIN DELETE FROM workspaces WHERE id = NEW.id; END`.execute(
+          database.db,
+        );
+        const r = wsops(['copy', '--to', target.url], env());
+        assert.equal(r.status, 1, r.stderr);
+        assert.match(r.stderr, /^wsops: copy failed: the copy is incomplete: workspaces has 0 rows in the target and 1 in the source/);
+        assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+        assert.equal(r.stdout, '');
+      } finally {
+        await database.close();
+        await target.drop();
+      }
+    });
+
     it('a target that cannot be reached fails with one line, exit 1, and no password', () => {
       const r = wsops(['copy', '--to', `postgres://postgres:${TARGET_PASSWORD}@127.0.0.1:1/nowhere`], env());
       assert.equal(r.status, 1, r.stderr);
