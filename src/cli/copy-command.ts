@@ -106,7 +106,7 @@ export function copyCommand(program: Command): void {
         if (err instanceof AppError || err instanceof UsageError || err instanceof ConfigError) throw err;
         // Anything else (a failed verification, connection refused, a full disk) is one line
         // and exit 1, without the target's password however the driver worded it.
-        let message = err instanceof Error ? err.message : String(err);
+        let message = (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' ');
         for (const p of passwordsOf(to)) message = message.split(p).join('***');
         process.stderr.write(`wsops: copy failed: ${message}\n`);
         process.exitCode = 1;

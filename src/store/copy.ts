@@ -69,8 +69,10 @@ export interface CopyResult {
   storedServerSecret: string | undefined;
 }
 
-/** The copy ran but the target does not hold what the source held: the target is incomplete. */
-export class CopyVerificationError extends Error {}
+/** Rows were written but the target does not hold what the source held: it must be emptied before another try. */
+export class CopyIncompleteError extends Error {}
+
+const START_AGAIN = 'Empty the target (drop and create it) and copy again with the server stopped.';
 
 type Row = Record<string, unknown>;
 type Conn = Kysely<DB>;
@@ -101,8 +103,13 @@ export async function copyDeployment(
     const counts = new Map<string, number>();
     for (const t of COPY_ORDER) counts.set(t.table, await countRows(snapshot, t.table));
     for (const t of COPY_ORDER) {
-      if (t.replacesTriggerRows) await sql`DELETE FROM ${sql.table(t.table)}`.execute(target.db);
-      await copyTable(snapshot, target, t, counts.get(t.table) ?? 0, batchRows, options.progress);
+      try {
+        if (t.replacesTriggerRows) await sql`DELETE FROM ${sql.table(t.table)}`.execute(target.db);
+        await copyTable(snapshot, target, t, counts.get(t.table) ?? 0, batchRows, options.progress);
+      } catch (err) {
+        const reason = err instanceof Error ? err.message : String(err);
+        throw new CopyIncompleteError(`the copy stopped in ${t.table}: ${reason}. The target holds part of the copy. ${START_AGAIN}`);
+      }
     }
     if (target.dialect === 'postgres') await advanceSequences(target.db);
     const mismatches: string[] = [];
@@ -112,9 +119,7 @@ export async function copyDeployment(
       if (copied !== expected) mismatches.push(`${t.table} has ${copied} rows in the target and ${expected} in the source`);
     }
     if (mismatches.length) {
-      throw new CopyVerificationError(
-        `the copy is incomplete: ${mismatches.join('; ')}. Empty the target (drop and create it) and copy again with the server stopped.`,
-      );
+      throw new CopyIncompleteError(`the copy is incomplete: ${mismatches.join('; ')}. ${START_AGAIN}`);
     }
     const secret = await snapshot.selectFrom('settings').select('value').where('name', '=', 'server_secret').executeTakeFirst();
     const tables = COPY_ORDER.map((t) => ({ table: t.table, rows: counts.get(t.table) ?? 0 }));

@@ -489,6 +489,32 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    if (dialect === 'sqlite' && DIALECTS.includes('postgres')) {
+      it('a value PostgreSQL cannot hold (NUL in a SQLite text) stops the copy: one line naming the table, exit 1', async () => {
+        const hostile = await createTestDatabase('sqlite');
+        const target = await createTestDatabase('postgres');
+        const database = openDatabase(hostile.url);
+        try {
+          const made = wsops(['workspace', 'create', '--name', 'Nul', '--json'], {
+            WSOPS_DATABASE_URL: hostile.url,
+            WSOPS_SECRET: TEST_SECRET,
+          });
+          const id = JSON.parse(made.stdout).id;
+          // Written by plain SQL, as a hand-edited database could hold it.
+          await sql`INSERT INTO settings (name, value) VALUES ('note', ${`a\u0000b`})`.execute(database.db);
+          const r = wsops(['copy', '--to', target.url], { WSOPS_DATABASE_URL: hostile.url, WSOPS_SECRET: TEST_SECRET });
+          assert.equal(r.status, 1, r.stderr);
+          assert.match(r.stderr, /^wsops: copy failed: the copy stopped in settings: .*The target holds part of the copy/);
+          assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+          assert.ok(id);
+        } finally {
+          await database.close();
+          await hostile.drop();
+          await target.drop();
+        }
+      });
+    }
+
     it('a target that cannot be reached fails with one line, exit 1, and no password', () => {
       const r = wsops(['copy', '--to', `postgres://postgres:${TARGET_PASSWORD}@127.0.0.1:1/nowhere`], env());
       assert.equal(r.status, 1, r.stderr);
