@@ -16,7 +16,7 @@ import { createServices, type Services } from '../../src/services.js';
 import { createAdminLink, createSession, loadSession } from '../../src/store/admins.js';
 import { listAudit, recordAudit } from '../../src/store/audit.js';
 import { COPY_ORDER, whyNotCopied } from '../../src/store/copy.js';
-import { openDatabase } from '../../src/store/database.js';
+import { openDatabase, redactUrl } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrations.js';
 import { type DeliveryPage, deliveryStats, listDeliveries } from '../../src/webhooks/deliveries.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
@@ -142,6 +142,16 @@ describe('the copy handles every table of the migrated schema', () => {
       }
     });
   }
+});
+
+it('addresses are printed without their password, in the user part or a password parameter', () => {
+  assert.equal(redactUrl('postgres://wsops:s3cr%2Ft@db:5432/wsops'), 'postgres://wsops:***@db:5432/wsops');
+  assert.equal(
+    redactUrl('postgres://wsops@db/wsops?sslmode=require&password=s3cret'),
+    'postgres://wsops@db/wsops?sslmode=require&password=***',
+  );
+  assert.equal(redactUrl('postgres://db/wsops?PASSWORD=s3cret&x=1'), 'postgres://db/wsops?PASSWORD=***&x=1');
+  assert.equal(redactUrl('sqlite:./data/wsops.db'), 'sqlite:./data/wsops.db');
 });
 
 for (const from of DIALECTS) {
