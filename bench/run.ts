@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: prints a table of every benchmark and writes it to bench/results/latest.md.
- *   npm run bench -- [--records N] [--duration S] [--only read|webhooks|client|console] [--dialects sqlite,postgres]
+ *   npm run bench -- [--records N] [--duration S] [--only read|write|webhooks|client|console] [--dialects sqlite,postgres]
  *     [--console-scale F] (console: records and delivery attempts are 1,000,000 × F)
  *   npm run bench -- --soak SECONDS [--records N] [--dialects sqlite|postgres]   the soak alone (bench/soak.ts)
  */
@@ -16,6 +16,7 @@ import { readBench } from './read-bench.js';
 import { soakBench } from './soak.js';
 import { printTable, type Row } from './table.js';
 import { webhookBench } from './webhook-bench.js';
+import { writeBench } from './write-bench.js';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -94,6 +95,17 @@ if (only === 'all' || only === 'read') {
   }
   sections.push(printTable('Read API', rows), ...plans);
   process.stdout.write(`\n${plans.join('\n\n')}\n`);
+}
+
+if (only === 'all' || only === 'write') {
+  const rows: Row[] = [];
+  for (const d of dialects) {
+    const url = d === 'sqlite' ? `sqlite:${join(dataDir, 'write.db')}` : await freshPostgres('wsops_bench_write');
+    rows.push(...(await writeBench({ databaseUrl: url, records, duration, dialect: d }, log)));
+    if (d === 'sqlite') rmSync(join(dataDir, 'write.db'), { force: true });
+    else await dropPostgres('wsops_bench_write');
+  }
+  sections.push(printTable('Write side (system of record)', rows));
 }
 
 if (only === 'all' || only === 'client') {

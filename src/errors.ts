@@ -98,6 +98,19 @@ export const ERROR_CATALOGUE = {
     meaning: 'A plan limit is reached: unrevoked keys per workspace, or five webhook endpoints delivering at once.',
     fix: 'Revoke a key or disable an endpoint first.',
   },
+  invalid_record: {
+    status: 422,
+    title: 'Invalid record',
+    meaning:
+      "A record written by the system of record (internal API) breaks its register's declaration: an unknown field, a wrong type or value, a derived field set differently, or a reference to a record the workspace does not hold. `pointer` is the JSON pointer of the first field; `errors` lists each with `pointer`, `code` and `detail`.",
+    fix: 'Correct the fields named in `errors` and send the write again; the internal OpenAPI document describes each register.',
+  },
+  precondition_failed: {
+    status: 412,
+    title: 'Precondition failed',
+    meaning: 'The write was conditional (`If-Match`, `If-None-Match`) and the record has moved on, or does not exist, or exists.',
+    fix: 'Read the record again (its `ETag`), reapply your change to it, and send the write with the new `If-Match`.',
+  },
   request_timeout: {
     status: 408,
     title: 'Request timeout',
@@ -114,7 +127,7 @@ export const ERROR_CATALOGUE = {
     status: 414,
     title: 'URI too long',
     meaning: 'A path segment is longer than any id can be.',
-    fix: 'Check the id in the path; ids are a prefix and at most 40 letters or digits.',
+    fix: 'Check the id in the path; an id is a prefix, `_`, and at most 64 letters, digits, `-` or `_`.',
   },
   unsupported_media_type: {
     status: 415,

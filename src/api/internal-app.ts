@@ -11,8 +11,10 @@ import { randomBase62 } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
 import { serverOptions } from './app.js';
+import { buildInternalOpenApi } from './internal-openapi.js';
 import { registerInternalRoutes } from './internal-routes.js';
 import { problemErrorHandler, sendProblem } from './problem.js';
+import { registerRecordWriteRoutes } from './record-write-routes.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** A dependency that does not answer within this is not ready. */
@@ -61,8 +63,11 @@ export async function readiness(services: Services, timeoutMs = READINESS_TIMEOU
 
 export function buildInternalApp(services: Services, options: InternalAppOptions = {}): FastifyInstance {
   const app = Fastify({
-    // The same defences against slow and hostile clients as the public listener.
+    // The same defences against slow and hostile clients as the public listener, but for the
+    // whole-request deadline: an import streams a body for as long as it takes (its socket
+    // still closes after WSOPS_REQUEST_TIMEOUT_MS of silence, and headers keep their deadline).
     ...serverOptions(services.config),
+    requestTimeout: 0,
     loggerInstance: (options.logger ?? services.logger) as FastifyBaseLogger,
     genReqId: () => `req_${randomBase62(20)}`,
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
@@ -80,7 +85,7 @@ export function buildInternalApp(services: Services, options: InternalAppOptions
     sendProblem(
       reply,
       'not_found',
-      `No route ${request.method} ${request.url.split('?')[0]?.slice(0, 200)} on the internal listener: it serves /internal/v1/actions/:action, /metrics, /readyz and /healthz.`,
+      `No route ${request.method} ${request.url.split('?')[0]?.slice(0, 200)} on the internal listener: it serves /internal/v1/actions/:action, /internal/v1/workspaces/:workspace_id/{register}/{id}, /internal/v1/workspaces/:workspace_id/import and /export, /internal/openapi.json, /metrics, /readyz and /healthz.`,
     ),
   );
 
@@ -97,6 +102,10 @@ export function buildInternalApp(services: Services, options: InternalAppOptions
     const text = await services.metrics.text();
     return reply.type(services.metrics.contentType).send(text);
   });
+  // The write side's description; it describes, it grants nothing, so it needs no token.
+  const internalDocument = JSON.stringify(buildInternalOpenApi());
+  app.get('/internal/openapi.json', async (_request, reply) => reply.type(JSON_TYPE).send(internalDocument));
   registerInternalRoutes(app, services);
+  registerRecordWriteRoutes(app, services);
   return app;
 }

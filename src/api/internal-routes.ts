@@ -29,7 +29,7 @@ export function operatorTokenMatches(given: string, expected: string): boolean {
  * address that failed too often is refused before its token is even compared, so a correct
  * guess behind the 429s is worth nothing.
  */
-async function authorizeOperator(services: Services, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+export async function authorizeOperator(services: Services, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const expected = services.config.operatorToken;
   if (expected === undefined) {
     throw new AppError('forbidden', 'The internal API is disabled until WSOPS_OPERATOR_TOKEN is set on the server.');

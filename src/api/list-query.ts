@@ -1,6 +1,6 @@
 import { AppError } from '../errors.js';
 import type { Register } from '../registers/define.js';
-import { ID_PATTERN_BODY } from '../registers/fields.js';
+import { idPattern } from '../registers/fields.js';
 import { searchWords } from '../store/search-text.js';
 import { parseInstant } from './timestamp.js';
 
@@ -106,7 +106,7 @@ export function parseListQuery(register: Register, query: RawQuery): ListParams 
         throw bad(name, `${name} must be one of ${field.values.join(', ')}; got "${truncate(value)}"`);
       }
     } else if (field?.ref) {
-      if (!new RegExp(`^${field.ref}_${ID_PATTERN_BODY}$`).test(value)) {
+      if (!idPattern(field.ref).test(value)) {
         throw bad(name, `${name} must be an id of the form ${field.ref}_…; got "${truncate(value)}"`);
       }
     }

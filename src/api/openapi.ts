@@ -1,6 +1,6 @@
 import { ERROR_CATALOGUE } from '../errors.js';
 import { READ_SCOPES, REGISTERS } from '../registers/catalogue.js';
-import type { JsonSchema } from '../registers/fields.js';
+import { ID_PATTERN_BODY, type JsonSchema } from '../registers/fields.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_SEARCH_LENGTH } from './list-query.js';
 import { buildWebhooks } from './openapi-webhooks.js';
 
@@ -45,7 +45,7 @@ export function buildOpenApi(baseUrl: string): JsonSchema {
       const field = r.fields[name];
       const schema = field?.values
         ? { type: 'string', enum: [...field.values] }
-        : { type: 'string', pattern: `^${field?.ref}_[A-Za-z0-9]{1,40}$` };
+        : { type: 'string', pattern: `^${field?.ref}_${ID_PATTERN_BODY}$` };
       return {
         name,
         in: 'query',

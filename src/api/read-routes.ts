@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { REGISTERS } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
-import { ID_PATTERN_BODY } from '../registers/fields.js';
+import { idPattern } from '../registers/fields.js';
 import type { Services } from '../services.js';
 import { negotiateEncoding } from './accept-encoding.js';
 import { authenticateThrottled, type KeyContext, requireScope } from './auth.js';
@@ -11,17 +11,6 @@ import { filterDigest } from './cursor.js';
 import { parseListQuery, type RawQuery, rejectUnknown } from './list-query.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-
-const ID_PATTERNS = new Map<string, RegExp>();
-/** `^<prefix>_[A-Za-z0-9]{1,40}$`, the shape every id of a register has. */
-export function idPattern(prefix: string): RegExp {
-  let pattern = ID_PATTERNS.get(prefix);
-  if (!pattern) {
-    pattern = new RegExp(`^${prefix}_${ID_PATTERN_BODY}$`);
-    ID_PATTERNS.set(prefix, pattern);
-  }
-  return pattern;
-}
 
 /**
  * The order of checks is part of the contract: the address's failed-authentication budget

@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { buildInternalOpenApi } from '../api/internal-openapi.js';
 import { buildOpenApi } from '../api/openapi.js';
 import { loadConfig } from '../config.js';
 import { openDatabase } from '../store/database.js';
@@ -49,9 +50,11 @@ auditCommand(program);
 copyCommand(program);
 program
   .command('openapi')
-  .description('print the OpenAPI document of /api/v1')
-  .action(() => {
-    process.stdout.write(`${JSON.stringify(buildOpenApi(loadConfig().baseUrl), null, 2)}\n`);
+  .description('print the OpenAPI document of /api/v1 (or, with --internal, of the internal write API)')
+  .option('--internal', "the internal listener's document: record writes, import, export")
+  .action((opts: { internal?: boolean }) => {
+    const doc = opts.internal ? buildInternalOpenApi() : buildOpenApi(loadConfig().baseUrl);
+    process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
   });
 
 // Every subcommand refuses unknown options and extra arguments.

@@ -45,22 +45,56 @@ function make(kind: string, base: JsonSchema, nullable: boolean, extra: Partial<
   return field;
 }
 
-export const ID_PATTERN_BODY = '[A-Za-z0-9]{1,40}';
+/**
+ * What follows an id's prefix and its `_`: the source system's own identifier, so a system of
+ * record needs no lookup table (a UUID maps one to one). Letters, digits, `-` and `_`; at most
+ * 64 characters. Every id in a path, filter or body is checked against this before any query.
+ */
+export const ID_PATTERN_BODY = '[A-Za-z0-9_-]{1,64}';
+/** The longest id of any register: a prefix of at most 4 letters, `_`, and the body. */
+export const MAX_ID_LENGTH = 4 + 1 + 64;
+const ID_PATTERNS = new Map<string, RegExp>();
+/** `^<prefix>_<ID_PATTERN_BODY>$`, the shape every id of a register has (compiled once per prefix). */
+export function idPattern(prefix: string): RegExp {
+  let pattern = ID_PATTERNS.get(prefix);
+  if (!pattern) {
+    pattern = new RegExp(`^${prefix}_${ID_PATTERN_BODY}$`);
+    ID_PATTERNS.set(prefix, pattern);
+  }
+  return pattern;
+}
+/** Bounds of written values: a short text (a name, a title) and a long one (a description, notes). */
+export const MAX_STRING_LENGTH = 1000;
+export const MAX_TEXT_LENGTH = 10_000;
+/** At most this many items in a nested list or id list of one record. */
+export const MAX_LIST_ITEMS = 1000;
 
 export const f = {
-  string: () => make('string', { type: 'string' }, false),
-  email: () => make('string', { type: 'string', format: 'email' }, false),
+  string: () => make('string', { type: 'string', maxLength: MAX_STRING_LENGTH }, false),
+  /** A long text: a description or notes. */
+  text: () => make('string', { type: 'string', maxLength: MAX_TEXT_LENGTH }, false),
+  email: () => make('string', { type: 'string', format: 'email', maxLength: 254 }, false),
   enum: (values: readonly string[]) => make('enum', { type: 'string', enum: [...values] }, false, { values }),
   id: (ref: string) => make('id', { type: 'string', pattern: `^${ref}_${ID_PATTERN_BODY}$` }, false, { ref }),
   ids: (ref: string) =>
-    make('ids', { type: 'array', items: { type: 'string', pattern: `^${ref}_${ID_PATTERN_BODY}$` } }, false, {
+    make('ids', { type: 'array', maxItems: MAX_LIST_ITEMS, items: { type: 'string', pattern: `^${ref}_${ID_PATTERN_BODY}$` } }, false, {
       ref,
     }),
   date: () => make('date', { type: 'string', format: 'date' }, false),
   timestamp: () => make('timestamp', { type: 'string', format: 'date-time' }, false),
-  integer: (minimum?: number) => make('integer', minimum === undefined ? { type: 'integer' } : { type: 'integer', minimum }, false),
+  // Bounded to what a JSON number carries exactly (2^53 - 1), so no value is silently rounded.
+  integer: (minimum?: number) =>
+    make(
+      'integer',
+      minimum === undefined
+        ? { type: 'integer', minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER }
+        : { type: 'integer', minimum, maximum: Number.MAX_SAFE_INTEGER },
+      false,
+    ),
   boolean: () => make('boolean', { type: 'boolean' }, false),
-  currency: () => make('string', { type: 'string', pattern: '^[A-Z]{3}$', description: 'ISO 4217 currency code.' }, false),
+  /** An IANA time zone name (checked against the runtime's list when written). */
+  timezone: () => make('timezone', { type: 'string', maxLength: 64 }, false),
+  currency: () => make('currency', { type: 'string', pattern: '^[A-Z]{3}$', description: 'ISO 4217 currency code.' }, false),
   list: (of: Record<string, Field>) => {
     const itemSchema = {
       type: 'object',
@@ -68,6 +102,6 @@ export const f = {
       required: Object.keys(of),
       properties: Object.fromEntries(Object.entries(of).map(([k, v]) => [k, v.schema()])),
     };
-    return make('list', { type: 'array', items: itemSchema }, false, { of });
+    return make('list', { type: 'array', maxItems: MAX_LIST_ITEMS, items: itemSchema }, false, { of });
   },
 };

@@ -19,7 +19,7 @@ export const handovers = defineRegister({
     items: f.list({
       id: f.string(),
       title: f.string(),
-      notes: f.string().nullable_(),
+      notes: f.text().nullable_(),
       task_id: f.id('tsk').nullable_(),
     }),
     acknowledged_at: f.timestamp().nullable_(),

@@ -12,7 +12,7 @@ export const locations = defineRegister({
     name: f.string(),
     kind: f.enum(['SITE', 'DEPARTMENT', 'TEAM']),
     parent_id: f.id('loc').nullable_(),
-    timezone: f.string().describe('IANA time zone name, for example `Europe/Berlin`.'),
+    timezone: f.timezone().describe('IANA time zone name, for example `Europe/Berlin`.'),
     address: f.string().nullable_(),
   },
   filters: [],

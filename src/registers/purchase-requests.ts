@@ -10,7 +10,7 @@ export const purchaseRequests = defineRegister({
   module: 'approvals',
   fields: {
     title: f.string(),
-    description: f.string().nullable_(),
+    description: f.text().nullable_(),
     requester_id: f.id('per'),
     location_id: f.id('loc').nullable_(),
     vendor_id: f.id('ven').nullable_(),

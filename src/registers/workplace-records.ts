@@ -12,7 +12,7 @@ export const workplaceRecords = defineRegister({
     record_type: f.enum(['INCIDENT', 'INSPECTION', 'VISITOR', 'FACILITY_REQUEST', 'DESK_BOOKING']),
     status: f.enum(['OPEN', 'IN_PROGRESS', 'RESOLVED', 'CLOSED']),
     title: f.string(),
-    description: f.string().nullable_(),
+    description: f.text().nullable_(),
     location_id: f.id('loc').nullable_(),
     person_ids: f.ids('per'),
     reported_by_id: f.id('per').nullable_(),

@@ -382,6 +382,67 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         await createAuthChangeSignals(db, dialect);
       },
     },
+    '0015_ids_per_workspace': {
+      async up(db: Kysely<unknown>) {
+        // Ids are chosen by the system of record (ADR 20): unique within a workspace, so two
+        // workspaces may hold the same id (an export of one imports into another unchanged).
+        if (dialect === 'postgres') {
+          await sql`ALTER TABLE records DROP CONSTRAINT records_pkey`.execute(db);
+          await sql`ALTER TABLE records ADD PRIMARY KEY (workspace_id, id)`.execute(db);
+          return;
+        }
+        // SQLite cannot change a primary key in place: copy into a new table, keeping each
+        // row's rowid so the external-content FTS index (keyed by rowid) stays valid, then put
+        // back the indexes and the triggers that dropping the old table removed.
+        await sql`CREATE TABLE records_new (
+          id text NOT NULL, workspace_id text NOT NULL, register text NOT NULL,
+          created_at text NOT NULL, updated_at text NOT NULL,
+          location_id text, status text, category text, record_type text,
+          search_text text NOT NULL, doc text NOT NULL,
+          PRIMARY KEY (workspace_id, id))`.execute(db);
+        await sql`INSERT INTO records_new (rowid, id, workspace_id, register, created_at, updated_at, location_id, status, category, record_type, search_text, doc)
+          SELECT rowid, id, workspace_id, register, created_at, updated_at, location_id, status, category, record_type, search_text, doc FROM records`.execute(
+          db,
+        );
+        await sql`DROP TABLE records`.execute(db);
+        await sql`ALTER TABLE records_new RENAME TO records`.execute(db);
+        await db.schema.createIndex('records_order').on('records').columns(['workspace_id', 'register', 'updated_at', 'id']).execute();
+        for (const col of ['location_id', 'status', 'category', 'record_type']) {
+          await db.schema
+            .createIndex(`records_by_${col}`)
+            .on('records')
+            .columns(['workspace_id', 'register', col, 'updated_at', 'id'])
+            .where(sql.ref(col), 'is not', null)
+            .execute();
+        }
+        await sql`CREATE TRIGGER records_ai AFTER INSERT ON records BEGIN
+          INSERT INTO records_fts(rowid, search_text) VALUES (new.rowid, new.search_text); END`.execute(db);
+        await sql`CREATE TRIGGER records_ad AFTER DELETE ON records BEGIN
+          INSERT INTO records_fts(records_fts, rowid, search_text) VALUES ('delete', old.rowid, old.search_text); END`.execute(db);
+        await sql`CREATE TRIGGER records_au AFTER UPDATE OF search_text ON records BEGIN
+          INSERT INTO records_fts(records_fts, rowid, search_text) VALUES ('delete', old.rowid, old.search_text);
+          INSERT INTO records_fts(rowid, search_text) VALUES (new.rowid, new.search_text); END`.execute(db);
+      },
+    },
+    '0016_imports': {
+      async up(db: Kysely<unknown>) {
+        // One row per import (HTTP, CLI or console): what the Data page lists.
+        await db.schema
+          .createTable('record_imports')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('workspace_id', 'text', (c) => c.notNull())
+          .addColumn('actor', 'text', (c) => c.notNull())
+          .addColumn('started_at', 'text', (c) => c.notNull())
+          .addColumn('finished_at', 'text')
+          .addColumn('dry_run', 'integer', (c) => c.notNull())
+          .addColumn('atomic', 'integer', (c) => c.notNull())
+          .addColumn('lines', 'integer', (c) => c.notNull())
+          .addColumn('refused', 'integer', (c) => c.notNull())
+          .addColumn('report', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('record_imports_workspace').on('record_imports').columns(['workspace_id', 'started_at']).execute();
+      },
+    },
   };
 }
 

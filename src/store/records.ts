@@ -79,7 +79,7 @@ export class RecordStore {
     await db
       .insertInto('records')
       .values(row)
-      .onConflict((oc) => oc.column('id').doUpdateSet(changes))
+      .onConflict((oc) => oc.columns(['workspace_id', 'id']).doUpdateSet(changes))
       .execute();
   }
 

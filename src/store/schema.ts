@@ -102,6 +102,23 @@ export interface RecordsTable {
   doc: string;
 }
 
+/** One import of records (HTTP, CLI or console), as the Data page lists it. */
+export interface RecordImportsTable {
+  id: string;
+  workspace_id: string;
+  /** `operator` (internal API, CLI) or `console:<email>`. */
+  actor: string;
+  started_at: string;
+  /** Null while the import runs (or when its process died mid-way). */
+  finished_at: string | null;
+  dry_run: number;
+  atomic: number;
+  lines: number;
+  refused: number;
+  /** The import's report as JSON (counts per register and operation, the first refused lines). */
+  report: string;
+}
+
 export interface WebhookEndpointsTable {
   id: string;
   workspace_id: string;
@@ -203,6 +220,7 @@ export interface DB {
   api_keys: ApiKeysTable;
   audit_events: AuditEventsTable;
   records: RecordsTable;
+  record_imports: RecordImportsTable;
   console_admins: ConsoleAdminsTable;
   console_sign_in_links: ConsoleSignInLinksTable;
   console_sessions: ConsoleSessionsTable;

@@ -1,0 +1,13 @@
+import { loadConfig } from '../src/config.js';
+import { people } from '../src/registers/catalogue.js';
+import { createServices } from '../src/services.js';
+import { toRow } from '../src/store/records.js';
+const url = process.argv[2]!;
+const s = await createServices(loadConfig({ WSOPS_DATABASE_URL: url, WSOPS_SECRET: 'x'.repeat(40) }));
+const n = 100000;
+const rows = [];
+for (let i = 0; i < n; i++) rows.push(toRow('wsp_x', people, { id: `per_${i}`, display_name: `Person ${i}`, given_name: 'P', family_name: `N${i}`, work_email: `p${i}@example.com`, work_phone: null, job_title: 'Engineer', team_id: null, location_id: 'loc_hq', manager_id: null, status: 'ACTIVE', start_date: '2024-01-01', end_date: null, created_at: new Date().toISOString(), updated_at: new Date().toISOString() }));
+let t = performance.now();
+for (let i = 0; i < n; i += 1000) await s.records.insertMany(rows.slice(i, i + 1000));
+console.log('insertMany rec/s', Math.round(n / ((performance.now() - t) / 1000)));
+await s.close();

@@ -1,0 +1,201 @@
+/**
+ * The write side (issue 23), against a real `wsops serve` and its internal listener:
+ *   - bulk import of N people over HTTP (NDJSON streamed by this process), records/s and the
+ *     server's peak RSS;
+ *   - export of the same workspace, records/s;
+ *   - single PUTs at a fixed 500 writes/s, p99 (latency measured from each write's scheduled
+ *     start, so a stall is not hidden by the writes it delays);
+ *   - list pages of 100 (p99) idle and while a second workspace is being imported at full speed.
+ */
+import { Readable } from 'node:stream';
+import { loadConfig } from '../src/config.js';
+import { createServices } from '../src/services.js';
+import { createKey } from '../src/store/keys.js';
+import { createWorkspace, parseModules } from '../src/store/workspaces.js';
+import { freePort, load, sampleRss, stopProcess } from './processes.js';
+import type { Row } from './table.js';
+import { BENCH_SECRET, startWsops } from './wsops.js';
+
+const TOKEN = 'bench-operator-token-0123456789abcdef';
+
+function person(i: number, tag: string): string {
+  return JSON.stringify({
+    register: 'people',
+    op: 'upsert',
+    record: {
+      id: `per_${tag}-${i}`,
+      display_name: `Person ${tag} ${i}`,
+      given_name: 'Person',
+      family_name: `${tag}${i}`,
+      work_email: `p${i}@${tag}.example.com`,
+      work_phone: null,
+      job_title: 'Engineer',
+      team_id: null,
+      location_id: 'loc_hq',
+      manager_id: i >= 10 ? `per_${tag}-${Math.floor(i / 10)}` : null,
+      status: 'ACTIVE',
+      start_date: '2024-01-01',
+      end_date: null,
+    },
+  });
+}
+
+/** NDJSON of a site and `n` people, generated as it is sent (never whole in memory). */
+function* importBody(n: number, tag: string): Generator<Buffer> {
+  let text = `${JSON.stringify({ register: 'locations', op: 'upsert', record: { id: 'loc_hq', name: 'HQ', kind: 'SITE', parent_id: null, timezone: 'Europe/Berlin', address: null } })}\n`;
+  for (let i = 0; i < n; i++) {
+    text += `${person(i, tag)}\n`;
+    if (text.length > 256 * 1024) {
+      yield Buffer.from(text);
+      text = '';
+    }
+  }
+  if (text) yield Buffer.from(text);
+}
+
+async function importOver(internal: string, ws: string, n: number, tag: string): Promise<{ seconds: number; refused: number }> {
+  const started = performance.now();
+  const res = await fetch(`${internal}/internal/v1/workspaces/${ws}/import`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' },
+    body: Readable.toWeb(Readable.from(importBody(n, tag))) as ReadableStream,
+    duplex: 'half',
+  } as RequestInit);
+  const report = (await res.json()) as { refused_count: number };
+  return { seconds: (performance.now() - started) / 1000, refused: report.refused_count };
+}
+
+/** `rate` PUTs per second for `seconds`; latencies from each write's scheduled start. */
+async function fixedRatePuts(
+  internal: string,
+  ws: string,
+  rate: number,
+  seconds: number,
+): Promise<{ p50: number; p99: number; errors: number }> {
+  const total = rate * seconds;
+  const latencies: number[] = [];
+  let errors = 0;
+  const t0 = performance.now();
+  const inflight: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = t0 + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const body = JSON.parse(person(i % 2000, 'put')).record;
+    body.job_title = `Engineer ${i}`;
+    inflight.push(
+      fetch(`${internal}/internal/v1/workspaces/${ws}/people/${body.id}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ ...body, manager_id: null }),
+      }).then(
+        async (res) => {
+          await res.arrayBuffer();
+          if (res.status !== 200 && res.status !== 201) errors++;
+          latencies.push(performance.now() - due);
+        },
+        (err: Error) => {
+          errors++;
+          if (errors === 1) process.stderr.write(`[bench] first failed PUT: ${err.message} ${String((err as { cause?: unknown }).cause ?? '')}\n`);
+        },
+      ),
+    );
+  }
+  await Promise.all(inflight);
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+  return { p50: at(0.5), p99: at(0.99), errors };
+}
+
+async function pagesP99(base: string, key: string, duration: number): Promise<number> {
+  const paths = Array.from(
+    { length: 50 },
+    (_, i) => `/api/v1/people?limit=100&updated_since=${encodeURIComponent(new Date(Date.UTC(2020, 0, 1, 0, 0, i)).toISOString())}`,
+  );
+  const r = await load(base, { authorization: `Bearer ${key}` }, paths, 10, duration);
+  return r.p99;
+}
+
+export async function writeBench(
+  options: { databaseUrl: string; records: number; duration: number; dialect: string },
+  log: (s: string) => void,
+): Promise<Row[]> {
+  const { databaseUrl, records, duration, dialect } = options;
+  const services = await createServices(loadConfig({ WSOPS_DATABASE_URL: databaseUrl, WSOPS_SECRET: BENCH_SECRET }));
+  const now = Date.now();
+  const main = await createWorkspace(services.database.db, 'import', parseModules('all'), new Date(now).toISOString());
+  const busy = await createWorkspace(services.database.db, 'busy', parseModules('all'), new Date(now).toISOString());
+  const key = await createKey(services.database.db, {
+    workspaceId: main.id,
+    scopes: ['people:read'],
+    environment: 'test',
+    now,
+    maxKeys: 20,
+    dialect: services.database.dialect,
+  });
+  await services.close();
+
+  const port = await freePort();
+  const internalPort = await freePort();
+  const server = await startWsops(databaseUrl, port, { env: { WSOPS_INTERNAL_PORT: String(internalPort), WSOPS_OPERATOR_TOKEN: TOKEN } });
+  const internal = `http://127.0.0.1:${internalPort}`;
+  const base = `http://127.0.0.1:${port}`;
+  const rows: Row[] = [];
+  try {
+    log(`${dialect}: importing ${records.toLocaleString('en')} people`);
+    const stopRss = sampleRss(server.pid as number);
+    const imported = await importOver(internal, main.id, records, 'm');
+    const rss = stopRss();
+    const rate = records / imported.seconds;
+    const goal = dialect === 'sqlite' ? 100_000 : 50_000;
+    rows.push({
+      benchmark: `${dialect}: bulk import over HTTP (${records.toLocaleString('en')} records)`,
+      result: `${Math.round(rate).toLocaleString('en')} records/s (${imported.seconds.toFixed(1)} s, ${imported.refused} refused); server peak ${Math.round(rss.privateMb)} MB`,
+      goal: `≥ ${goal.toLocaleString('en')} records/s, RSS ≤ 300 MB`,
+      met: rate >= goal && rss.privateMb <= 300 && imported.refused === 0,
+    });
+
+    log(`${dialect}: exporting`);
+    const started = performance.now();
+    const res = await fetch(`${internal}/internal/v1/workspaces/${main.id}/export`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    let lines = 0;
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) for (const b of chunk) if (b === 10) lines++;
+    const exportRate = lines / ((performance.now() - started) / 1000);
+    rows.push({
+      benchmark: `${dialect}: export over HTTP`,
+      result: `${Math.round(exportRate).toLocaleString('en')} records/s (${lines.toLocaleString('en')} lines)`,
+      goal: '≥ 200,000 records/s',
+      met: exportRate >= 200_000,
+    });
+
+    log(`${dialect}: single PUTs at 500/s`);
+    // Into the imported workspace, which holds the site the people name.
+    const single = await fixedRatePuts(internal, main.id, 500, duration);
+    rows.push({
+      benchmark: `${dialect}: single PUT at 500 writes/s`,
+      result: `p50 ${single.p50.toFixed(1)} ms, p99 ${single.p99.toFixed(1)} ms, ${single.errors} errors`,
+      goal: dialect === 'sqlite' ? 'p99 ≤ 10 ms' : '(goal set for SQLite)',
+      met: dialect === 'sqlite' ? single.p99 <= 10 && single.errors === 0 : undefined,
+    });
+
+    log(`${dialect}: list pages idle, then during a full-speed import of another workspace`);
+    const idle = await pagesP99(base, key.key, duration);
+    let importing = true;
+    const during = importOver(internal, busy.id, Math.max(200_000, Math.round(records / 2)), 'b').finally(() => {
+      importing = false;
+    });
+    await new Promise((r) => setTimeout(r, 1000));
+    const busyP99 = await pagesP99(base, key.key, duration);
+    const stillImporting = importing;
+    await during;
+    rows.push({
+      benchmark: `${dialect}: list pages of 100 (p99) during a full-speed import`,
+      result: `${busyP99} ms vs ${idle} ms idle (${(busyP99 / Math.max(1, idle)).toFixed(2)}×)${stillImporting ? '' : '; the import ended before the load did'}`,
+      goal: '≤ 2× idle',
+      met: busyP99 <= 2 * Math.max(1, idle) && stillImporting,
+    });
+  } finally {
+    await stopProcess(server);
+  }
+  return rows;
+}

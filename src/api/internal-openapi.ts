@@ -1,0 +1,299 @@
+/**
+ * The OpenAPI 3.1 document of the internal listener's write side (served at
+ * /internal/openapi.json, committed as openapi-internal.json), derived from the same register
+ * declarations as the public document. The public document stays /api/v1 only.
+ */
+import { ERROR_CATALOGUE } from '../errors.js';
+import { REGISTERS } from '../registers/catalogue.js';
+import { ID_PATTERN_BODY, type JsonSchema } from '../registers/fields.js';
+import { FIELD_PROBLEM_CODES, writeSchemaOf } from '../registers/record-input.js';
+import { EXPORT_ORDER } from '../writes/export.js';
+import { ATOMIC_MAX_LINES, BATCH_LINES, MAX_LINE_BYTES } from '../writes/import.js';
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ref('Problem') } } });
+const record = (r: (typeof REGISTERS)[number], description: string, headers = true) => ({
+  description,
+  ...(headers ? { headers: { ETag: { $ref: '#/components/headers/ETag' } } } : {}),
+  content: { 'application/json': { schema: ref(r.resource) } },
+});
+
+export function buildInternalOpenApi(): JsonSchema {
+  const schemas: Record<string, JsonSchema> = {};
+  const paths: Record<string, JsonSchema> = {};
+  const common = {
+    '401': problem('The operator token was not accepted.'),
+    '403': problem('The internal API is disabled: WSOPS_OPERATOR_TOKEN is not set on the server.'),
+    '429': problem('Too many failed operator tokens from this address.'),
+  };
+  for (const r of REGISTERS) {
+    schemas[r.resource] = r.recordSchema();
+    schemas[`${r.resource}Write`] = writeSchemaOf(r);
+    const id = {
+      name: 'id',
+      in: 'path',
+      required: true,
+      schema: { type: 'string', pattern: `^${r.idPrefix}_${ID_PATTERN_BODY}$` },
+      description: `The caller's id: \`${r.idPrefix}_\` followed by the source system's own identifier.`,
+    };
+    const params = [{ $ref: '#/components/parameters/workspace_id' }, id];
+    const body = (type: string, schema: JsonSchema) => ({ required: true, content: { [type]: { schema } } });
+    const bad = {
+      '400': problem('The id (or workspace id) in the path is malformed.'),
+      '404': problem('No such workspace, register or record.'),
+      '422': problem("The record breaks its register's declaration; `errors` names each field by JSON pointer."),
+    };
+    paths[`/internal/v1/workspaces/{workspace_id}/${r.path}/{id}`] = {
+      parameters: params,
+      get: {
+        operationId: `get${r.resource}`,
+        tags: [r.path],
+        summary: `Read one ${r.resource} with its ETag`,
+        responses: { '200': record(r, 'The stored record.'), ...bad, ...common },
+      },
+      put: {
+        operationId: `put${r.resource}`,
+        tags: [r.path],
+        summary: `Create or replace a ${r.resource}`,
+        description:
+          'A direct write: moves `updated_at`, emits no event. The body is the record as /api/v1 returns it; `created_at` and `updated_at` are stamped by wsops (ignored when sent), derived fields are computed (a different value is a 422), nullable fields default to null and lists to empty. An identical record changes nothing (`updated_at` stays).',
+        parameters: [{ $ref: '#/components/parameters/If-Match' }, { $ref: '#/components/parameters/If-None-Match' }],
+        requestBody: body('application/json', ref(`${r.resource}Write`)),
+        responses: {
+          '200': record(r, 'Replaced (or unchanged).'),
+          '201': record(r, 'Created.'),
+          '412': problem('If-Match or If-None-Match did not hold.'),
+          '413': problem('The body is over 1 MB.'),
+          ...bad,
+          ...common,
+        },
+      },
+      patch: {
+        operationId: `patch${r.resource}`,
+        tags: [r.path],
+        summary: `Change fields of a ${r.resource} (JSON merge patch, RFC 7396)`,
+        description:
+          'Members replace, `null` removes (a nullable field becomes null; a required one is a 422), arrays replace whole. `application/json` is accepted too.',
+        parameters: [{ $ref: '#/components/parameters/If-Match' }],
+        requestBody: {
+          required: true,
+          content: { 'application/merge-patch+json': { schema: { type: 'object' } }, 'application/json': { schema: { type: 'object' } } },
+        },
+        responses: { '200': record(r, 'The changed record.'), '412': problem('If-Match did not hold.'), ...bad, ...common },
+      },
+      delete: {
+        operationId: `delete${r.resource}`,
+        tags: [r.path],
+        summary: `Delete a ${r.resource}`,
+        description: 'The record leaves every list and detail; no event. References to it from other records are not checked.',
+        parameters: [{ $ref: '#/components/parameters/If-Match' }],
+        responses: { '204': { description: 'Deleted.' }, '412': problem('If-Match did not hold.'), ...bad, ...common },
+      },
+    };
+  }
+  schemas.ImportLine = {
+    description: 'One line of an import: an upsert of a whole record (as PUT takes it) or a delete by id.',
+    oneOf: [
+      {
+        type: 'object',
+        additionalProperties: false,
+        required: ['register', 'op', 'record'],
+        properties: { register: { enum: [...EXPORT_ORDER] }, op: { const: 'upsert' }, record: { type: 'object' } },
+      },
+      {
+        type: 'object',
+        additionalProperties: false,
+        required: ['register', 'op', 'id'],
+        properties: { register: { enum: [...EXPORT_ORDER] }, op: { const: 'delete' }, id: { type: 'string' } },
+      },
+    ],
+  };
+  const counts = (names: string[]) => ({
+    type: 'object',
+    additionalProperties: false,
+    required: names,
+    properties: Object.fromEntries(names.map((n) => [n, { type: 'integer' }])),
+  });
+  schemas.ImportReport = {
+    type: 'object',
+    additionalProperties: false,
+    required: [
+      'id',
+      'workspace_id',
+      'dry_run',
+      'atomic',
+      'keep_timestamps',
+      'committed',
+      'lines',
+      'counts',
+      'refused_count',
+      'refused',
+      'refused_truncated',
+      'started_at',
+      'finished_at',
+    ],
+    properties: {
+      id: { type: 'string', pattern: '^imp_' },
+      workspace_id: { type: 'string' },
+      dry_run: { type: 'boolean' },
+      atomic: { type: 'boolean' },
+      keep_timestamps: { type: 'boolean' },
+      committed: {
+        type: 'boolean',
+        description: 'False for a dry run, and for an atomic import with a refused line (then nothing was written).',
+      },
+      lines: { type: 'integer', description: 'The number of the last line read.' },
+      counts: {
+        type: 'object',
+        description: 'Per register: what each line did. A line superseded by a later line for the same id counts as unchanged.',
+        additionalProperties: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['upsert', 'delete', 'refused'],
+          properties: {
+            upsert: counts(['created', 'updated', 'unchanged']),
+            delete: counts(['deleted', 'absent']),
+            refused: { type: 'integer' },
+          },
+        },
+      },
+      refused_count: { type: 'integer' },
+      refused: { type: 'array', description: 'The first 1,000 refused lines (all are counted).', items: ref('RefusedLine') },
+      refused_truncated: { type: 'boolean' },
+      started_at: { type: 'string', format: 'date-time' },
+      finished_at: { type: 'string', format: 'date-time' },
+    },
+  };
+  const fieldCode = {
+    type: 'string',
+    enum: Object.keys(FIELD_PROBLEM_CODES),
+    description: Object.entries(FIELD_PROBLEM_CODES)
+      .map(([c, d]) => `\`${c}\`: ${d}`)
+      .join('\n'),
+  };
+  schemas.RefusedLine = {
+    type: 'object',
+    additionalProperties: false,
+    required: ['line', 'pointer', 'code', 'detail'],
+    properties: {
+      line: { type: 'integer', minimum: 1 },
+      pointer: { type: 'string', description: 'JSON pointer into the line (`/record/manager_id`); empty for the whole line.' },
+      code: fieldCode,
+      detail: { type: 'string' },
+    },
+  };
+  schemas.FieldProblem = {
+    type: 'object',
+    additionalProperties: false,
+    required: ['pointer', 'code', 'detail'],
+    properties: { pointer: { type: 'string' }, code: fieldCode, detail: { type: 'string' } },
+  };
+  schemas.Problem = {
+    type: 'object',
+    description: 'RFC 9457 problem details.',
+    required: ['type', 'title', 'status', 'detail', 'code', 'request_id'],
+    properties: {
+      type: { type: 'string', format: 'uri' },
+      title: { type: 'string' },
+      status: { type: 'integer' },
+      detail: { type: 'string' },
+      code: { type: 'string', enum: Object.keys(ERROR_CATALOGUE) },
+      request_id: { type: 'string' },
+      param: { type: 'string' },
+      pointer: { type: 'string', description: 'On a 422: the JSON pointer of the first refused field.' },
+      errors: { type: 'array', items: ref('FieldProblem'), description: 'On a 422: every refused field.' },
+    },
+  };
+  paths['/internal/v1/workspaces/{workspace_id}/import'] = {
+    parameters: [{ $ref: '#/components/parameters/workspace_id' }],
+    post: {
+      operationId: 'importRecords',
+      tags: ['import and export'],
+      summary: 'Import records (NDJSON, streamed)',
+      description: `One operation a line (\`ImportLine\`), at most ${MAX_LINE_BYTES} bytes each. Applied in batches of ${BATCH_LINES} lines, each its own short transaction; a reference may name a record written later in the same import. The same import twice changes nothing the second time. Always 200 once read: \`refused\` lists what was not applied.`,
+      parameters: [
+        {
+          name: 'atomic',
+          in: 'query',
+          schema: { type: 'string', enum: ['true', 'false'] },
+          description: `All or nothing, in one transaction; at most ${ATOMIC_MAX_LINES} lines (413 beyond).`,
+        },
+        {
+          name: 'dry_run',
+          in: 'query',
+          schema: { type: 'string', enum: ['true', 'false'] },
+          description: 'Check everything, write nothing.',
+        },
+        {
+          name: 'keep_timestamps',
+          in: 'query',
+          schema: { type: 'string', enum: ['true', 'false'] },
+          description:
+            "Keep each record's `created_at` and `updated_at` as given (required in every record): for moving a workspace into one no client syncs yet, since records stamped before a mirror's watermark are not seen by its next `updated_since` walk.",
+        },
+      ],
+      requestBody: {
+        required: true,
+        description: 'NDJSON: each line is an `ImportLine` (components/schemas/ImportLine).',
+        content: { 'application/x-ndjson': { schema: { type: 'string' } } },
+      },
+      responses: {
+        '200': { description: "The import's report.", content: { 'application/json': { schema: ref('ImportReport') } } },
+        '404': problem('No such workspace.'),
+        '413': problem('An atomic import over its line limit.'),
+        '415': problem('Not application/x-ndjson, or with a content encoding.'),
+        ...common,
+      },
+    },
+  };
+  paths['/internal/v1/workspaces/{workspace_id}/export'] = {
+    parameters: [{ $ref: '#/components/parameters/workspace_id' }],
+    get: {
+      operationId: 'exportRecords',
+      tags: ['import and export'],
+      summary: "Export records as NDJSON upserts (the import's format)",
+      description: `Registers in the order ${EXPORT_ORDER.join(', ')} (parents first), each in (updated_at, id) order. Import it with keep_timestamps=true to get byte-for-byte the same records.`,
+      parameters: [
+        { name: 'registers', in: 'query', schema: { type: 'string' }, description: 'Comma-separated registers (default: all).' },
+      ],
+      responses: {
+        '200': { description: 'NDJSON, one upsert a line.', content: { 'application/x-ndjson': { schema: { type: 'string' } } } },
+        '404': problem('No such workspace.'),
+        ...common,
+      },
+    },
+  };
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'wsops internal API: system of record writes',
+      version: '1',
+      description:
+        'Served on the internal listener (WSOPS_INTERNAL_PORT) only, with the operator token. Direct writes move `updated_at` and emit no event; state changes that have an event go through the domain actions (`POST /internal/v1/actions/{action}`).',
+    },
+    security: [{ operatorToken: [] }],
+    paths,
+    components: {
+      schemas,
+      securitySchemes: { operatorToken: { type: 'http', scheme: 'bearer', description: 'The operator token, WSOPS_OPERATOR_TOKEN.' } },
+      headers: {
+        ETag: { description: "The record's version: its updated_at, quoted. Send it back as If-Match.", schema: { type: 'string' } },
+      },
+      parameters: {
+        workspace_id: { name: 'workspace_id', in: 'path', required: true, schema: { type: 'string', pattern: `^wsp_${ID_PATTERN_BODY}$` } },
+        'If-Match': {
+          name: 'If-Match',
+          in: 'header',
+          schema: { type: 'string' },
+          description: "Write only if the record's ETag is this one (`*`: if it exists); otherwise 412.",
+        },
+        'If-None-Match': {
+          name: 'If-None-Match',
+          in: 'header',
+          schema: { type: 'string', enum: ['*'] },
+          description: '`*`: create only; 412 if the record exists.',
+        },
+      },
+    },
+  };
+}

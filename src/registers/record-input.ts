@@ -1,0 +1,335 @@
+/**
+ * What a system of record writes, checked against the register's declaration: the body of a PUT
+ * or PATCH, or the `record` of an import line, turned into the record as it will be stored and
+ * returned. Every rule of a written record lives here, so the HTTP routes, the import and the
+ * CLI refuse the same things with the same words (ADR 20).
+ */
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import type { Register } from './define.js';
+import { type Field, idPattern, type JsonSchema } from './fields.js';
+
+export type RecordObject = Record<string, unknown>;
+
+/** One refused field: where (a JSON pointer into the body), a stable code, and why. */
+export interface FieldProblem {
+  pointer: string;
+  code: FieldProblemCode;
+  detail: string;
+}
+
+/** The codes of a refused field or import line, documented in the internal OpenAPI document. */
+export const FIELD_PROBLEM_CODES = {
+  invalid_json: 'The line is not JSON (or is cut off).',
+  line_too_long: 'The line is longer than the import accepts.',
+  invalid_operation: 'The line is not `{"register", "op": "upsert", "record"}` or `{"register", "op": "delete", "id"}`.',
+  unknown_register: 'No register has this name.',
+  unknown_field: 'The record has a field its register does not declare (a typo is never silently dropped).',
+  required: 'A field without a default is missing.',
+  invalid_type: 'The value has the wrong JSON type.',
+  invalid_value: 'The value is outside the accepted set (an enumeration, an ISO 4217 currency, an IANA time zone).',
+  invalid_format: 'The value is not a date (`YYYY-MM-DD`), an instant (ISO 8601 with an offset), an email or an id of the right register.',
+  too_long: 'A string or list is longer than allowed.',
+  out_of_range: 'A number is outside its bounds.',
+  invalid_characters:
+    'A string holds a NUL or other control character (tab, line feed and carriage return are allowed) or a lone surrogate.',
+  id_mismatch: "The id in the body differs from the id in the path, or its prefix is not the register's.",
+  derived_mismatch: 'A derived field was given a value other than the one wsops computes.',
+  dangling_reference: 'A reference names a record that does not exist in the workspace.',
+} as const;
+export type FieldProblemCode = keyof typeof FIELD_PROBLEM_CODES;
+
+export type InputResult = { ok: true; record: RecordObject } | { ok: false; problems: FieldProblem[] };
+
+const STAMPS = ['created_at', 'updated_at'] as const;
+
+// Two compilations of each schema: a fast one that stops at the first error (every valid
+// record), and one that collects every error for the answer to a refused one.
+const quick = new Ajv2020({ allErrors: false, strict: false });
+const thorough = new Ajv2020({ allErrors: true, strict: false });
+for (const a of [quick, thorough]) (addFormats as unknown as (a: Ajv2020) => void)(a);
+
+const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
+const TIME_ZONES = new Set([...Intl.supportedValuesOf('timeZone'), 'UTC', 'Etc/UTC']);
+/** C0 controls other than tab, line feed and carriage return, and C1 controls (lone surrogates: isWellFormed). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point
+const BAD_CHARACTERS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
+
+/** JSON Schema of a written object: required are the fields that have no default. */
+function writeSchema(fields: Readonly<Record<string, Field>>, skip: ReadonlySet<string>): JsonSchema {
+  const properties: Record<string, JsonSchema> = {};
+  const required: string[] = [];
+  for (const [name, field] of Object.entries(fields)) {
+    properties[name] = field.of ? { ...field.schema(), items: writeSchema(field.of, new Set()) } : field.schema();
+    if (!skip.has(name) && !hasDefault(field)) required.push(name);
+  }
+  return { type: 'object', additionalProperties: false, required, properties };
+}
+
+/** Nullable fields default to null, lists to empty. */
+function hasDefault(field: Field): boolean {
+  return field.nullable || field.kind === 'list' || field.kind === 'ids';
+}
+
+interface Validators {
+  quick: ValidateFunction;
+  thorough: ValidateFunction;
+}
+interface Compiled {
+  stamped: Validators;
+  keepingStamps: Validators;
+}
+const compiled = new Map<string, Compiled>();
+
+/** The JSON Schema of what a system of record writes to a register (the internal OpenAPI document's request body). */
+export function writeSchemaOf(register: Register): JsonSchema {
+  const derived = new Set(Object.keys(register.derived ?? {}));
+  const fields = Object.fromEntries(Object.entries(register.allFields).filter(([n]) => !(STAMPS as readonly string[]).includes(n)));
+  return { ...writeSchema(fields, new Set([...derived, 'id'])), description: register.description };
+}
+
+function validators(register: Register): Compiled {
+  let c = compiled.get(register.path);
+  if (!c) {
+    const derived = new Set(Object.keys(register.derived ?? {}));
+    // Stamps are wsops's to write; a body may carry them back (GET, change, PUT) and they are ignored.
+    const withoutStamps = Object.fromEntries(
+      Object.entries(register.allFields).filter(([n]) => !(STAMPS as readonly string[]).includes(n)),
+    );
+    const both = (schema: JsonSchema): Validators => ({ quick: quick.compile(schema), thorough: thorough.compile(schema) });
+    c = {
+      stamped: both(writeSchema(withoutStamps, new Set([...derived, 'id']))),
+      keepingStamps: both(writeSchema(register.allFields, new Set([...derived, 'id']))),
+    };
+    compiled.set(register.path, c);
+  }
+  return c;
+}
+
+export interface ReadOptions {
+  /** The id the path names (PUT, PATCH); the body may repeat it or leave it out. */
+  id?: string;
+  /** Keep `created_at` and `updated_at` as given (an import that moves a workspace), instead of stamping them. */
+  keepTimestamps?: boolean;
+}
+
+/**
+ * Checks a written record and returns it as it will be stored (without stamps unless kept):
+ * defaults filled, instants in canonical UTC form, derived fields computed.
+ */
+export function readRecordInput(register: Register, body: unknown, options: ReadOptions = {}): InputResult {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return fail('', 'invalid_type', `must be a JSON object: a ${register.resource} record`);
+  }
+  const input = { ...(body as RecordObject) };
+  if (!options.keepTimestamps) for (const s of STAMPS) delete input[s];
+  const problems: FieldProblem[] = [];
+  const prefixOk = (id: unknown) => typeof id === 'string' && idPattern(register.idPrefix).test(id);
+  if (options.id !== undefined) {
+    if (input.id === undefined) input.id = options.id;
+    else if (input.id !== options.id)
+      problems.push({
+        pointer: '/id',
+        code: 'id_mismatch',
+        detail: `is "${clip(input.id)}" but the path names ${options.id}; leave it out or repeat the path's id`,
+      });
+  } else if (input.id === undefined) {
+    problems.push({
+      pointer: '/id',
+      code: 'required',
+      detail: `is required: ${register.idPrefix}_ followed by the source's own identifier`,
+    });
+  }
+  if (input.id !== undefined && !prefixOk(input.id) && problems.length === 0) {
+    problems.push({ pointer: '/id', code: 'id_mismatch', detail: idDetail(register.idPrefix, input.id) });
+  }
+  const given: RecordObject = {};
+  for (const name of Object.keys(register.derived ?? {})) {
+    if (name in input) {
+      given[name] = input[name];
+      delete input[name];
+    }
+  }
+  const { stamped, keepingStamps } = validators(register);
+  const validate = options.keepTimestamps ? keepingStamps : stamped;
+  if (!validate.quick(input)) {
+    validate.thorough(input);
+    problems.push(...(validate.thorough.errors ?? []).map((e) => problemOf(e, register)));
+  }
+  if (problems.length) return { ok: false, problems: firstPerPointer(problems) };
+
+  const record: RecordObject = {};
+  for (const [name, field] of Object.entries(register.allFields)) {
+    if (register.derived?.[name]) continue;
+    if (STAMPS.includes(name as (typeof STAMPS)[number]) && !options.keepTimestamps) continue;
+    record[name] = normalize(field, input[name], `/${name}`, problems);
+  }
+  if (problems.length) return { ok: false, problems };
+  const out = register.withDerived(record);
+  for (const [name, value] of Object.entries(given)) {
+    if (JSON.stringify(value) !== JSON.stringify(out[name])) {
+      problems.push({
+        pointer: `/${name}`,
+        code: 'derived_mismatch',
+        detail: `is derived by wsops (${register.fields[name]?.description ?? 'computed from other fields'}): expected ${JSON.stringify(out[name])}; leave it out`,
+      });
+    }
+  }
+  return problems.length ? { ok: false, problems } : { ok: true, record: out };
+}
+
+/** Fills defaults, checks what JSON Schema cannot say, and puts instants in canonical form. */
+function normalize(field: Field, value: unknown, pointer: string, problems: FieldProblem[]): unknown {
+  if (value === undefined) return field.kind === 'list' || field.kind === 'ids' ? [] : null;
+  if (value === null) return null;
+  switch (field.kind) {
+    case 'list':
+      return (value as RecordObject[]).map((item, i) => {
+        const out: RecordObject = {};
+        for (const [name, sub] of Object.entries(field.of ?? {}))
+          out[name] = normalize(sub, item[name], `${pointer}/${i}/${name}`, problems);
+        return out;
+      });
+    case 'timestamp': {
+      const ms = Date.parse(value as string);
+      const year = Number.isNaN(ms) ? 0 : new Date(ms).getUTCFullYear();
+      if (year < 1 || year > 9999) {
+        problems.push({
+          pointer,
+          code: 'invalid_format',
+          detail: `"${clip(value)}" is not an instant between years 1 and 9999 (ISO 8601 with an offset, e.g. 2026-11-22T07:43:00.123Z)`,
+        });
+        return value;
+      }
+      return new Date(ms).toISOString();
+    }
+    case 'currency':
+      if (!CURRENCIES.has(value as string))
+        problems.push({ pointer, code: 'invalid_value', detail: `"${clip(value)}" is not an ISO 4217 currency code (e.g. EUR, USD, GBP)` });
+      return value;
+    case 'timezone':
+      if (!TIME_ZONES.has(value as string))
+        problems.push({ pointer, code: 'invalid_value', detail: `"${clip(value)}" is not an IANA time zone name (e.g. Europe/Berlin)` });
+      return value;
+    case 'string':
+    case 'enum':
+      if (BAD_CHARACTERS.test(value as string))
+        problems.push({ pointer, code: 'invalid_characters', detail: FIELD_PROBLEM_CODES.invalid_characters });
+      return value;
+    default:
+      return value;
+  }
+}
+
+function problemOf(e: ErrorObject, register: Register): FieldProblem {
+  const at = e.instancePath;
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'additionalProperty':
+    case 'additionalProperties': {
+      const name = String(p.additionalProperty);
+      const known = at === '' ? Object.keys(register.allFields) : Object.keys(e.parentSchema?.properties ?? {});
+      return {
+        pointer: `${at}/${escapePointer(name)}`,
+        code: 'unknown_field',
+        detail: `is not a field of ${at === '' ? register.path : 'this item'}; fields are: ${known.join(', ')}`,
+      };
+    }
+    case 'required':
+      return { pointer: `${at}/${escapePointer(String(p.missingProperty))}`, code: 'required', detail: 'is required' };
+    case 'enum':
+      return {
+        pointer: at,
+        code: 'invalid_value',
+        detail: `must be one of ${(p.allowedValues as unknown[]).filter((v) => v !== null).join(', ')}`,
+      };
+    case 'type':
+      return { pointer: at, code: 'invalid_type', detail: `must be ${[p.type].flat().join(' or ')}` };
+    case 'format':
+      return { pointer: at, code: 'invalid_format', detail: FORMATS[String(p.format)] ?? `must be in ${String(p.format)} format` };
+    case 'pattern': {
+      const ref = /^\^([a-z]+)_/.exec(String(p.pattern))?.[1];
+      return ref
+        ? { pointer: at, code: 'invalid_format', detail: idDetail(ref, undefined) }
+        : { pointer: at, code: 'invalid_format', detail: `must match ${String(p.pattern)}` };
+    }
+    case 'maxLength':
+    case 'maxItems':
+      return {
+        pointer: at,
+        code: 'too_long',
+        detail: `must hold at most ${String(p.limit)} ${e.keyword === 'maxItems' ? 'items' : 'characters'}`,
+      };
+    case 'minimum':
+    case 'maximum':
+      return {
+        pointer: at,
+        code: 'out_of_range',
+        detail: `must be ${e.keyword === 'minimum' ? 'at least' : 'at most'} ${String(p.limit)}`,
+      };
+    default:
+      return { pointer: at, code: 'invalid_value', detail: e.message ?? 'is invalid' };
+  }
+}
+
+const FORMATS: Record<string, string> = {
+  date: 'must be a date YYYY-MM-DD',
+  'date-time': 'must be an ISO 8601 instant with an offset, e.g. 2026-11-22T07:43:00.123Z',
+  email: 'must be an email address',
+};
+
+function idDetail(prefix: string, got: unknown): string {
+  return `must be an id: ${prefix}_ followed by 1 to 64 letters, digits, - or _${got === undefined ? '' : `; got "${clip(got)}"`}`;
+}
+
+/** One problem per field (the first), so a wrong value is not also reported as a wrong type. */
+function firstPerPointer(problems: FieldProblem[]): FieldProblem[] {
+  const seen = new Set<string>();
+  return problems.filter((p) => {
+    if (seen.has(p.pointer)) return false;
+    seen.add(p.pointer);
+    return true;
+  });
+}
+
+function fail(pointer: string, code: FieldProblemCode, detail: string): InputResult {
+  return { ok: false, problems: [{ pointer, code, detail }] };
+}
+
+export function escapePointer(name: string): string {
+  return name.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** A value quoted in a message: at most 60 characters, never a control character. */
+export function clip(value: unknown): string {
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: escaping them is the point
+  const safe = text.replace(/[\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]|\p{Surrogate}/gu, '\uFFFD');
+  return safe.length > 60 ? `${safe.slice(0, 57)}...` : safe;
+}
+
+/** Every `*_id`/`*_ids` value of a stored record (nested items included) that names another record. */
+export function referencesOf(
+  register: Register,
+  record: RecordObject,
+  isRegisterPrefix: (prefix: string) => boolean,
+): { pointer: string; id: string }[] {
+  const out: { pointer: string; id: string }[] = [];
+  const walk = (fields: Readonly<Record<string, Field>>, value: RecordObject, at: string) => {
+    for (const [name, field] of Object.entries(fields)) {
+      const v = value[name];
+      if (name === 'id' && at === '') continue;
+      const named = field.ref !== undefined && isRegisterPrefix(field.ref);
+      if (field.kind === 'id' && named && typeof v === 'string') out.push({ pointer: `${at}/${name}`, id: v });
+      if (field.kind === 'ids' && named && Array.isArray(v)) {
+        for (const [i, id] of v.entries()) out.push({ pointer: `${at}/${name}/${i}`, id: id as string });
+      }
+      if (field.kind === 'list' && field.of && Array.isArray(v)) {
+        for (const [i, item] of v.entries()) walk(field.of, item as RecordObject, `${at}/${name}/${i}`);
+      }
+    }
+  };
+  walk(register.allFields, record, '');
+  return out;
+}

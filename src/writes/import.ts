@@ -1,0 +1,476 @@
+/**
+ * Bulk import of NDJSON operations (`{"register", "op": "upsert", "record"}` or
+ * `{"register", "op": "delete", "id"}`), streamed: lines are read a batch at a time and each batch
+ * is applied in its own short transaction, never while waiting on the client (ADR 20).
+ *
+ * References: a record may name a record that comes later in the same import. Such a record
+ * waits (bounded) until what it names has been written, and is written then; whatever still
+ * waits at the end is written if it names only other waiting records (a cycle of managers),
+ * and refused with its line otherwise.
+ *
+ * `atomic`: the whole import is one all-or-nothing transaction, read whole first (at most
+ * ATOMIC_MAX_LINES lines) so that the transaction never waits on the client either.
+ * `dryRun`: everything is checked, nothing is written.
+ */
+import { AppError } from '../errors.js';
+import { randomBase62 } from '../ids.js';
+import { REGISTERS, registerByPath } from '../registers/catalogue.js';
+import type { Register } from '../registers/define.js';
+import { idPattern } from '../registers/fields.js';
+import { clip, type FieldProblem, type FieldProblemCode, type RecordObject, readRecordInput } from '../registers/record-input.js';
+import type { Services } from '../services.js';
+import { recordAudit } from '../store/audit.js';
+import { type RecordBatch, type StoredRecord, writeTransaction, YIELD_EVERY, yieldToEventLoop } from '../store/record-batches.js';
+import { getWorkspace } from '../store/workspaces.js';
+import { ndjsonLines } from './ndjson-lines.js';
+import { changeOf, danglingProblem, referencesIn } from './record-changes.js';
+
+/** Lines applied per transaction: a few milliseconds each, well inside the sync overlap. */
+export const BATCH_LINES = 1000;
+/** The longest line accepted (a record with long lists of nested items fits easily). */
+export const MAX_LINE_BYTES = 1024 * 1024;
+/** An atomic import is read whole before its one transaction: at most this many lines. */
+export const ATOMIC_MAX_LINES = 100_000;
+/** Records waiting for a reference written later in the same import, at most. */
+export const MAX_WAITING = 100_000;
+/** Refused lines reported in full (all are counted). */
+export const MAX_REPORTED_REFUSALS = 1000;
+
+export interface ImportOptions {
+  actor: string;
+  atomic?: boolean;
+  dryRun?: boolean;
+  /** Keep each record's created_at/updated_at as given (moving a workspace; see README). */
+  keepTimestamps?: boolean;
+  /** Called after each batch: lines read so far, refused so far. */
+  onProgress?: (p: { lines: number; refused: number }) => void;
+}
+
+export interface RegisterCounts {
+  upsert: { created: number; updated: number; unchanged: number };
+  delete: { deleted: number; absent: number };
+  refused: number;
+}
+
+export interface RefusedLine {
+  line: number;
+  pointer: string;
+  code: FieldProblemCode;
+  detail: string;
+}
+
+export interface ImportReport {
+  id: string;
+  workspace_id: string;
+  dry_run: boolean;
+  atomic: boolean;
+  keep_timestamps: boolean;
+  /** false for a dry run, and for an atomic import with any refused line. */
+  committed: boolean;
+  lines: number;
+  counts: Record<string, RegisterCounts>;
+  refused_count: number;
+  refused: RefusedLine[];
+  refused_truncated: boolean;
+  started_at: string;
+  finished_at: string;
+}
+
+type Op =
+  | { line: number; register: Register; kind: 'upsert'; id: string; record: RecordObject; refs: { pointer: string; id: string }[] }
+  | { line: number; register: Register; kind: 'delete'; id: string };
+type Upsert = Extract<Op, { kind: 'upsert' }>;
+
+const TOP_KEYS = new Set(['register', 'op', 'record', 'id']);
+
+/** One line to an operation, or the reason it is refused. */
+export function parseOperation(line: number, text: string, keepTimestamps: boolean): Op | RefusedLine {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return { line, pointer: '', code: 'invalid_json', detail: `is not JSON (${(err as Error).message.slice(0, 100)})` };
+  }
+  const refuse = (pointer: string, code: FieldProblemCode, detail: string): RefusedLine => ({ line, pointer, code, detail });
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return refuse(
+      '',
+      'invalid_operation',
+      'must be an object: {"register", "op": "upsert", "record"} or {"register", "op": "delete", "id"}',
+    );
+  }
+  const o = value as RecordObject;
+  for (const key of Object.keys(o))
+    if (!TOP_KEYS.has(key)) return refuse(`/${key}`, 'invalid_operation', 'is not a member of an operation (register, op, record, id)');
+  const register = typeof o.register === 'string' ? registerByPath(o.register) : undefined;
+  if (!register) {
+    return refuse('/register', 'unknown_register', `must be one of ${REGISTERS.map((r) => r.path).join(', ')}; got "${clip(o.register)}"`);
+  }
+  if (o.op === 'delete') {
+    if ('record' in o) return refuse('/record', 'invalid_operation', 'a delete names only its id');
+    if (typeof o.id !== 'string' || !idPattern(register.idPrefix).test(o.id)) {
+      return refuse('/id', 'invalid_format', `must be an id: ${register.idPrefix}_ followed by 1 to 64 letters, digits, - or _`);
+    }
+    return { line, register, kind: 'delete', id: o.id };
+  }
+  if (o.op !== 'upsert') return refuse('/op', 'invalid_operation', `must be "upsert" or "delete"; got "${clip(o.op)}"`);
+  if ('id' in o) return refuse('/id', 'invalid_operation', 'an upsert carries its id inside record');
+  const input = readRecordInput(register, o.record, { keepTimestamps });
+  if (!input.ok) {
+    const first = input.problems[0] as FieldProblem;
+    return refuse(`/record${first.pointer}`, first.code, first.detail);
+  }
+  return {
+    line,
+    register,
+    kind: 'upsert',
+    id: input.record.id as string,
+    record: input.record,
+    refs: referencesIn(register, input.record),
+  };
+}
+
+const isRefused = (x: Op | RefusedLine): x is RefusedLine => 'code' in x;
+
+class Report {
+  readonly id = `imp_${randomBase62(16)}`;
+  lines = 0;
+  refusedCount = 0;
+  readonly refused: RefusedLine[] = [];
+  readonly counts: Record<string, RegisterCounts> = {};
+
+  of(register: Register): RegisterCounts {
+    let c = this.counts[register.path];
+    if (!c) {
+      c = { upsert: { created: 0, updated: 0, unchanged: 0 }, delete: { deleted: 0, absent: 0 }, refused: 0 };
+      this.counts[register.path] = c;
+    }
+    return c;
+  }
+
+  refuse(r: RefusedLine, register?: Register): void {
+    this.refusedCount++;
+    if (register) this.of(register).refused++;
+    if (this.refused.length < MAX_REPORTED_REFUSALS) this.refused.push(r);
+  }
+}
+
+/**
+ * The state of one import across its batches: which records wait for a reference, and (dry run
+ * only, since nothing is written) which ids the import would have made present or absent.
+ */
+class Applier {
+  private readonly waiting = new Map<string, { op: Upsert; missing: Set<string> }>();
+  private readonly waitersOf = new Map<string, Set<string>>();
+  /** Waiting records whose references have all been written: applied with the next batch. */
+  private ready: Upsert[] = [];
+  private readonly simulated = new Map<string, boolean>();
+
+  get hasReady(): boolean {
+    return this.ready.length > 0;
+  }
+
+  constructor(
+    private readonly services: Services,
+    private readonly workspaceId: string,
+    private readonly report: Report,
+    private readonly options: ImportOptions,
+  ) {}
+
+  /** Applies a batch of operations (in line order) inside the open transaction `tx`. */
+  async apply(tx: RecordBatch, incoming: readonly Op[], trusted: ReadonlySet<Upsert> = new Set()): Promise<void> {
+    const ops: Op[] = [...this.ready, ...incoming];
+    this.ready = [];
+    const ids = new Set(ops.map((o) => o.id));
+    const stored = await tx.current(this.workspaceId, [...ids]);
+    // Present now (in this batch's view): id -> the stored row, or null once deleted.
+    const state = new Map<string, StoredRecord | null>();
+    for (const id of ids) {
+      const sim = this.simulated.get(id);
+      // A dry run's simulated record has no stored text: it counts as present, and is never "unchanged".
+      state.set(
+        id,
+        sim === false ? null : (stored.get(id) ?? (sim ? { id, register: '', created_at: '', updated_at: '', doc: '' } : null)),
+      );
+    }
+    const refIds = new Set<string>();
+    for (const op of ops)
+      if (op.kind === 'upsert') for (const r of op.refs) if (!ids.has(r.id) && this.simulated.get(r.id) === undefined) refIds.add(r.id);
+    const inDatabase = refIds.size ? await tx.existing(this.workspaceId, [...refIds]) : new Set<string>();
+    const present = (id: string) => (state.has(id) ? state.get(id) !== null : (this.simulated.get(id) ?? inDatabase.has(id)));
+
+    const now = this.services.clock();
+    const written = new Map<string, ReturnType<typeof changeOf>['row'] | null>();
+    let handled = 0;
+    for (const op of ops) {
+      if (++handled % (2 * YIELD_EVERY) === 0) await yieldToEventLoop();
+      const counts = this.report.of(op.register);
+      this.supersede(op.id, counts);
+      const current = state.get(op.id);
+      if (op.kind === 'delete') {
+        if (current) {
+          counts.delete.deleted++;
+          state.set(op.id, null);
+          written.set(op.id, null);
+        } else counts.delete.absent++;
+        continue;
+      }
+      const missing = trusted.has(op) ? [] : op.refs.filter((r) => !present(r.id));
+      if (missing.length) {
+        this.wait(op, missing);
+        continue;
+      }
+      const change = changeOf(
+        this.workspaceId,
+        op.register,
+        op.record,
+        current?.doc ? current : undefined,
+        now,
+        this.options.keepTimestamps,
+      );
+      if (!change.changed) counts.upsert.unchanged++;
+      else if (current) counts.upsert.updated++;
+      else counts.upsert.created++;
+      if (change.changed) written.set(op.id, change.row);
+      state.set(op.id, { ...change.row });
+    }
+    const upserts = [...written.values()].filter((r) => r !== null);
+    const deletes = [...written.entries()].filter(([id, r]) => r === null && stored.has(id)).map(([id]) => id);
+    if (this.options.dryRun) {
+      for (const [id, r] of written) this.simulated.set(id, r !== null);
+    } else {
+      await tx.upsert(upserts);
+      await tx.delete(this.workspaceId, deletes);
+    }
+    for (const [id, s] of state) if (s !== null) this.resolved(id);
+  }
+
+  private wait(op: Upsert, missing: { pointer: string; id: string }[]): void {
+    if (this.waiting.size >= MAX_WAITING) {
+      const first = missing[0] as { pointer: string; id: string };
+      const problem = danglingProblem(`/record${first.pointer}`, first.id);
+      this.report.refuse(
+        {
+          line: op.line,
+          ...problem,
+          detail: `${problem.detail} (more than ${MAX_WAITING} records wait for later lines: write what is referenced first)`,
+        },
+        op.register,
+      );
+      return;
+    }
+    const set = new Set(missing.map((m) => m.id));
+    this.waiting.set(op.id, { op, missing: set });
+    for (const id of set) {
+      const w = this.waitersOf.get(id) ?? new Set<string>();
+      this.waitersOf.set(id, w);
+      w.add(op.id);
+    }
+  }
+
+  /** A later line for the same id replaces a waiting one: the waiting line counts as unchanged. */
+  private supersede(id: string, counts: RegisterCounts): void {
+    const w = this.waiting.get(id);
+    if (!w) return;
+    this.waiting.delete(id);
+    for (const m of w.missing) this.waitersOf.get(m)?.delete(id);
+    const i = this.ready.indexOf(w.op);
+    if (i >= 0) this.ready.splice(i, 1);
+    counts.upsert.unchanged++;
+  }
+
+  private resolved(id: string): void {
+    const waiters = this.waitersOf.get(id);
+    if (!waiters) return;
+    this.waitersOf.delete(id);
+    for (const wid of waiters) {
+      const w = this.waiting.get(wid);
+      if (!w) continue;
+      w.missing.delete(id);
+      if (w.missing.size === 0) {
+        this.waiting.delete(wid);
+        this.ready.push(w.op);
+      }
+    }
+  }
+
+  /**
+   * The end of the import: ready records are written; of those still waiting, the ones that
+   * name only other waiting records (and so on) are written together, the rest refused.
+   */
+  async finish(tx: RecordBatch): Promise<void> {
+    while (this.ready.length) await this.apply(tx, []);
+    const waiting = new Map(this.waiting);
+    let dropped = true;
+    while (dropped) {
+      dropped = false;
+      for (const [id, w] of waiting) {
+        const bad = [...w.missing].find((m) => !waiting.has(m));
+        if (bad !== undefined) {
+          waiting.delete(id);
+          const ref = w.op.refs.find((r) => r.id === bad) as { pointer: string; id: string };
+          this.report.refuse({ line: w.op.line, ...danglingProblem(`/record${ref.pointer}`, ref.id) }, w.op.register);
+          dropped = true;
+        }
+      }
+    }
+    this.waiting.clear();
+    this.waitersOf.clear();
+    const cycle = [...waiting.values()].map((w) => w.op).sort((a, b) => a.line - b.line);
+    const trusted = new Set(cycle);
+    for (let i = 0; i < cycle.length; i += BATCH_LINES) await this.apply(tx, cycle.slice(i, i + BATCH_LINES), trusted);
+  }
+}
+
+/** Reads `source` (NDJSON bytes) and applies it to the workspace; see the module's comment. */
+export async function importRecords(
+  services: Services,
+  workspaceId: string,
+  source: AsyncIterable<Buffer | string>,
+  options: ImportOptions,
+): Promise<ImportReport> {
+  await getWorkspace(services.database.db, workspaceId);
+  const report = new Report();
+  const startedAt = new Date(services.clock()).toISOString();
+  const db = services.database.db;
+  await db
+    .insertInto('record_imports')
+    .values({
+      id: report.id,
+      workspace_id: workspaceId,
+      actor: options.actor,
+      started_at: startedAt,
+      finished_at: null,
+      dry_run: options.dryRun ? 1 : 0,
+      atomic: options.atomic ? 1 : 0,
+      lines: 0,
+      refused: 0,
+      report: '{}',
+    })
+    .execute();
+  const applier = new Applier(services, workspaceId, report, options);
+  const keep = !!options.keepTimestamps;
+  let committed = !options.dryRun;
+  const accept = (line: number, text: string, into: Op[]) => {
+    report.lines = line;
+    const op = parseOperation(line, text, keep);
+    if (isRefused(op)) {
+      const registerName = /"register"\s*:\s*"([a-z-]+)"/.exec(text)?.[1];
+      report.refuse(op, registerName ? registerByPath(registerName) : undefined);
+    } else into.push(op);
+  };
+  try {
+    if (options.atomic) {
+      const ops: Op[] = [];
+      for await (const line of ndjsonLines(source, MAX_LINE_BYTES)) {
+        if (line.number > ATOMIC_MAX_LINES) {
+          throw new AppError(
+            'payload_too_large',
+            `An atomic import holds at most ${ATOMIC_MAX_LINES} lines; split the file, or import it without atomic=true (batches).`,
+          );
+        }
+        if ('text' in line) accept(line.number, line.text, ops);
+        else {
+          report.lines = line.number;
+          report.refuse(lineProblem(line.number, line.error));
+        }
+      }
+      if (report.refusedCount === 0) {
+        await writeTransaction(services.database, async (tx) => {
+          for (let i = 0; i < ops.length; i += BATCH_LINES) await applier.apply(tx, ops.slice(i, i + BATCH_LINES));
+          await applier.finish(tx);
+          // A refused reference undoes the whole import: roll back by throwing.
+          if (report.refusedCount > 0 && !options.dryRun) throw new RolledBack();
+        });
+      }
+      if (report.refusedCount > 0) committed = false;
+    } else {
+      let batch: Op[] = [];
+      const flush = async () => {
+        if (batch.length === 0 && !applier.hasReady) return;
+        const ops = batch;
+        batch = [];
+        await writeTransaction(services.database, (tx) => applier.apply(tx, ops));
+        options.onProgress?.({ lines: report.lines, refused: report.refusedCount });
+      };
+      for await (const line of ndjsonLines(source, MAX_LINE_BYTES)) {
+        if ('text' in line) accept(line.number, line.text, batch);
+        else {
+          report.lines = line.number;
+          report.refuse(lineProblem(line.number, line.error));
+        }
+        if (batch.length >= BATCH_LINES) await flush();
+      }
+      await flush();
+      await writeTransaction(services.database, (tx) => applier.finish(tx));
+    }
+  } catch (err) {
+    if (!(err instanceof RolledBack)) {
+      await settle(services, workspaceId, report, startedAt, options, false, err as Error);
+      throw err;
+    }
+    committed = false;
+  }
+  options.onProgress?.({ lines: report.lines, refused: report.refusedCount });
+  return settle(services, workspaceId, report, startedAt, options, committed);
+}
+
+class RolledBack extends Error {}
+
+function lineProblem(line: number, error: 'line_too_long' | 'invalid_utf8'): RefusedLine {
+  return error === 'line_too_long'
+    ? { line, pointer: '', code: 'line_too_long', detail: `is longer than ${MAX_LINE_BYTES} bytes` }
+    : { line, pointer: '', code: 'invalid_json', detail: 'is not valid UTF-8' };
+}
+
+/** Records the import's outcome (the Data page's list) and its audit event; returns the report. */
+async function settle(
+  services: Services,
+  workspaceId: string,
+  report: Report,
+  startedAt: string,
+  options: ImportOptions,
+  committed: boolean,
+  failure?: Error,
+): Promise<ImportReport> {
+  const finishedAt = new Date(services.clock()).toISOString();
+  const out: ImportReport = {
+    id: report.id,
+    workspace_id: workspaceId,
+    dry_run: !!options.dryRun,
+    atomic: !!options.atomic,
+    keep_timestamps: !!options.keepTimestamps,
+    committed,
+    lines: report.lines,
+    counts: report.counts,
+    refused_count: report.refusedCount,
+    refused: report.refused,
+    refused_truncated: report.refusedCount > report.refused.length,
+    started_at: startedAt,
+    finished_at: finishedAt,
+  };
+  const stored = { ...out, refused: out.refused.slice(0, 100), ...(failure ? { failure: failure.message.slice(0, 300) } : {}) };
+  const db = services.database.db;
+  await db
+    .updateTable('record_imports')
+    .set({ finished_at: finishedAt, lines: report.lines, refused: report.refusedCount, report: JSON.stringify(stored) })
+    .where('id', '=', report.id)
+    .execute();
+  if (!options.dryRun) {
+    await recordAudit(db, {
+      workspaceId,
+      at: finishedAt,
+      actor: options.actor,
+      action: 'records.imported',
+      target: report.id,
+      detail: {
+        lines: report.lines,
+        refused: report.refusedCount,
+        committed,
+        atomic: !!options.atomic,
+        ...(failure ? { failed: true } : {}),
+      },
+    });
+  }
+  return out;
+}

@@ -1,0 +1,69 @@
+/**
+ * How one written record becomes a stored row, shared by the single-record routes and the
+ * import: the stamps (created_at kept, updated_at moved forward only when something changed)
+ * and the references check.
+ */
+import { nextStamp } from '../actions/correct.js';
+import { REGISTERS } from '../registers/catalogue.js';
+import type { Register } from '../registers/define.js';
+import { type FieldProblem, type RecordObject, referencesOf } from '../registers/record-input.js';
+import type { StoredRecord } from '../store/record-batches.js';
+import { toRow } from '../store/records.js';
+import type { RecordsTable } from '../store/schema.js';
+
+const PREFIXES = new Set(REGISTERS.map((r) => r.idPrefix));
+const isRegisterPrefix = (prefix: string) => PREFIXES.has(prefix);
+
+/** The references of a record to other records (people, locations...), by JSON pointer. */
+export function referencesIn(register: Register, record: RecordObject): { pointer: string; id: string }[] {
+  return referencesOf(register, record, isRegisterPrefix).filter((r) => r.id !== record.id);
+}
+
+export function danglingProblem(pointer: string, id: string): FieldProblem {
+  return {
+    pointer,
+    code: 'dangling_reference',
+    detail: `names ${id}, which is not a record of this workspace; write it first (in an import, anywhere in the same file)`,
+  };
+}
+
+export interface Change {
+  row: RecordsTable;
+  /** false when the stored record is already exactly this one: nothing is written, updated_at does not move. */
+  changed: boolean;
+  created: boolean;
+}
+
+/**
+ * The row to store for `record` (checked, without stamps unless `keepTimestamps`) given what is
+ * stored now. An identical record changes nothing, so a repeated import is idempotent.
+ */
+export function changeOf(
+  workspaceId: string,
+  register: Register,
+  record: RecordObject,
+  current: StoredRecord | undefined,
+  now: number,
+  keepTimestamps = false,
+): Change {
+  if (keepTimestamps) {
+    const row = toRow(workspaceId, register, record);
+    return { row, changed: row.doc !== current?.doc, created: !current };
+  }
+  if (current) {
+    const same = toRow(workspaceId, register, { ...record, created_at: current.created_at, updated_at: current.updated_at });
+    if (same.doc === current.doc) return { row: same, changed: false, created: false };
+    return {
+      row: toRow(workspaceId, register, { ...record, created_at: current.created_at, updated_at: nextStamp(current.updated_at, now) }),
+      changed: true,
+      created: false,
+    };
+  }
+  const stamp = new Date(now).toISOString();
+  return { row: toRow(workspaceId, register, { ...record, created_at: stamp, updated_at: stamp }), changed: true, created: true };
+}
+
+/** The strong entity tag of a stored record: its updated_at, which moves on every write. */
+export function etagOf(updatedAt: string): string {
+  return `"${updatedAt}"`;
+}

@@ -1,0 +1,157 @@
+/**
+ * The system of record's writes of one record (PUT, PATCH, DELETE on the internal listener):
+ * direct writes, which move updated_at and emit no event (ADR 20). Each is one short
+ * transaction that reads the stored row, checks the precondition, and writes.
+ */
+import { AppError } from '../errors.js';
+import { REGISTERS, registerByPath } from '../registers/catalogue.js';
+import type { Register } from '../registers/define.js';
+import { idPattern } from '../registers/fields.js';
+import { type FieldProblem, type RecordObject, readRecordInput } from '../registers/record-input.js';
+import type { Services } from '../services.js';
+import { writeTransaction } from '../store/record-batches.js';
+import { getWorkspace } from '../store/workspaces.js';
+import { changeOf, danglingProblem, etagOf, referencesIn } from './record-changes.js';
+
+export interface Preconditions {
+  /** `If-Match`: the write happens only if the stored record's ETag is one of these (or `*`: it exists). */
+  ifMatch?: string;
+  /** `If-None-Match: *`: create only. */
+  ifNoneMatch?: string;
+}
+
+export interface WriteResult {
+  /** The stored record's JSON, exactly as /api/v1 returns it. */
+  doc: string;
+  etag: string;
+  created: boolean;
+}
+
+/** The register named by a path segment, or 404 naming the registers there are. */
+export function registerNamed(path: string): Register {
+  const register = registerByPath(path);
+  if (!register)
+    throw new AppError('not_found', `No register "${path.slice(0, 60)}"; registers are: ${REGISTERS.map((r) => r.path).join(', ')}.`);
+  return register;
+}
+
+/** The id in a path, checked before any query. */
+export function checkId(register: Register, id: string): void {
+  if (!idPattern(register.idPrefix).test(id)) {
+    throw new AppError('invalid_parameter', `The id must be ${register.idPrefix}_ followed by 1 to 64 letters, digits, - or _.`, {
+      param: 'id',
+    });
+  }
+}
+
+export function invalidRecord(problems: readonly FieldProblem[]): AppError {
+  const first = problems[0] as FieldProblem;
+  const more = problems.length > 1 ? ` (and ${problems.length - 1} more in \`errors\`)` : '';
+  return new AppError('invalid_record', `${first.pointer || 'the body'} ${first.detail}${more}`, {
+    pointer: first.pointer,
+    errors: problems,
+  });
+}
+
+function checkPreconditions(p: Preconditions, current: { updated_at: string } | undefined): void {
+  if (p.ifNoneMatch !== undefined && p.ifNoneMatch.trim() === '*' && current) {
+    throw new AppError('precondition_failed', 'If-None-Match: * asks to create only, and the record exists.');
+  }
+  if (p.ifMatch === undefined) return;
+  const tags = p.ifMatch.split(',').map((t) => t.trim());
+  if (tags.includes('*') ? !current : !current || !tags.includes(etagOf(current.updated_at))) {
+    throw new AppError(
+      'precondition_failed',
+      current
+        ? `The record has moved on: its ETag is now ${etagOf(current.updated_at)}. Read it again, then retry your change.`
+        : 'If-Match names a version, and the record does not exist.',
+    );
+  }
+}
+
+/** Strips stamps and derived fields of a stored record: what a merge patch applies to. */
+function writable(register: Register, doc: RecordObject): RecordObject {
+  const out: RecordObject = { ...doc };
+  delete out.created_at;
+  delete out.updated_at;
+  for (const name of Object.keys(register.derived ?? {})) delete out[name];
+  return out;
+}
+
+/** JSON Merge Patch (RFC 7396): null removes a member, objects merge, anything else replaces. */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
+  const out: RecordObject = typeof target === 'object' && target !== null && !Array.isArray(target) ? { ...(target as RecordObject) } : {};
+  for (const [k, v] of Object.entries(patch as RecordObject)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatch(out[k], v);
+  }
+  return out;
+}
+
+async function write(
+  services: Services,
+  workspaceId: string,
+  register: Register,
+  id: string,
+  preconditions: Preconditions,
+  body: (current: RecordObject | undefined) => unknown,
+  mustExist: boolean,
+): Promise<WriteResult> {
+  checkId(register, id);
+  await getWorkspace(services.database.db, workspaceId);
+  return writeTransaction(services.database, async (batch) => {
+    const current = (await batch.current(workspaceId, [id])).get(id);
+    if (mustExist && !current) throw new AppError('not_found', `No ${register.resource} ${id} in workspace ${workspaceId}.`);
+    checkPreconditions(preconditions, current);
+    const input = readRecordInput(register, body(current ? (JSON.parse(current.doc) as RecordObject) : undefined), { id });
+    if (!input.ok) throw invalidRecord(input.problems);
+    const refs = referencesIn(register, input.record);
+    if (refs.length) {
+      const present = await batch.existing(workspaceId, [...new Set(refs.map((r) => r.id))]);
+      const dangling = refs.filter((r) => !present.has(r.id)).map((r) => danglingProblem(r.pointer, r.id));
+      if (dangling.length) throw invalidRecord(dangling);
+    }
+    const change = changeOf(workspaceId, register, input.record, current, services.clock());
+    if (change.changed) await batch.upsert([change.row]);
+    return { doc: change.row.doc, etag: etagOf(change.row.updated_at), created: change.created };
+  });
+}
+
+/** PUT: creates (created: true) or replaces a whole record. */
+export function putRecord(services: Services, workspaceId: string, register: Register, id: string, body: unknown, p: Preconditions = {}) {
+  return write(services, workspaceId, register, id, p, () => body, false);
+}
+
+/** PATCH: a JSON merge patch of a stored record. */
+export function patchRecord(
+  services: Services,
+  workspaceId: string,
+  register: Register,
+  id: string,
+  patch: unknown,
+  p: Preconditions = {},
+) {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
+    throw invalidRecord([{ pointer: '', code: 'invalid_type', detail: 'must be a JSON object: a merge patch of the record (RFC 7396)' }]);
+  }
+  return write(services, workspaceId, register, id, p, (current) => mergePatch(writable(register, current ?? {}), patch), true);
+}
+
+/** DELETE: the record leaves every list and detail; no event. */
+export async function deleteOne(
+  services: Services,
+  workspaceId: string,
+  register: Register,
+  id: string,
+  p: Preconditions = {},
+): Promise<void> {
+  checkId(register, id);
+  await getWorkspace(services.database.db, workspaceId);
+  await writeTransaction(services.database, async (batch) => {
+    const current = (await batch.current(workspaceId, [id])).get(id);
+    if (!current) throw new AppError('not_found', `No ${register.resource} ${id} in workspace ${workspaceId}.`);
+    checkPreconditions(p, current);
+    await batch.delete(workspaceId, [id]);
+  });
+}

@@ -1,0 +1,57 @@
+/**
+ * The internal write API is described by its own OpenAPI 3.1 document, served on the internal
+ * listener at /internal/openapi.json and committed as openapi-internal.json (regenerate with
+ * `npm run openapi`); the public document stays /api/v1 only.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { REGISTERS } from '../../src/registers/catalogue.js';
+import { createWriter, type Writer } from './helpers.js';
+
+describe('internal OpenAPI document', () => {
+  let w: Writer;
+  before(async () => {
+    w = await createWriter('sqlite');
+  });
+  after(async () => {
+    await w.internal.close();
+    await w.h.close();
+  });
+
+  it('the committed openapi-internal.json is exactly what the internal listener serves (no token needed to read it)', async () => {
+    const served = await w.internal.inject({ url: '/internal/openapi.json' });
+    assert.equal(served.statusCode, 200);
+    const committed = JSON.parse(readFileSync(new URL('../../openapi-internal.json', import.meta.url), 'utf8'));
+    assert.deepEqual(JSON.parse(served.body), committed, 'run `npm run openapi` after changing a register');
+  });
+
+  it('is a valid OpenAPI 3.1 document with PUT, PATCH, DELETE and GET for every register, and import and export', async () => {
+    const doc = JSON.parse((await w.internal.inject({ url: '/internal/openapi.json' })).body);
+    await SwaggerParser.validate(structuredClone(doc));
+    assert.equal(doc.openapi, '3.1.0');
+    for (const r of REGISTERS) {
+      const item = doc.paths[`/internal/v1/workspaces/{workspace_id}/${r.path}/{id}`];
+      assert.deepEqual(
+        Object.keys(item)
+          .filter((k) => k !== 'parameters')
+          .sort(),
+        ['delete', 'get', 'patch', 'put'],
+        r.path,
+      );
+      const write = doc.components.schemas[`${r.resource}Write`];
+      assert.equal(write.additionalProperties, false, 'an unknown field is refused');
+      assert.ok(!('created_at' in write.properties) && !('updated_at' in write.properties), "stamps are wsops's");
+      for (const derived of Object.keys(r.derived ?? {})) assert.ok(!write.required.includes(derived), `${derived} is computed`);
+    }
+    assert.ok(doc.paths['/internal/v1/workspaces/{workspace_id}/import'].post);
+    assert.ok(doc.paths['/internal/v1/workspaces/{workspace_id}/export'].get);
+  });
+
+  it('the public document describes /api/v1 only, and the public listener does not serve the internal one', async () => {
+    const pub = JSON.parse((await w.h.app.inject({ url: '/developers/openapi.json' })).body);
+    assert.ok(Object.keys(pub.paths).every((p) => p.startsWith('/api/v1/')));
+    assert.equal((await w.h.app.inject({ url: '/internal/openapi.json' })).statusCode, 404);
+  });
+});
