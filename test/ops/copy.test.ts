@@ -22,6 +22,8 @@ import { type DeliveryPage, deliveryStats, listDeliveries } from '../../src/webh
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint, signingSecrets } from '../../src/webhooks/endpoints.js';
 import { emitEvents } from '../../src/webhooks/outbox.js';
+import { exportRecords, exportRegisters } from '../../src/writes/export.js';
+import { importRecords } from '../../src/writes/import.js';
 import { type TestClock, testClock } from '../helpers/clock.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
 import { createHarness, type Harness, TEST_SECRET } from '../helpers/harness.js';
@@ -192,6 +194,7 @@ for (const from of DIALECTS) {
         scopes: string;
         people: Awaited<ReturnType<typeof walk>>;
         assets: Awaited<ReturnType<typeof walk>>;
+        otherLocations: Awaited<ReturnType<typeof walk>>;
         search: Awaited<ReturnType<typeof walk>>;
         searchUrl: string;
         stats24h: unknown;
@@ -207,7 +210,12 @@ for (const from of DIALECTS) {
         ws = await h.workspace();
         const other = await h.workspace({ seed: false, modules: 'assets' });
         ({ key } = await h.key(ws));
-        ({ key: otherKey } = await h.key(other, ['assets:read']));
+        ({ key: otherKey } = await h.key(other, ['assets:read', 'locations:read']));
+        // The same caller-chosen ids in two workspaces (ids are unique per workspace), and an import on record.
+        const moved = await importRecords(h.services, other, exportRecords(h.services, ws, exportRegisters(['locations'])), {
+          actor: 'operator',
+        });
+        assert.ok(moved.committed && moved.lines > 0, 'the locations were imported into the second workspace');
         const created = await createEndpoint(h.services, ws, { url: rx.url('/hook'), scopes: 'assets:read', events: 'asset.assigned' });
         endpoint = { id: created.id, secret: created.secret };
         const dispatcher = new Dispatcher(h.services, { random: () => 0 });
@@ -238,6 +246,7 @@ for (const from of DIALECTS) {
         before_.scopes = (await h.get('/api/v1/scopes', key)).body;
         before_.people = await walk(h.app, key, '/api/v1/people', 40);
         before_.assets = await walk(h.app, key, '/api/v1/assets', 25);
+        before_.otherLocations = await walk(h.app, otherKey, '/api/v1/locations', 10);
         const word = (
           await db.selectFrom('records').select('search_text').where('register', '=', 'people').executeTakeFirstOrThrow()
         ).search_text.split(' ')[0];
@@ -265,7 +274,7 @@ for (const from of DIALECTS) {
         before_.counts = await countAll(source.db);
         await source.close();
         assert.equal(before_.counts.settings, recipe ? 1 : 0, 'the generated master secret is the one setting');
-        for (const table of ['workspaces', 'api_keys', 'api_usage', 'records', 'webhook_endpoints', 'events']) {
+        for (const table of ['workspaces', 'api_keys', 'api_usage', 'records', 'record_imports', 'webhook_endpoints', 'events']) {
           assert.ok((before_.counts[table] ?? 0) > 0, `the source has ${table} rows`);
         }
         for (const table of ['delivery_jobs', 'delivery_attempts', 'delivery_attempt_hours', 'console_admins', 'console_sign_in_links']) {
@@ -331,6 +340,11 @@ for (const from of DIALECTS) {
         const strip = (pages: Awaited<ReturnType<typeof walk>>) => pages.map((p) => ({ data: p.data, has_more: p.has_more }));
         assert.deepEqual(strip(await walk(app, key, '/api/v1/people', 40)), strip(before_.people));
         assert.deepEqual(strip(await walk(app, key, '/api/v1/assets', 25)), strip(before_.assets));
+        assert.deepEqual(
+          strip(await walk(app, otherKey, '/api/v1/locations', 10)),
+          strip(before_.otherLocations),
+          'the same ids, other workspace',
+        );
         assert.deepEqual(strip(await walk(app, key, before_.searchUrl, 5)), strip(before_.search), 'search works on the copied index');
         // A cursor the old deployment issued still reads the next page: the same master secret signs them.
         const cursor = before_.people[0]?.next_cursor as string;
