@@ -216,6 +216,12 @@ function checkOperatorToken(token: string): void {
   }
 }
 
+/** A database address (`name` is what the operator set, for the message), `postgresql:` spelled `postgres:`. */
+export function checkDatabaseUrl(name: string, url: string): string {
+  if (!/^(sqlite:.+|postgres(ql)?:\/\/.+)$/.test(url)) throw new ConfigError(`${name} must be sqlite:PATH or postgres://USER@HOST:PORT/DB`);
+  return url.replace(/^postgresql:/, 'postgres:');
+}
+
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const get = (name: string): string | undefined => {
     const v = source[name];
@@ -223,10 +229,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   };
   const env = get('WSOPS_ENV') ?? 'test';
   if (env !== 'live' && env !== 'test') throw new ConfigError(`WSOPS_ENV must be live or test; got "${env}"`);
-  const databaseUrl = get('WSOPS_DATABASE_URL') ?? 'sqlite:./data/wsops.db';
-  if (!/^(sqlite:.+|postgres(ql)?:\/\/.+)$/.test(databaseUrl)) {
-    throw new ConfigError('WSOPS_DATABASE_URL must be sqlite:PATH or postgres://USER@HOST:PORT/DB');
-  }
+  const databaseUrl = checkDatabaseUrl('WSOPS_DATABASE_URL', get('WSOPS_DATABASE_URL') ?? 'sqlite:./data/wsops.db');
   const port = int('WSOPS_PORT', get('WSOPS_PORT') ?? '8080', 0, 65535);
   const secret = get('WSOPS_SECRET');
   if (secret !== undefined && secret.length < 32) {
@@ -276,7 +279,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   return {
-    databaseUrl: databaseUrl.replace(/^postgresql:/, 'postgres:'),
+    databaseUrl,
     port,
     host: get('WSOPS_HOST') ?? '127.0.0.1',
     internalPort,

@@ -8,6 +8,7 @@ import { printable, refuseControlCharacters } from '../text-rules.js';
 import { actCommand } from './act-command.js';
 import { adminCommands } from './admin-commands.js';
 import { auditCommand } from './audit-command.js';
+import { copyCommand } from './copy-command.js';
 import { deliveryCommands } from './delivery-commands.js';
 import { endpointCommands } from './endpoint-commands.js';
 import { keyCommands } from './key-commands.js';
@@ -47,6 +48,7 @@ endpointCommands(program);
 adminCommands(program);
 deliveryCommands(program);
 auditCommand(program);
+copyCommand(program);
 program
   .command('openapi')
   .description('print the OpenAPI document of /api/v1 (or, with --internal, of the internal write API)')

@@ -35,6 +35,8 @@ export interface Harness {
     scopes?: readonly string[],
     options?: { env?: 'live' | 'test'; days?: number },
   ): Promise<{ key: string; keyId: string }>;
+  /** Stops the app and its services but keeps the database (a stopped server); `close` then only drops it. */
+  stop(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -57,6 +59,13 @@ export async function createHarness(dialect: Dialect, env: Record<string, string
   const served = await app.inject({ method: 'GET', url: '/developers/openapi.json' });
   const validator = new OpenApiValidator(JSON.parse(served.body));
   let seedCounter = 0;
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await app.close();
+    await services.close();
+  };
   return {
     dialect,
     services,
@@ -96,9 +105,9 @@ export async function createHarness(dialect: Dialect, env: Record<string, string
       });
       return { key: k.key, keyId: k.key_id };
     },
+    stop,
     async close() {
-      await app.close();
-      await services.close();
+      await stop();
       await database.drop();
     },
   };

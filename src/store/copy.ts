@@ -1,0 +1,280 @@
+/**
+ * Copies a whole deployment from one database into an empty one, of either dialect (`wsops
+ * copy`). Rows are copied as stored: key hashes, sealed endpoint secrets, the queue as it is, the
+ * audit trail with its sequence numbers. The source is read in one snapshot (a read transaction)
+ * page by page on a key of each table, so no table is ever held whole in memory and the counts
+ * verified at the end are the counts of that snapshot.
+ */
+import { type Kysely, sql } from 'kysely';
+import { AppError } from '../errors.js';
+import type { Database } from './database.js';
+import { migrate } from './migrations.js';
+import type { DB } from './schema.js';
+
+export interface CopiedTable {
+  table: keyof DB & string;
+  /** Columns that order the table and identify a row: the keyset the source is paged on. */
+  key: readonly string[];
+  /**
+   * The target's triggers already filled this table while earlier tables were copied; the
+   * source's rows replace theirs.
+   */
+  replacesTriggerRows?: true;
+}
+
+/**
+ * Every table of wsops, parents before children, each copied once in this order. A new table
+ * must be added here (test/ops/copy.test.ts compares this list with the migrated schema).
+ */
+export const COPY_ORDER: readonly CopiedTable[] = [
+  { table: 'settings', key: ['name'] },
+  { table: 'workspaces', key: ['id'] },
+  { table: 'api_keys', key: ['key_id'] },
+  { table: 'api_usage', key: ['workspace_id', 'hour', 'key_id'] },
+  // The order of the records_order index: a range scan whatever the primary key's shape (ids are
+  // unique per workspace, so this key identifies a row under either shape).
+  { table: 'records', key: ['workspace_id', 'register', 'updated_at', 'id'] },
+  { table: 'record_imports', key: ['id'] },
+  { table: 'webhook_endpoints', key: ['id'] },
+  { table: 'events', key: ['id'] },
+  { table: 'delivery_jobs', key: ['id'] },
+  { table: 'delivery_attempts', key: ['id'] },
+  // Migration 0013's trigger adds every copied attempt to this rollup; the source's rollup is the
+  // truth (retention trims it by hour), so it replaces what the trigger built, or the chart
+  // would count every attempt twice.
+  { table: 'delivery_attempt_hours', key: ['endpoint_id', 'hour', 'latency_ms'], replacesTriggerRows: true },
+  { table: 'renewal_notices', key: ['workspace_id', 'vendor_id', 'renewal_date'] },
+  { table: 'console_admins', key: ['id'] },
+  { table: 'console_sign_in_links', key: ['token_hash'] },
+  { table: 'console_sessions', key: ['id'] },
+  { table: 'audit_events', key: ['seq'] },
+];
+
+/** Tables of the migrated schema that are deliberately not copied, and why. */
+export function whyNotCopied(table: string): string | undefined {
+  if (table === 'auth_version') return "SQLite only: the key caches' change counter; the target's migration starts its own";
+  if (table === 'records_fts') return 'SQLite only: the search index, filled by triggers as the records are inserted';
+  if (/^records_fts_(data|idx|docsize|config|content)$/.test(table)) return "SQLite only: FTS5's storage of that index";
+  return undefined;
+}
+
+export const DEFAULT_BATCH_ROWS = 1000;
+
+export type CopyProgress = (table: string, done: number, total: number) => void;
+
+export interface CopyResult {
+  /** Rows per table, in copy order: equal in source and target (verified). */
+  tables: { table: string; rows: number }[];
+  totalRows: number;
+  /** The master secret generated for a demo and kept in the settings table (copied with them), if any. */
+  storedServerSecret: string | undefined;
+}
+
+/** Rows were written but the target does not hold what the source held: it must be emptied before another try. */
+export class CopyIncompleteError extends Error {}
+
+const START_AGAIN = 'Empty the target (drop and create it) and copy again with the server stopped.';
+
+type Row = Record<string, unknown>;
+type Conn = Kysely<DB>;
+
+/**
+ * Copies everything from `source` into `target`, which must be empty (no rows in any wsops
+ * table, no tables that are not wsops's). Both are migrated first.
+ */
+export async function copyDeployment(
+  source: Database,
+  target: Database,
+  options: { batchRows?: number; progress?: CopyProgress } = {},
+): Promise<CopyResult> {
+  const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS;
+  await refuseUnlessEmpty(target.db);
+  await migrate(source);
+  // A source without a workspace is almost surely the wrong WSOPS_DATABASE_URL (an absent SQLite
+  // path opens as a new, empty database): copying it would only fill the target with nothing.
+  if (!(await source.db.selectFrom('workspaces').select('id').limit(1).executeTakeFirst())) {
+    throw new AppError(
+      'not_found',
+      'the configured database (WSOPS_DATABASE_URL) holds no workspace: nothing to copy; check WSOPS_DATABASE_URL',
+    );
+  }
+  await migrate(target);
+  await refuseUnlessEmpty(target.db);
+  return readSnapshot(source, async (snapshot) => {
+    const counts = new Map<string, number>();
+    for (const t of COPY_ORDER) counts.set(t.table, await countRows(snapshot, t.table));
+    for (const t of COPY_ORDER) {
+      try {
+        if (t.replacesTriggerRows) await sql`DELETE FROM ${sql.table(t.table)}`.execute(target.db);
+        await copyTable(snapshot, target, t, counts.get(t.table) ?? 0, batchRows, options.progress);
+      } catch (err) {
+        const reason = err instanceof Error ? err.message : String(err);
+        throw new CopyIncompleteError(`the copy stopped in ${t.table}: ${reason}. The target holds part of the copy. ${START_AGAIN}`);
+      }
+    }
+    if (target.dialect === 'postgres') await advanceSequences(target.db);
+    const mismatches: string[] = [];
+    for (const t of COPY_ORDER) {
+      const expected = counts.get(t.table) ?? 0;
+      const copied = await countRows(target.db, t.table);
+      if (copied !== expected) mismatches.push(`${t.table} has ${copied} rows in the target and ${expected} in the source`);
+    }
+    if (mismatches.length) {
+      throw new CopyIncompleteError(`the copy is incomplete: ${mismatches.join('; ')}. ${START_AGAIN}`);
+    }
+    const secret = await snapshot.selectFrom('settings').select('value').where('name', '=', 'server_secret').executeTakeFirst();
+    const tables = COPY_ORDER.map((t) => ({ table: t.table, rows: counts.get(t.table) ?? 0 }));
+    return { tables, totalRows: tables.reduce((sum, t) => sum + t.rows, 0), storedServerSecret: secret?.value };
+  });
+}
+
+/**
+ * Runs `fn` on one connection inside a read transaction: one consistent snapshot of the
+ * source. SQLite: a deferred transaction (a WAL snapshot that blocks no writer; the driver
+ * turns a bare BEGIN into BEGIN IMMEDIATE, which would). PostgreSQL: repeatable read, read only.
+ */
+async function readSnapshot<T>(source: Database, fn: (snapshot: Conn) => Promise<T>): Promise<T> {
+  return source.db.connection().execute(async (conn) => {
+    const begin = source.dialect === 'sqlite' ? sql`BEGIN DEFERRED` : sql`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`;
+    await begin.execute(conn);
+    try {
+      const result = await fn(conn);
+      await sql`COMMIT`.execute(conn);
+      return result;
+    } catch (err) {
+      await sql`ROLLBACK`.execute(conn).catch(() => {});
+      throw err;
+    }
+  });
+}
+
+async function countRows(db: Conn, table: string): Promise<number> {
+  const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM ${sql.table(table)}`.execute(db);
+  return Number(rows[0]?.n ?? 0);
+}
+
+/**
+ * Keyset pages of the source, each written to the target in one transaction. The next page is
+ * read while the current one is written (the two databases work at once); at most two pages
+ * are in memory.
+ */
+async function copyTable(source: Conn, target: Database, t: CopiedTable, total: number, batchRows: number, progress?: CopyProgress) {
+  const keyCols = sql.join(t.key.map((c) => sql.ref(c)));
+  const read = async (last: Row | undefined): Promise<Row[]> => {
+    const after = last ? sql`WHERE (${keyCols}) > (${sql.join(t.key.map((c) => last[c]))})` : sql``;
+    return (await sql<Row>`SELECT * FROM ${sql.table(t.table)} ${after} ORDER BY ${keyCols} LIMIT ${batchRows}`.execute(source)).rows;
+  };
+  const write = await rowWriter(target, t.table);
+  let done = 0;
+  progress?.(t.table, 0, total);
+  let next = read(undefined);
+  let written: Promise<void> = Promise.resolve();
+  for (;;) {
+    const rows = await next;
+    await written;
+    if (rows.length === 0) break;
+    next = rows.length < batchRows ? Promise.resolve([]) : read(rows[rows.length - 1]);
+    // Handled here so a failed read does not go unhandled while the write runs; awaited above.
+    next.catch(() => {});
+    written = write(rows).then(() => {
+      done += rows.length;
+      progress?.(t.table, done, total);
+    });
+    written.catch(() => {});
+  }
+}
+
+/**
+ * Writes one page of rows, as they came from the source, in one transaction. SQLite: one
+ * prepared single-row insert run per row (no statement to build per page). PostgreSQL: one
+ * statement per page that unnests one array per column, typed as the target's columns.
+ */
+async function rowWriter(target: Database, table: string): Promise<(rows: Row[]) => Promise<void>> {
+  const raw = target.sqlite;
+  if (raw) {
+    const statements = new Map<string, { columns: string[]; run: (row: Row) => void }>();
+    const statementFor = (row: Row) => {
+      const columns = Object.keys(row);
+      const shape = columns.join(',');
+      let statement = statements.get(shape);
+      if (!statement) {
+        const insert = raw.prepare(
+          `INSERT INTO ${quote(table)} (${columns.map(quote).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+        );
+        statement = { columns, run: (r) => insert.run(columns.map((c) => r[c])) };
+        statements.set(shape, statement);
+      }
+      return statement;
+    };
+    return async (rows) => {
+      const statement = statementFor(rows[0] as Row);
+      raw
+        .transaction(() => {
+          for (const row of rows) statement.run(row);
+        })
+        .immediate();
+    };
+  }
+  const described = (await target.db.introspection.getTables()).find((x) => x.name === table);
+  const types = new Map((described?.columns ?? []).map((c) => [c.name, c.dataType]));
+  return async (rows) => {
+    const columns = Object.keys(rows[0] as Row);
+    const arrays = columns.map((c) => {
+      const type = types.get(c);
+      if (!type || !/^[a-z0-9_]+$/.test(type))
+        throw new Error(`the target's ${table} has no column ${c}: migrate both to the same version`);
+      return sql`${rows.map((r) => r[c])}::${sql.raw(type)}[]`;
+    });
+    await sql`INSERT INTO ${sql.table(table)} (${sql.join(columns.map((c) => sql.ref(c)))})
+      SELECT * FROM unnest(${sql.join(arrays)})`.execute(target.db);
+  };
+}
+
+function quote(identifier: string): string {
+  return `"${identifier.replaceAll('"', '""')}"`;
+}
+
+/**
+ * PostgreSQL serial columns (audit_events.seq) were given explicit values, which do not move
+ * their sequences: without this the next insert would collide with a copied row. SQLite's
+ * AUTOINCREMENT follows explicit values by itself.
+ */
+async function advanceSequences(db: Conn): Promise<void> {
+  const copied = new Set<string>(COPY_ORDER.map((t) => t.table));
+  for (const table of await db.introspection.getTables()) {
+    if (!copied.has(table.name)) continue;
+    for (const column of table.columns.filter((c) => c.isAutoIncrementing)) {
+      const col = sql.ref(column.name);
+      await sql`SELECT setval(pg_get_serial_sequence(${table.name}, ${column.name}), coalesce(max(${col}), 0) + 1, false)
+        FROM ${sql.table(table.name)}`.execute(db);
+    }
+  }
+}
+
+/**
+ * An empty target: no wsops table holds a row, and no table is not wsops's (copying into another
+ * application's database, or a database of a newer wsops, is refused rather than mixed in).
+ */
+async function refuseUnlessEmpty(db: Conn): Promise<void> {
+  const copied = new Set<string>(COPY_ORDER.map((t) => t.table));
+  const tables = await db.introspection.getTables();
+  const foreign = tables.map((t) => t.name).filter((name) => !copied.has(name) && whyNotCopied(name) === undefined);
+  if (foreign.length) {
+    throw new AppError(
+      'conflict',
+      `the target database is not empty: it holds tables wsops does not know (${foreign.slice(0, 5).join(', ')}); copy into a new, empty database`,
+    );
+  }
+  const filled: string[] = [];
+  for (const t of tables) {
+    if (!copied.has(t.name)) continue;
+    const rows = await countRows(db, t.name);
+    if (rows > 0) filled.push(`${t.name}: ${rows}`);
+  }
+  if (filled.length) {
+    throw new AppError(
+      'conflict',
+      `the target database is not empty (${filled.join(', ')} rows); nothing was copied. Copy into a new, empty database`,
+    );
+  }
+}
