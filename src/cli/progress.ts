@@ -22,3 +22,28 @@ export function progressBar(label: string): ((done: number, total: number) => vo
     },
   });
 }
+
+/**
+ * A one-line counter for work of unknown size (an import read from a pipe): lines so far, lines
+ * per second and refusals so far; silent when stderr is not a terminal.
+ */
+export function lineCounter(label: string): ((lines: number, errors: number) => void) & { finish(): void } {
+  const tty = process.stderr.isTTY === true;
+  const started = Date.now();
+  let lastDraw = 0;
+  let drawn = false;
+  const draw = (lines: number, errors: number) => {
+    if (!tty) return;
+    const now = Date.now();
+    if (now - lastDraw < 100) return;
+    lastDraw = now;
+    drawn = true;
+    const rate = lines / Math.max(0.001, (now - started) / 1000);
+    process.stderr.write(`\r${label}: ${lines} lines, ${Math.round(rate)} records/s, ${errors} refused\u001b[K`);
+  };
+  return Object.assign(draw, {
+    finish() {
+      if (tty && drawn) process.stderr.write('\n');
+    },
+  });
+}
