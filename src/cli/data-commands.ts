@@ -41,7 +41,10 @@ async function openSource(file: string): Promise<AsyncIterable<Buffer>> {
 /** Text echoed from a file or a report, with control characters shown as escapes (no terminal tricks). */
 export function printable(text: string): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: escaping them is the point
-  return text.replace(/[\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(
+    /[\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /** The report for a person: what happened, counts per register, then every listed refusal with its line. */
@@ -66,8 +69,11 @@ export function importSummary(report: ImportReport): string {
   if (rows.length) out.push(table(rows, ['register', 'created', 'updated', 'unchanged', 'deleted', 'absent', 'refused']));
   if (report.refused_count > 0) {
     out.push(`${report.refused_count} ${report.refused_count === 1 ? 'line' : 'lines'} refused:`);
-    for (const r of report.refused) out.push(printable(`line ${r.line}${r.pointer ? ` ${r.pointer}` : ''} ${r.code}: ${r.detail}`));
-    if (report.refused_truncated) out.push(`(${report.refused_count - report.refused.length} more refused lines are counted but not listed)`);
+    // In line order (a line that waited for a later reference is refused at the end).
+    for (const r of [...report.refused].sort((a, b) => a.line - b.line))
+      out.push(printable(`line ${r.line}${r.pointer ? ` ${r.pointer}` : ''} ${r.code}: ${r.detail}`));
+    if (report.refused_truncated)
+      out.push(`(${report.refused_count - report.refused.length} more refused lines are counted but not listed)`);
   }
   return out.join('\n');
 }
