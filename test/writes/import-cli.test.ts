@@ -228,6 +228,7 @@ for (const dialect of DIALECTS) {
       assert.equal(copy.stdout, original, 'the copy exports byte for byte the same records');
 
       const some = run(['export', '--workspace', b, '--registers', 'vendors,locations']);
+      assert.equal(some.status, 0, some.stderr);
       assert.deepEqual(
         [
           ...new Set(
