@@ -30,21 +30,25 @@ interface ImportOptions {
 /** The file's bytes, or standard input for `-`; a file that cannot be opened is a one-line refusal. */
 async function openSource(file: string): Promise<AsyncIterable<Buffer>> {
   if (file === '-') return process.stdin;
+  let handle: Awaited<ReturnType<typeof open>>;
   try {
-    const handle = await open(file, 'r');
-    return handle.createReadStream();
+    handle = await open(file, 'r');
   } catch (err) {
     throw new UsageError(`cannot read ${printable(file)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
+  if (!(await handle.stat()).isFile()) {
+    await handle.close();
+    throw new UsageError(`${printable(file)} is not a file`);
+  }
+  return handle.createReadStream();
 }
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: escaping them is the point
+const UNPRINTABLE = /[\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g;
 
 /** Text echoed from a file or a report, with control characters shown as escapes (no terminal tricks). */
 export function printable(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: escaping them is the point
-  return text.replace(
-    /[\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  return text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** The report for a person: what happened, counts per register, then every listed refusal with its line. */
@@ -124,7 +128,10 @@ export function dataCommands(program: Command): void {
       await withServices(async (s) => {
         const chunks = exportRecords(s, opts.workspace, registers);
         if (!opts.output) {
-          await writeAll(chunks, process.stdout);
+          // A reader that stops early (`| head`) ends the export quietly, as for any Unix tool.
+          await writeAll(chunks, process.stdout).catch((err: NodeJS.ErrnoException) => {
+            if (err.code !== 'EPIPE') throw err;
+          });
           return;
         }
         // Written beside the file and renamed at the end: a failed export leaves no half file behind.
