@@ -143,6 +143,14 @@ for (const dialect of DIALECTS) {
       assert.equal(noRegister.status, 400);
       assert.match(noRegister.body, /<p class="error" id="f-register-error">This looks like a CSV file: choose the register/);
 
+      const typo = await upload(
+        '/console/data/check',
+        { name: 'v.csv', type: 'text/csv', content: 'id,nmae\nven_con_9,X\n' },
+        { register: 'vendors' },
+      );
+      assert.equal(typo.status, 400);
+      assert.match(typo.body, /role="alert">CSV column &quot;nmae&quot; is not a field of vendors; fields are: id, name,/);
+
       const check = await upload('/console/data/check', { name: 'vendors.csv', type: 'text/csv', content: csv }, { register: 'vendors' });
       assert.equal(check.status, 200);
       assert.match(check.body, /1 line is refused/);
