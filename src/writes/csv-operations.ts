@@ -9,8 +9,9 @@
  * pointer.
  *
  * What is wrong with the file itself rather than with a record (an unknown or repeated column,
- * a row with the wrong number of cells, an unclosed quote) stops the conversion with one
- * AppError naming the row: lines before it were already handed to the import.
+ * a row with the wrong number of cells, an unclosed quote, bytes that are not UTF-8) stops the
+ * conversion with one AppError naming the row or line: lines before it were already handed to
+ * the import (a dry run or --atomic writes none of them).
  */
 import { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
@@ -26,7 +27,7 @@ const CHUNK_CHARS = 64 * 1024;
 export async function* csvOperations(source: AsyncIterable<Buffer | string>, register: Register): AsyncGenerator<string> {
   // max_record_size bounds what an unclosed quote can make the parser hold.
   const parser = parse({ bom: true, relax_column_count: true, skip_empty_lines: false, max_record_size: MAX_LINE_BYTES });
-  const input = Readable.from(source);
+  const input = Readable.from(utf8Text(source));
   input.on('error', (err) => parser.destroy(err));
   input.pipe(parser);
   let header: string[] | undefined;
@@ -63,13 +64,34 @@ export async function* csvOperations(source: AsyncIterable<Buffer | string>, reg
     }
   } catch (err) {
     if (err instanceof AppError) throw err;
+    if (err instanceof NotUtf8) {
+      throw new AppError('invalid_parameter', 'the CSV file is not UTF-8 text; save it as "CSV UTF-8" and import it again');
+    }
     // csv-parse's own messages name the line (e.g. an unclosed quote); keep them to one line.
     const message = (err as Error).message.replace(/\s+/g, ' ').slice(0, 300);
-    throw new AppError('invalid_parameter', `the CSV file could not be read after row ${row}: ${message}`);
+    throw new AppError('invalid_parameter', `the CSV file could not be read: ${message}`);
   } finally {
     input.destroy();
   }
   if (out) yield out;
+}
+
+class NotUtf8 extends Error {}
+
+/**
+ * The bytes as strict UTF-8 text. A spreadsheet saved in a legacy encoding (Windows-1252: "Müller")
+ * is refused rather than imported with replacement characters in people's names.
+ */
+async function* utf8Text(source: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  try {
+    for await (const chunk of source) yield typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+    const tail = decoder.decode();
+    if (tail) yield tail;
+  } catch (err) {
+    if (err instanceof TypeError) throw new NotUtf8();
+    throw err;
+  }
 }
 
 /** The header's names, each a field of the register, none twice. */
