@@ -32,10 +32,12 @@ export function lineCounter(label: string): ((lines: number, errors: number) => 
   const started = Date.now();
   let lastDraw = 0;
   let drawn = false;
-  const draw = (lines: number, errors: number) => {
+  let last = { lines: 0, errors: 0 };
+  const draw = (lines: number, errors: number, force = false) => {
+    last = { lines, errors };
     if (!tty) return;
     const now = Date.now();
-    if (now - lastDraw < 100) return;
+    if (now - lastDraw < 100 && !force) return;
     lastDraw = now;
     drawn = true;
     const rate = lines / Math.max(0.001, (now - started) / 1000);
@@ -43,7 +45,11 @@ export function lineCounter(label: string): ((lines: number, errors: number) => 
   };
   return Object.assign(draw, {
     finish() {
-      if (tty && drawn) process.stderr.write('\n');
+      // The last figures, which the 100 ms throttle may have skipped.
+      if (tty && drawn) {
+        draw(last.lines, last.errors, true);
+        process.stderr.write('\n');
+      }
     },
   });
 }
