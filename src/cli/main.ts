@@ -9,6 +9,7 @@ import { actCommand } from './act-command.js';
 import { adminCommands } from './admin-commands.js';
 import { auditCommand } from './audit-command.js';
 import { copyCommand } from './copy-command.js';
+import { dataCommands } from './data-commands.js';
 import { deliveryCommands } from './delivery-commands.js';
 import { endpointCommands } from './endpoint-commands.js';
 import { keyCommands } from './key-commands.js';
@@ -43,6 +44,7 @@ program
 workspaceCommands(program);
 keyCommands(program);
 recordCommands(program);
+dataCommands(program);
 actCommand(program);
 endpointCommands(program);
 adminCommands(program);

@@ -4,7 +4,7 @@ import type { PageContext } from './context.js';
 import { type Html, html } from './html.js';
 import { assetUrl } from './pages/assets.js';
 
-export type NavKey = 'overview' | 'keys' | 'webhooks' | 'audit' | 'modules' | 'admins';
+export type NavKey = 'overview' | 'keys' | 'webhooks' | 'audit' | 'modules' | 'data' | 'admins';
 
 export const NAV: readonly { key: NavKey; label: string; href: string }[] = [
   { key: 'overview', label: 'Overview', href: '/console' },
@@ -12,6 +12,7 @@ export const NAV: readonly { key: NavKey; label: string; href: string }[] = [
   { key: 'webhooks', label: 'Webhooks', href: '/console/webhooks' },
   { key: 'audit', label: 'Audit trail', href: '/console/audit' },
   { key: 'modules', label: 'Modules', href: '/console/modules' },
+  { key: 'data', label: 'Data', href: '/console/data' },
   { key: 'admins', label: 'Admins', href: '/console/admins' },
 ];
 

@@ -10,6 +10,7 @@ import type { Services } from '../services.js';
 import { registerAdminPages } from './pages/admins.js';
 import { registerAssets } from './pages/assets.js';
 import { registerAuditPage } from './pages/audit.js';
+import { registerDataPages } from './pages/data.js';
 import { registerDeliveryPages } from './pages/deliveries.js';
 import { registerKeyPages } from './pages/keys.js';
 import { registerModulePages } from './pages/modules.js';
@@ -35,6 +36,7 @@ export function registerConsole(app: FastifyInstance, services: Services): void 
         registerDeliveryPages(authed, services);
         registerAuditPage(authed, services);
         registerModulePages(authed, services);
+        registerDataPages(authed, services);
         registerAdminPages(authed, services);
       });
     },
