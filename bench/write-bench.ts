@@ -96,7 +96,8 @@ async function fixedRatePuts(
         },
         (err: Error) => {
           errors++;
-          if (errors === 1) process.stderr.write(`[bench] first failed PUT: ${err.message} ${String((err as { cause?: unknown }).cause ?? '')}\n`);
+          if (errors === 1)
+            process.stderr.write(`[bench] first failed PUT: ${err.message} ${String((err as { cause?: unknown }).cause ?? '')}\n`);
         },
       ),
     );

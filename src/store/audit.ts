@@ -24,7 +24,7 @@ export const AUDIT_KINDS = {
   delivery: 'Webhook deliveries',
   module: 'Modules',
   admin: 'Console admins',
-  record: 'Record corrections and deletions',
+  record: 'Record corrections, deletions and imports',
   action: 'Domain actions',
   workspace: 'Workspace',
 } as const satisfies Record<string, string>;
@@ -223,6 +223,8 @@ export function describeAudit(e: Pick<AuditRow, 'action' | 'target' | 'key_id' |
       return `Corrected ${text(d.register) ?? 'record'} ${target}${Array.isArray(d.fields) ? `: ${d.fields.join(', ')}` : ''}`;
     case 'record.deleted':
       return `Deleted ${text(d.register) ?? 'record'} ${target}`;
+    case 'record.imported':
+      return `Imported records (${target}): ${Number(d.lines) || 0} lines, ${Number(d.refused) || 0} refused${d.committed === false ? ', nothing committed' : ''}`;
     case 'workspace.created':
       return text(d.name) ? `Created the workspace (${text(d.name)})` : 'Created the workspace';
   }

@@ -474,7 +474,7 @@ async function settle(
       workspaceId,
       at: finishedAt,
       actor: options.actor,
-      action: 'records.imported',
+      action: 'record.imported',
       target: report.id,
       detail: {
         lines: report.lines,

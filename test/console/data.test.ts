@@ -125,7 +125,7 @@ for (const dialect of DIALECTS) {
       const audit = await h.services.database.db
         .selectFrom('audit_events')
         .select(['actor'])
-        .where('action', '=', 'records.imported')
+        .where('action', '=', 'record.imported')
         .where('workspace_id', '=', ws)
         .execute();
       assert.deepEqual(
