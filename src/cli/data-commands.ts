@@ -11,6 +11,7 @@ import { createWriteStream } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { resolveRegister } from '../actions/correct.js';
+import { printable } from '../text-rules.js';
 import { csvOperations } from '../writes/csv-operations.js';
 import { exportRecords, exportRegisters } from '../writes/export.js';
 import { ATOMIC_MAX_LINES, type ImportReport, importRecords } from '../writes/import.js';
@@ -41,14 +42,6 @@ async function openSource(file: string): Promise<AsyncIterable<Buffer>> {
     throw new UsageError(`${printable(file)} is not a file`);
   }
   return handle.createReadStream();
-}
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: escaping them is the point
-const UNPRINTABLE = /[\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g;
-
-/** Text echoed from a file or a report, with control characters shown as escapes (no terminal tricks). */
-export function printable(text: string): string {
-  return text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** The report for a person: what happened, counts per register, then every listed refusal with its line. */

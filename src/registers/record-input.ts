@@ -7,6 +7,7 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { controlCharacterIn, printable } from '../text-rules.js';
 import type { Register } from './define.js';
 import { type Field, idPattern, type JsonSchema } from './fields.js';
 
@@ -44,6 +45,9 @@ export type InputResult = { ok: true; record: RecordObject } | { ok: false; prob
 
 const STAMPS = ['created_at', 'updated_at'] as const;
 
+/** No lone surrogate (String.prototype.isWellFormed: Node 20 has it, TypeScript's lib here does not yet). */
+const wellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
 // Two compilations of each schema: a fast one that stops at the first error (every valid
 // record), and one that collects every error for the answer to a refused one.
 const quick = new Ajv2020({ allErrors: false, strict: false });
@@ -52,9 +56,6 @@ for (const a of [quick, thorough]) (addFormats as unknown as (a: Ajv2020) => voi
 
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 const TIME_ZONES = new Set([...Intl.supportedValuesOf('timeZone'), 'UTC', 'Etc/UTC']);
-/** C0 controls other than tab, line feed and carriage return, and C1 controls (lone surrogates: isWellFormed). */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point
-const BAD_CHARACTERS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
 
 /** JSON Schema of a written object: required are the fields that have no default. */
 function writeSchema(fields: Readonly<Record<string, Field>>, skip: ReadonlySet<string>): JsonSchema {
@@ -214,7 +215,7 @@ function normalize(field: Field, value: unknown, pointer: string, problems: Fiel
       return value;
     case 'string':
     case 'enum':
-      if (BAD_CHARACTERS.test(value as string))
+      if (controlCharacterIn(value as string) !== undefined || !wellFormed(value as string))
         problems.push({ pointer, code: 'invalid_characters', detail: FIELD_PROBLEM_CODES.invalid_characters });
       return value;
     default:
@@ -301,11 +302,10 @@ export function escapePointer(name: string): string {
   return name.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
-/** A value quoted in a message: at most 60 characters, never a control character. */
+/** A value quoted in a message: at most 60 characters, nothing a terminal would act on. */
 export function clip(value: unknown): string {
   const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: escaping them is the point
-  const safe = text.replace(/[\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]|\p{Surrogate}/gu, '\uFFFD');
+  const safe = printable(wellFormed(text) ? text : text.replace(/\p{Surrogate}/gu, '\uFFFD'));
   return safe.length > 60 ? `${safe.slice(0, 57)}...` : safe;
 }
 
