@@ -9,9 +9,9 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
@@ -140,6 +140,7 @@ describe('the packed packages, installed into a project outside the repository',
   let project: string;
   let clientOnly: string;
   let installOutput: string;
+  const typeChecks = new Map<string, Promise<string | undefined>>();
   // The server the client checks talk to: the installed one on a supported Node.js, else (no
   // Node.js 22+ prepared on this machine) the checkout's bin/wsops.
   let server: Server | undefined;
@@ -158,6 +159,8 @@ describe('the packed packages, installed into a project outside the repository',
     installOutput = full.output;
     clientOnly = bare.dir;
     writeFileSync(join(project, 'check-client.mjs'), CLIENT_CHECK);
+    // tsc takes a while; both checks start now and are awaited by their tests.
+    for (const resolution of ['node16', 'bundler'] as const) typeChecks.set(resolution, typeCheck(project, resolution));
   });
 
   after(async () => {
@@ -194,6 +197,25 @@ describe('the packed packages, installed into a project outside the repository',
   if (SERVER_BUILDS.length > 0) {
     it(`installing on Node.js ${SERVER_BUILDS.at(-1)?.version} prints no engine warning`, () => {
       assert.doesNotMatch(installOutput, /EBADENGINE|npm warn/i, installOutput);
+    });
+  }
+
+  for (const build of SERVER_BUILDS) {
+    it(`npm ci of the repository on Node.js ${build.version} prints no engine warning (dry run)`, async () => {
+      const copy = mkdtempSync(join(tmpdir(), 'wsops-ci-'));
+      try {
+        for (const file of ['package.json', 'package-lock.json', 'packages/client/package.json']) {
+          mkdirSync(dirname(join(copy, file)), { recursive: true });
+          copyFileSync(join(ROOT, file), join(copy, file));
+        }
+        const npmCli = join((await run('npm', ['root', '-g'])).stdout.trim(), 'npm/bin/npm-cli.js');
+        const ci = await run(build.node, [npmCli, 'ci', '--dry-run', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], {
+          cwd: copy,
+        });
+        assert.doesNotMatch(ci.stdout + ci.stderr, /EBADENGINE|npm warn/i);
+      } finally {
+        rmSync(copy, { recursive: true, force: true });
+      }
     });
   }
 
@@ -247,31 +269,35 @@ describe('the packed packages, installed into a project outside the repository',
     it(`client on Node.js ${build.version}: pages, a verified delivery, require(), wsops-mirror --help and --once`, async () => {
       if (!server) server = await ensureServer();
       useAddon(project, build);
-      const check = spawn(build.node, ['check-client.mjs', server.baseUrl, server.key], { cwd: project });
-      let out = '';
-      check.stdout.on('data', (c) => (out += String(c)));
-      check.stderr.on('data', (c) => (out += String(c)));
-      const first = await until(() => out.includes('\n') && JSON.parse(out.split('\n')[0] as string), 60_000, 'the client to list');
       const expected = await assetCount(server);
       assert.ok(expected > 7, 'more than one page');
-      assert.deepEqual({ ids: first.ids, unique: first.unique }, { ids: expected, unique: expected });
-      const created = await cli(server, [
-        'endpoint',
-        'create',
-        '--workspace',
-        server.workspace,
-        '--url',
-        `http://127.0.0.1:${first.port}/hook`,
-        '--scopes',
-        'assets:read',
-        '--events',
-        'asset.assigned',
-        '--json',
-      ]);
-      check.stdin.write(`${(JSON.parse(created) as { secret: string }).secret}\n`);
-      await until(() => check.exitCode !== null, 60_000, `a verified delivery: ${out}`);
-      assert.equal(check.exitCode, 0, out);
-      assert.match(out, /"verified":"endpoint\.verification"/);
+      const check = spawn(build.node, ['check-client.mjs', server.baseUrl, server.key], { cwd: project });
+      try {
+        let out = '';
+        check.stdout.on('data', (c) => (out += String(c)));
+        check.stderr.on('data', (c) => (out += String(c)));
+        const first = await until(() => out.includes('\n') && JSON.parse(out.split('\n')[0] as string), 60_000, 'the client to list');
+        assert.deepEqual({ ids: first.ids, unique: first.unique }, { ids: expected, unique: expected });
+        const created = await cli(server, [
+          'endpoint',
+          'create',
+          '--workspace',
+          server.workspace,
+          '--url',
+          `http://127.0.0.1:${first.port}/hook`,
+          '--scopes',
+          'assets:read',
+          '--events',
+          'asset.assigned',
+          '--json',
+        ]);
+        check.stdin.write(`${(JSON.parse(created) as { secret: string }).secret}\n`);
+        await until(() => check.exitCode !== null, 60_000, `a verified delivery: ${out}`);
+        assert.equal(check.exitCode, 0, out);
+        assert.match(out, /"verified":"endpoint\.verification"/);
+      } finally {
+        check.kill();
+      }
 
       const required = await run(
         build.node,
@@ -319,26 +345,7 @@ describe('the packed packages, installed into a project outside the repository',
 
   for (const moduleResolution of ['node16', 'bundler'] as const) {
     it(`TypeScript with moduleResolution ${moduleResolution} resolves the types, register types included`, async () => {
-      writeFileSync(join(project, `types-${moduleResolution}.ts`), TYPES_CHECK);
-      const module = moduleResolution === 'node16' ? 'node16' : 'esnext';
-      const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
-      const types = join(ROOT, 'node_modules/@types');
-      const args = [
-        '--noEmit',
-        '--strict',
-        '--module',
-        module,
-        '--moduleResolution',
-        moduleResolution,
-        '--target',
-        'es2022',
-        '--typeRoots',
-        types,
-        '--types',
-        'node',
-      ];
-      const result = await run(process.execPath, [tsc, ...args, `types-${moduleResolution}.ts`], { cwd: project }).catch((e) => e);
-      assert.equal(result.code ?? 0, 0, `${result.stdout}${result.stderr}`);
+      assert.equal(await typeChecks.get(moduleResolution), undefined);
     });
   }
 
@@ -350,3 +357,32 @@ describe('the packed packages, installed into a project outside the repository',
     return serve(join(project, 'node_modules/.bin/wsops'), build.node, project);
   }
 });
+
+/** tsc on a consumer file importing the installed package; its complaints, or undefined. */
+async function typeCheck(project: string, moduleResolution: 'node16' | 'bundler'): Promise<string | undefined> {
+  writeFileSync(join(project, `types-${moduleResolution}.ts`), TYPES_CHECK);
+  const module = moduleResolution === 'node16' ? 'node16' : 'esnext';
+  const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
+  const types = join(ROOT, 'node_modules/@types');
+  const args = [
+    '--noEmit',
+    '--strict',
+    '--module',
+    module,
+    '--moduleResolution',
+    moduleResolution,
+    '--target',
+    'es2022',
+    '--typeRoots',
+    types,
+    '--types',
+    'node',
+  ];
+  try {
+    await run(process.execPath, [tsc, ...args, `types-${moduleResolution}.ts`], { cwd: project });
+    return undefined;
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string; message: string };
+    return `${e.stdout ?? ''}${e.stderr ?? ''}` || e.message;
+  }
+}
