@@ -32,11 +32,7 @@ for (const project of ['tsconfig.build.json', 'packages/client/tsconfig.build.js
 // Read at run time from beside the compiled module (src/console/pages/assets.ts).
 cpSync(join(root, 'src/console/assets'), join(root, 'dist/console/assets'), { recursive: true });
 // `wsops --help` prints this text (bin/wsops) rather than load every command's module (~1 s).
-const help = spawnSync(process.execPath, ['dist/cli/main.js', '--help'], {
-  cwd: root,
-  encoding: 'utf8',
-  env: { ...process.env, COLUMNS: '100' },
-});
+const help = spawnSync(process.execPath, ['dist/cli/main.js', '--help'], { cwd: root, encoding: 'utf8' });
 if (help.status !== 0) {
   process.stderr.write(`build: dist/cli/main.js --help failed:\n${help.stderr}`);
   process.exit(1);
