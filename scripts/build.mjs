@@ -6,7 +6,7 @@
  * bin/wsops makes), so `npm test` and `npm start` pay nothing for an unchanged tree.
  * `--force` rebuilds from scratch (removes both dist folders first).
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, cpSync, openSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -22,11 +22,15 @@ if (why === undefined) process.exit(0);
 
 const started = new Date();
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-for (const project of ['tsconfig.build.json', 'packages/client/tsconfig.build.json']) {
-  const result = spawnSync(process.execPath, [tsc, '-p', project], { cwd: root, stdio: 'inherit' });
-  if (result.status !== 0) {
+// The two projects compile side by side (one core each).
+const compile = (project) =>
+  new Promise((resolve) =>
+    spawn(process.execPath, [tsc, '-p', project], { cwd: root, stdio: 'inherit' }).on('close', (code) => resolve({ project, code })),
+  );
+for (const { project, code } of await Promise.all(['tsconfig.build.json', 'packages/client/tsconfig.build.json'].map(compile))) {
+  if (code !== 0) {
     process.stderr.write(`build: tsc -p ${project} failed\n`);
-    process.exit(result.status ?? 1);
+    process.exit(code ?? 1);
   }
 }
 // Read at run time from beside the compiled module (src/console/pages/assets.ts).
