@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: prints a table of every benchmark and writes it to bench/results/latest.md.
- *   npm run bench -- [--records N] [--duration S] [--only read|write|webhooks|client|console] [--dialects sqlite,postgres]
+ *   npm run bench -- [--records N] [--duration S] [--only read|write|webhooks|client|console|cli] [--dialects sqlite,postgres]
  *     [--console-scale F] (console: records and delivery attempts are 1,000,000 × F)
  *   npm run bench -- --soak SECONDS [--records N] [--dialects sqlite|postgres]   the soak alone (bench/soak.ts)
  */
@@ -9,6 +9,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { cliBench } from './cli-bench.js';
 import { clientBench } from './client-bench.js';
 import { consoleBench } from './console-bench.js';
 import { ROOT } from './processes.js';
@@ -80,6 +81,10 @@ if (soakSeconds !== undefined) {
 const sections: string[] = [];
 const header = `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; ${new Date().toISOString().slice(0, 10)}; ${records.toLocaleString('en')} records, ${duration} s per load run.`;
 process.stdout.write(`${header}\n`);
+
+if (only === 'all' || only === 'cli') {
+  sections.push(printTable('CLI start-up', cliBench({ dataDir }, log)));
+}
 
 if (only === 'all' || only === 'read') {
   const rows: Row[] = [];

@@ -3,6 +3,8 @@
 // its suite once per database dialect (SQLite and PostgreSQL). A file may take up to 10 minutes:
 // the Chromium suites take about 5 on this 2-core machine when it is slow (both dialects, one
 // after the other), and a file that hits its limit fails the run although it never hung.
+// It builds first (incremental; nothing to do when dist/ is fresh): many suites spawn bin/wsops,
+// which runs the compiled dist/ and refuses one older than src/.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,6 +16,9 @@ function find(dir) {
     return name.endsWith('.test.ts') ? [path] : [];
   });
 }
+
+const build = spawnSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
+if (build.status !== 0) process.exit(build.status ?? 1);
 
 const only = process.argv.slice(2);
 // The server's suites, then each workspace package's own (packages/*/test).

@@ -3,8 +3,9 @@
  * coloured line per event on a terminal. Passed down explicitly (Services.logger); nothing
  * else in the code writes to stderr/stdout for logging.
  */
+import { createRequire } from 'node:module';
 import { type Logger as PinoLogger, pino } from 'pino';
-import pretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
 
 export type Logger = PinoLogger;
 
@@ -23,6 +24,8 @@ export function createLogger(options: LoggerOptions): Logger {
     redact: { paths: ['*.authorization', '*.headers.authorization', '*.secret', '*.key', '*.password', '*.token'], censor: '[redacted]' },
   };
   if (json) return pino(base);
+  // Loaded only for a terminal (pino-pretty is CommonJS): not by every CLI command (ADR 21).
+  const pretty = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
   return pino(base, pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', sync: true }));
 }
 

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { CursorCodec } from './api/cursor.js';
 import { type FailureThrottle, failureThrottle } from './api/failure-throttle.js';
 import type { KeyCache } from './api/key-cache.js';
@@ -72,11 +72,13 @@ export async function createServices(config: Config, options: ServiceOptions = {
   try {
     if (options.migrate !== false) await migrate(database);
     const secret = config.secret ?? (await ensureServerSecret(database.db));
-    const rateLimiter = config.redisUrl
-      ? new RedisRateLimiter(config.redisUrl, config.rateLimitPerSecond, config.rateLimitBurst)
+    // ioredis loads only in a deployment that uses Redis, not in every CLI command (ADR 21).
+    const shared = config.redisUrl ? { url: config.redisUrl, Redis: (await import('ioredis')).Redis } : undefined;
+    const rateLimiter = shared
+      ? new RedisRateLimiter(shared.Redis, shared.url, config.rateLimitPerSecond, config.rateLimitBurst)
       : new MemoryRateLimiter(config.rateLimitPerSecond, config.rateLimitBurst);
     const hot = new HotQueries(database);
-    const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true }) : undefined;
+    const redis = shared ? new shared.Redis(shared.url, { maxRetriesPerRequest: 1, lazyConnect: true }) : undefined;
     // Reported by /readyz; an unhandled 'error' event would only be printed by ioredis.
     redis?.on('error', () => {});
     const clock = options.clock ?? systemClock;

@@ -53,7 +53,8 @@ export function gettingStartedPage(baseUrl: string): string {
 <h2 id="keys">Keys</h2>
 <p>An administrator creates a key in the console (or <code>wsops key create --workspace W --scopes assets:read,people:read</code>). Send it on every request as <code>Authorization: Bearer svc_sk_…</code>. Hold it only on a server. A key reads only what its scopes name; <code>GET /api/v1/scopes</code> tells which it holds.</p>
 <h2 id="client">The client</h2>
-<pre>npm install @wsops/client
+<p><code>@wsops/client</code> is not on the npm registry yet. Install the tarball your wsops operator gives you (made in a wsops checkout with <code>npm ci &amp;&amp; npm pack -w @wsops/client</code>); it needs Node.js 20.19 or later, and is an ES module that CommonJS code can also <code>require()</code>.</p>
+<pre>npm install ./wsops-client-0.1.0.tgz
 
 import { WsopsClient } from '@wsops/client';
 const client = new WsopsClient({ apiKey: process.env.WSOPS_API_KEY, baseUrl: '${html(baseUrl)}' });

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 
 export interface RateDecision {
   allowed: boolean;
@@ -71,13 +71,15 @@ return {allowed, tostring(tokens)}`;
 
 export class RedisRateLimiter implements RateLimiter {
   private readonly redis: Redis;
+  /** `RedisClient` is ioredis' `Redis`, passed in so that only a deployment with Redis loads ioredis. */
   constructor(
+    RedisClient: typeof Redis,
     url: string,
     readonly perSecond: number,
     readonly burst: number,
     private readonly prefix = 'wsops:rl:',
   ) {
-    this.redis = new Redis(url, { maxRetriesPerRequest: 2, lazyConnect: false, enableOfflineQueue: true });
+    this.redis = new RedisClient(url, { maxRetriesPerRequest: 2, lazyConnect: false, enableOfflineQueue: true });
     // Named by the script's hash: a process running an older script version never clashes.
     this.redis.defineCommand('wsopsTake', { numberOfKeys: 1, lua: SCRIPT });
   }

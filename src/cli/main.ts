@@ -1,22 +1,32 @@
 import { Command, CommanderError } from 'commander';
-import { buildInternalOpenApi } from '../api/internal-openapi.js';
-import { buildOpenApi } from '../api/openapi.js';
 import { loadConfig } from '../config.js';
-import { openDatabase } from '../store/database.js';
-import { migrate } from '../store/migrations.js';
 import { printable, refuseControlCharacters } from '../text-rules.js';
-import { actCommand } from './act-command.js';
-import { adminCommands } from './admin-commands.js';
-import { auditCommand } from './audit-command.js';
-import { copyCommand } from './copy-command.js';
-import { dataCommands } from './data-commands.js';
-import { deliveryCommands } from './delivery-commands.js';
-import { endpointCommands } from './endpoint-commands.js';
-import { keyCommands } from './key-commands.js';
 import { EXIT_USAGE, print, reportFailure } from './output.js';
-import { recordCommands } from './record-commands.js';
-import { serveCommand } from './serve-command.js';
-import { workspaceCommands } from './workspace-commands.js';
+
+type Define = (program: Command) => void;
+
+/**
+ * Each group of commands lives in its own module, loaded only when one of its commands runs:
+ * loading them all (fastify, ajv's register validators, the seed) cost about 1 s of start-up,
+ * which every `wsops key create` in an operator's script paid. A command not named here (or
+ * none, or --help) loads every group, as before; the top-level --help is printed from the text
+ * the build saved (bin/wsops), so it loads none.
+ */
+const GROUPS: readonly (readonly [names: readonly string[], load: () => Promise<Define>])[] = [
+  [['serve'], async () => (await import('./serve-command.js')).serveCommand],
+  [['migrate'], async () => migrateCommand],
+  [['workspace', 'module'], async () => (await import('./workspace-commands.js')).workspaceCommands],
+  [['key'], async () => (await import('./key-commands.js')).keyCommands],
+  [['seed', 'correct', 'delete'], async () => (await import('./record-commands.js')).recordCommands],
+  [['import', 'export'], async () => (await import('./data-commands.js')).dataCommands],
+  [['copy'], async () => (await import('./copy-command.js')).copyCommand],
+  [['act'], async () => (await import('./act-command.js')).actCommand],
+  [['endpoint', 'renewals'], async () => (await import('./endpoint-commands.js')).endpointCommands],
+  [['admin'], async () => (await import('./admin-commands.js')).adminCommands],
+  [['deliveries'], async () => (await import('./delivery-commands.js')).deliveryCommands],
+  [['audit'], async () => (await import('./audit-command.js')).auditCommand],
+  [['openapi'], async () => openapiCommand],
+];
 
 const program = new Command('wsops')
   .description('wsops: workspace-operations read API, webhooks and operator tools')
@@ -27,38 +37,40 @@ const program = new Command('wsops')
     outputError: (text, write) => write(`wsops: ${text.replace(/^error: /, '').trim()}\n`),
   });
 
-serveCommand(program);
-program
-  .command('migrate')
-  .description('apply pending database migrations')
-  .option('--json', 'machine output')
-  .action(async (opts: { json?: boolean }) => {
-    const database = openDatabase(loadConfig().databaseUrl);
-    try {
-      const applied = await migrate(database);
-      print(!!opts.json, { applied }, () => (applied.length ? `applied ${applied.join(', ')}` : 'database is up to date'));
-    } finally {
-      await database.close();
-    }
-  });
-workspaceCommands(program);
-keyCommands(program);
-recordCommands(program);
-dataCommands(program);
-actCommand(program);
-endpointCommands(program);
-adminCommands(program);
-deliveryCommands(program);
-auditCommand(program);
-copyCommand(program);
-program
-  .command('openapi')
-  .description('print the OpenAPI document of /api/v1 (or, with --internal, of the internal write API)')
-  .option('--internal', "the internal listener's document: record writes, import, export")
-  .action((opts: { internal?: boolean }) => {
-    const doc = opts.internal ? buildInternalOpenApi() : buildOpenApi(loadConfig().baseUrl);
-    process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
-  });
+function migrateCommand(program: Command): void {
+  program
+    .command('migrate')
+    .description('apply pending database migrations')
+    .option('--json', 'machine output')
+    .action(async (opts: { json?: boolean }) => {
+      const { openDatabase } = await import('../store/database.js');
+      const { migrate } = await import('../store/migrations.js');
+      const database = openDatabase(loadConfig().databaseUrl);
+      try {
+        const applied = await migrate(database);
+        print(!!opts.json, { applied }, () => (applied.length ? `applied ${applied.join(', ')}` : 'database is up to date'));
+      } finally {
+        await database.close();
+      }
+    });
+}
+
+function openapiCommand(program: Command): void {
+  program
+    .command('openapi')
+    .description('print the OpenAPI document of /api/v1 (or, with --internal, of the internal write API)')
+    .option('--internal', "the internal listener's document: record writes, import, export")
+    .action(async (opts: { internal?: boolean }) => {
+      const doc = opts.internal
+        ? (await import('../api/internal-openapi.js')).buildInternalOpenApi()
+        : (await import('../api/openapi.js')).buildOpenApi(loadConfig().baseUrl);
+      process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+    });
+}
+
+const named = GROUPS.find(([names]) => names.includes(process.argv[2] ?? ''));
+const defines = await Promise.all((named ? [named] : GROUPS).map(([, load]) => load()));
+for (const define of defines) define(program);
 
 // Every subcommand refuses unknown options and extra arguments.
 for (const cmd of program.commands) {

@@ -8,7 +8,7 @@ import { WsopsClient } from '../client.js';
 import { AuthenticationError, WsopsError } from '../errors.js';
 import { nodeWebhookHandler } from '../webhooks/handlers.js';
 import { IdempotencyGuard } from '../webhooks/idempotency.js';
-import { type MirrorConfig, MirrorConfigError, parseConfig } from './config.js';
+import { type MirrorConfig, MirrorConfigError, parseConfig, USAGE } from './config.js';
 import { openStore } from './open-store.js';
 import type { MirrorStore } from './store.js';
 import { type SyncSummary, syncOnce } from './sync.js';
@@ -54,6 +54,10 @@ export async function main(
   let config: MirrorConfig;
   let store: MirrorStore;
   let client: WsopsClient;
+  if (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h')) {
+    io.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
   try {
     config = parseConfig(argv, io.env);
     client = new WsopsClient({ apiKey: config.apiKey, baseUrl: config.baseUrl, maxRetries: 1, timeoutMs: 30_000 });

@@ -1,11 +1,12 @@
 /** The mirror in PostgreSQL (pg, an optional peer dependency loaded only when used). */
 import type pg from 'pg';
+import { loadDriver } from './driver.js';
 import { fromColumn, type MirrorStore, quote, SEEN_COLUMN, STATE_TABLE, tableName, toColumn } from './store.js';
 
 const SQL_TYPES = { text: 'text', integer: 'bigint', number: 'double precision', boolean: 'boolean', json: 'jsonb' } as const;
 
 export async function openPostgresStore(url: string): Promise<MirrorStore> {
-  const { default: pgModule } = (await import('pg')) as { default: typeof pg };
+  const pgModule = await loadDriver<typeof pg>('pg', 'PostgreSQL');
   const pool = new pgModule.Pool({ connectionString: url, max: 2 });
   // Fail now (a clear configuration error) rather than at the first page.
   await pool.query('SELECT 1');

@@ -1,5 +1,6 @@
 /** The mirror in SQLite (better-sqlite3, an optional peer dependency loaded only when used). */
 import type SQLite from 'better-sqlite3';
+import { loadDriver } from './driver.js';
 import {
   fromColumn,
   type MirrorRecord,
@@ -15,7 +16,7 @@ import {
 const SQL_TYPES = { text: 'TEXT', integer: 'INTEGER', number: 'REAL', boolean: 'INTEGER', json: 'TEXT' } as const;
 
 export async function openSqliteStore(path: string): Promise<MirrorStore> {
-  const { default: Database } = (await import('better-sqlite3')) as { default: typeof SQLite };
+  const Database = await loadDriver<typeof SQLite>('better-sqlite3', 'SQLite');
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
