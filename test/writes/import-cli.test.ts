@@ -201,7 +201,7 @@ for (const dialect of DIALECTS) {
       assert.equal(refusals.length, 3, r.stdout);
       assert.match(refusals[0] as string, /^line 2 invalid_json: is not JSON/);
       assert.match(refusals[1] as string, /^line 3 \/record\/manager_id dangling_reference: names per_cli_nobody/);
-      assert.match(refusals[2] as string, /^line 4 \/record\/evil\\u001b\[2Jfield unknown_field: /);
+      assert.match(refusals[2] as string, /^line 4 \/record\/evil\\u\{1b\}\[2Jfield unknown_field: /);
       assert.ok(!r.stdout.includes('\u001b'), 'no terminal escape reaches the terminal');
       assert.equal(await count(ws, 'people'), 1, 'line 5 was written');
     });
