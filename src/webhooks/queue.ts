@@ -75,17 +75,20 @@ export async function claimDueJobs(db: Kysely<DB>, dialect: Dialect, options: Cl
     GROUP BY b.endpoint_id`;
   // Each endpoint's oldest due jobs, read through its own index range (endpoint, state,
   // created_at): the cost grows with the number of endpoints, never with one endpoint's backlog.
-  const oldestDue = (lock: ReturnType<typeof sql>) => sql`
-    SELECT j.id FROM delivery_jobs j
+  const oldestDue = (columns: ReturnType<typeof sql>, jobs: ReturnType<typeof sql>, lock: ReturnType<typeof sql>) => sql`
+    SELECT ${columns} FROM ${jobs}
     WHERE j.endpoint_id = e.id AND j.state = 'pending' AND j.next_attempt_at <= ${nowIso}
       AND (e.status = 'active' OR j.event_type IN (${VERIFICATION_EVENT}, ${TEST_EVENT}))
     ORDER BY j.created_at, j.id LIMIT ${perEndpoint} ${lock}`;
   // PostgreSQL reads each endpoint's range with LATERAL; SQLite (no LATERAL) with a correlated
-  // IN, which it evaluates once per endpoint and resolves by primary key.
+  // IN, which it evaluates once per endpoint and resolves by primary key. SQLite is told the
+  // index: left to itself it walks the due index (the whole backlog) and sorts (0.5 s a claim
+  // at 20,000 due jobs).
   const heads =
     dialect === 'postgres'
-      ? sql`webhook_endpoints e CROSS JOIN LATERAL (${oldestDue(sql`FOR UPDATE OF j SKIP LOCKED`)}) x JOIN delivery_jobs d ON d.id = x.id`
-      : sql`webhook_endpoints e JOIN delivery_jobs d ON d.id IN (${oldestDue(sql``)})`;
+      ? sql`webhook_endpoints e CROSS JOIN LATERAL (${oldestDue(sql`j.id, j.endpoint_id, j.created_at`, sql`delivery_jobs j`, sql`FOR UPDATE OF j SKIP LOCKED`)}) d`
+      : sql`webhook_endpoints e JOIN delivery_jobs d
+          ON d.id IN (${oldestDue(sql`j.id`, sql`delivery_jobs j INDEXED BY delivery_jobs_endpoint_state`, sql``)})`;
   const due = sql`
     SELECT r.id FROM (
       SELECT d.id, d.created_at, ${perEndpoint} - COALESCE(busy.n, 0) AS room,
