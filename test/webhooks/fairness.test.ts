@@ -4,17 +4,19 @@
  * requests open than its cap, however many workers share the database.
  */
 import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
 import type { ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT, Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint, disableEndpoint } from '../../src/webhooks/endpoints.js';
 import { emitEvent } from '../../src/webhooks/outbox.js';
 import { DIALECTS } from '../helpers/databases.js';
-import { createHarness, type Harness } from '../helpers/harness.js';
+import { createHarness, type Harness, TEST_SECRET } from '../helpers/harness.js';
 import { answer, Receiver } from '../helpers/receiver.js';
 
 const ASSIGNED = { asset: { id: 'ast_x', asset_tag: 'AST-1', status: 'ASSIGNED' }, assigned_user_id: 'per_x', expected_return_at: null };
 const BACKLOG = 2000;
+const BIN = new URL('../../bin/wsops', import.meta.url).pathname;
 
 async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -173,6 +175,49 @@ for (const dialect of DIALECTS) {
       clearInterval(answering);
       hang.release();
       assert.ok(hang.most() <= DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT, `at most the cap open at A (saw ${hang.most()})`);
+      await disableEndpoint(h.services, a.ws, a.id);
+      await disableEndpoint(h.services, b.ws, b.id);
+    });
+
+    it('two worker processes: together they keep to the cap at a hanging receiver, and B is delivered at once', async () => {
+      const a = await activeEndpoint();
+      const b = await activeEndpoint();
+      const hang = hanging(a.path);
+      rx.on(b.path, answer(200));
+      await emitMany(a.ws, BACKLOG);
+      const children: ChildProcess[] = [];
+      for (let i = 0; i < 2; i++)
+        children.push(
+          spawn(process.execPath, [BIN, 'serve', '--only', 'worker'], {
+            env: {
+              ...process.env,
+              WSOPS_DATABASE_URL: h.databaseUrl,
+              WSOPS_SECRET: TEST_SECRET,
+              WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true',
+              WSOPS_DEMO: 'false',
+              WSOPS_LOG_LEVEL: 'error',
+            },
+            stdio: ['ignore', 'ignore', 'inherit'],
+          }),
+        );
+      try {
+        await until(() => hang.held.length >= DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT, 30_000, "A's receiver to be saturated");
+        await new Promise((r) => setTimeout(r, 1000)); // both processes keep claiming meanwhile
+        assert.equal(hang.held.length, DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT, 'both processes together keep to the cap');
+        const started = Date.now();
+        await db()
+          .transaction()
+          .execute((trx) => emitEvent(trx, b.ws, 'asset.assigned', ASSIGNED, Date.now()));
+        await until(() => eventsAt(b.path).length === 1, 5_000, "B's event");
+        assert.ok(Date.now() - started < 2000, `B was delivered ${Date.now() - started} ms after its commit`);
+      } finally {
+        for (const c of children) {
+          const exited = new Promise((r) => c.once('exit', r));
+          c.kill('SIGKILL');
+          await exited;
+        }
+        hang.release();
+      }
       await disableEndpoint(h.services, a.ws, a.id);
       await disableEndpoint(h.services, b.ws, b.id);
     });
