@@ -79,6 +79,8 @@ export class Dispatcher {
   private running = false;
   private loop: Promise<void> = Promise.resolve();
   private readonly sleepers = new Set<() => void>();
+  /** Counts wake() calls: one that comes while the loop is claiming is not lost (runLoop). */
+  private wakes = 0;
   readonly workerId = newId('wrk');
   private readonly batchSize: number;
   private readonly pollMs: number;
@@ -153,6 +155,7 @@ export class Dispatcher {
         continue;
       }
       let handled = 0;
+      const wakes = this.wakes;
       try {
         const started = await this.claimAndStart();
         handled = started.count;
@@ -166,7 +169,7 @@ export class Dispatcher {
         await this.pause(this.failed('delivery round failed', err));
         continue;
       }
-      if (handled === 0) {
+      if (handled === 0 && this.wakes === wakes) {
         await this.pause(idleMs);
         idleMs = Math.min(this.maxIdleMs, idleMs * 2);
       } else {
@@ -193,6 +196,7 @@ export class Dispatcher {
 
   /** Wakes an idle worker at once (the outbox calls it after committing an event in this process). */
   wake(): void {
+    this.wakes++;
     for (const wakeUp of [...this.sleepers]) wakeUp();
   }
 
