@@ -213,6 +213,11 @@ export class Dispatcher {
     });
   }
 
+  /**
+   * Graceful stop (SIGTERM): no further claim; the attempts in flight finish (each bounded by
+   * the 10 s attempt timeout) and are recorded, which ends their leases. A claim starts every
+   * job it took at once, so nothing claimed is left waiting under a lease for another worker.
+   */
   async stop(): Promise<void> {
     this.running = false;
     this.wake();
