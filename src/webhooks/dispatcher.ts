@@ -1,8 +1,14 @@
 /**
  * The delivery worker's loop: claim due jobs (queue.ts), attempt them concurrently (send.ts),
  * record the outcomes and report them to the endpoint-health rules (endpoint-health.ts) in one
- * transaction per batch. A worker killed mid-attempt loses nothing: its lease expires and
- * another worker retries the job (at-least-once).
+ * transaction per endpoint and claim. A worker killed mid-attempt loses nothing: its lease
+ * expires and another worker retries the job (at-least-once).
+ *
+ * Fairness: the claim is round-robin across endpoints and caps each endpoint's jobs in flight
+ * across all workers (queue.ts). Here, each endpoint's jobs of a claim run and are recorded
+ * on their own, and the loop claims again as soon as this worker has room: a slow or hanging
+ * receiver holds only its own slots (at most the per-endpoint cap, each at most the 10 s
+ * attempt timeout), never the loop, so other endpoints' jobs are claimed and sent meanwhile.
  *
  * Faults are kept where they belong: a fault of one job or one endpoint (a secret that cannot
  * be decrypted, an exception while preparing the request) is a failed attempt of that job with
@@ -23,8 +29,10 @@ import { AgentPool, type AttemptOutcome, type ErrorClass, sendAttempt } from './
 import { signatureHeader } from './signature.js';
 import { type CheckedUrl, checkWebhookUrl } from './url-safety.js';
 
-/** Attempts one worker has in flight to one endpoint at most. */
+/** Attempts all workers together have in flight to one endpoint at most. */
 export const DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT = 16;
+/** Attempts one worker has in flight at most, all endpoints together. */
+export const DEFAULT_MAX_IN_FLIGHT = 1000;
 const BACKOFF_START_MS = 250;
 const BACKOFF_MAX_MS = 5000;
 
@@ -37,12 +45,9 @@ export interface DispatcherOptions {
   maxIdleMs?: number;
   /** How long a claimed job is reserved; must exceed the 10 s attempt timeout. */
   leaseMs?: number;
-  /**
-   * Claim loops run side by side, so one batch's bookkeeping overlaps another's HTTP (claims
-   * never overlap: each takes different jobs).
-   */
-  loops?: number;
-  /** Requests this worker has open to one endpoint at most; further jobs of it stay in the queue. */
+  /** Attempts this worker has started and not yet recorded, all endpoints together, at most. */
+  maxInFlight?: number;
+  /** Requests all workers together have open to one endpoint at most; further jobs of it stay in the queue. */
   maxInFlightPerEndpoint?: number;
   /** An endpoint's HTTP agent unused this long is closed. */
   agentIdleMs?: number;
@@ -72,8 +77,10 @@ const message = (err: unknown) => (err instanceof Error ? err.message : String(e
 export class Dispatcher {
   private readonly agents: AgentPool;
   private running = false;
-  private loops: Promise<void>[] = [];
+  private loop: Promise<void> = Promise.resolve();
   private readonly sleepers = new Set<() => void>();
+  /** Counts wake() calls: one that comes while the loop is claiming is not lost (runLoop). */
+  private wakes = 0;
   readonly workerId = newId('wrk');
   private readonly batchSize: number;
   private readonly pollMs: number;
@@ -81,16 +88,16 @@ export class Dispatcher {
   private listener: pg.Client | undefined;
   private readonly leaseMs: number;
   private readonly random: () => number;
-  private readonly loopCount: number;
   private readonly maxInFlight: number;
+  private readonly maxInFlightPerEndpoint: number;
   private readonly observer: DeliveryObserver;
   private readonly log: Logger;
-  /** Attempts in flight per endpoint, across this worker's loops. */
-  private readonly inFlight = new Map<string, number>();
-  /** Consecutive failed rounds (claim or bookkeeping) of the loops: drives backoff and logging. */
+  /** Jobs claimed and not yet recorded (or given up), all endpoints together. */
+  private inFlight = 0;
+  /** Each endpoint's share of a claim, running: stop() waits for them. */
+  private readonly groups = new Set<Promise<void>>();
+  /** Consecutive failed rounds (claim or bookkeeping): drives backoff and logging. */
   private failedRounds = 0;
-  /** The tail of this worker's claims (they run one at a time). */
-  private claiming: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly services: Services,
@@ -101,8 +108,8 @@ export class Dispatcher {
     this.maxIdleMs = options.maxIdleMs ?? (services.database.dialect === 'postgres' ? 1000 : 50);
     this.leaseMs = options.leaseMs ?? services.config.deliveryLeaseSeconds * 1000;
     this.random = options.random ?? Math.random;
-    this.loopCount = options.loops ?? 2;
-    this.maxInFlight = options.maxInFlightPerEndpoint ?? DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT;
+    this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
+    this.maxInFlightPerEndpoint = options.maxInFlightPerEndpoint ?? DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT;
     this.observer = options.observer ?? NO_OBSERVER;
     this.agents = new AgentPool({ idleMs: options.agentIdleMs });
     this.log = services.logger.child({ component: 'dispatcher', worker_id: this.workerId });
@@ -112,7 +119,7 @@ export class Dispatcher {
     if (this.running) return;
     this.running = true;
     if (this.services.database.dialect === 'postgres') void this.listen();
-    this.loops = Array.from({ length: this.loopCount }, () => this.runLoop());
+    this.loop = this.runLoop();
   }
 
   /** LISTEN for committed jobs (PostgreSQL); reconnects while running. */
@@ -143,9 +150,18 @@ export class Dispatcher {
   private async runLoop(): Promise<void> {
     let idleMs = this.pollMs;
     while (this.running) {
+      if (this.inFlight >= this.maxInFlight) {
+        await this.pause(this.maxIdleMs); // woken as soon as an endpoint's share is recorded
+        continue;
+      }
       let handled = 0;
+      const wakes = this.wakes;
       try {
-        handled = await this.runOnce();
+        const started = await this.claimAndStart();
+        handled = started.count;
+        // Outcomes are recorded as each endpoint's share ends; a failure there was logged
+        // (record() backs off and retries) and its jobs come back after their lease.
+        started.done.catch(() => {});
         this.recovered();
       } catch (err) {
         // A fault of the delivery system, not of an endpoint: nothing is recorded against
@@ -153,7 +169,7 @@ export class Dispatcher {
         await this.pause(this.failed('delivery round failed', err));
         continue;
       }
-      if (handled === 0) {
+      if (handled === 0 && this.wakes === wakes) {
         await this.pause(idleMs);
         idleMs = Math.min(this.maxIdleMs, idleMs * 2);
       } else {
@@ -180,6 +196,7 @@ export class Dispatcher {
 
   /** Wakes an idle worker at once (the outbox calls it after committing an event in this process). */
   wake(): void {
+    this.wakes++;
     for (const wakeUp of [...this.sleepers]) wakeUp();
   }
 
@@ -196,80 +213,74 @@ export class Dispatcher {
     });
   }
 
+  /**
+   * Graceful stop (SIGTERM): no further claim; the attempts in flight finish (each bounded by
+   * the 10 s attempt timeout) and are recorded, which ends their leases. A claim starts every
+   * job it took at once, so nothing claimed is left waiting under a lease for another worker.
+   */
   async stop(): Promise<void> {
     this.running = false;
     this.wake();
     await this.listener?.end().catch(() => {});
-    await Promise.all(this.loops);
+    await this.loop;
+    await Promise.allSettled([...this.groups]);
     await this.agents.close();
   }
 
   /** Claims due jobs, attempts them, records the outcomes. Returns how many were attempted. */
   async runOnce(): Promise<number> {
-    const claim = await this.claim();
-    if (claim.jobs.length === 0) return 0;
-    const release = (job: ClaimedJob) => {
-      const n = (this.inFlight.get(job.endpoint_id) ?? 1) - 1;
-      if (n <= 0) this.inFlight.delete(job.endpoint_id);
-      else this.inFlight.set(job.endpoint_id, n);
-    };
-    const leaseEnds = performance.now() + this.leaseMs;
-    const results = await this.attemptAll(claim.jobs, release);
-    await this.record(claim.token, results, leaseEnds);
-    return claim.jobs.length;
+    const { count, done } = await this.claimAndStart();
+    await done;
+    return count;
   }
 
   /**
-   * Claims of this worker's loops run one at a time, each counting what the others have in
-   * flight, so together they never exceed the per-endpoint cap.
+   * Claims what this worker has room for and starts it: each endpoint's jobs are attempted and
+   * recorded on their own (`done` settles when all are), so a slow endpoint delays no other.
    */
-  private claim(): Promise<{ token: string; jobs: ClaimedJob[] }> {
-    const claimed = this.claiming.then(async () => {
-      const allowance = new Map([...this.inFlight].map(([endpointId, n]) => [endpointId, this.maxInFlight - n]));
-      const claim = await claimDueJobs(this.services.database.db, this.services.database.dialect, {
-        now: this.services.clock(),
-        leaseMs: this.leaseMs,
-        limit: this.batchSize,
-        perEndpoint: this.maxInFlight,
-        allowance,
-      });
-      for (const job of claim.jobs) this.inFlight.set(job.endpoint_id, (this.inFlight.get(job.endpoint_id) ?? 0) + 1);
-      return claim;
+  private async claimAndStart(): Promise<{ count: number; done: Promise<void> }> {
+    const claim = await claimDueJobs(this.services.database.db, this.services.database.dialect, {
+      now: this.services.clock(),
+      leaseMs: this.leaseMs,
+      limit: Math.max(1, Math.min(this.batchSize, this.maxInFlight - this.inFlight)),
+      perEndpoint: this.maxInFlightPerEndpoint,
     });
-    this.claiming = claimed.then(
-      () => {},
-      () => {},
-    );
-    return claimed;
+    const leaseEnds = performance.now() + this.leaseMs;
+    const byEndpoint = new Map<string, ClaimedJob[]>();
+    for (const job of claim.jobs) byEndpoint.set(job.endpoint_id, [...(byEndpoint.get(job.endpoint_id) ?? []), job]);
+    const shares = [...byEndpoint.values()].map((jobs) => this.deliver(claim.token, jobs, leaseEnds));
+    return { count: claim.jobs.length, done: Promise.all(shares).then(() => {}) };
   }
 
-  /** Attempts a batch; `release` is called as each job's request ends (it frees its in-flight slot). */
-  private async attemptAll(jobs: readonly ClaimedJob[], release: (job: ClaimedJob) => void): Promise<Result[]> {
-    const released = new Set<string>();
-    const done = (job: ClaimedJob) => {
-      if (released.has(job.id)) return;
-      released.add(job.id);
-      release(job);
-    };
-    try {
-      const checks = await this.checkUrls(jobs);
-      const secrets = this.secrets(jobs);
-      return await Promise.all(
-        jobs.map(async (job) => {
-          try {
-            return await this.attempt(job, checks.get(job.endpoint_id), secrets.get(job.endpoint_id));
-          } catch (err) {
-            // An exception of this job alone: a failed attempt of this job, the batch goes on.
-            this.log.error({ err: message(err), job_id: job.id, endpoint_id: job.endpoint_id }, 'delivery attempt failed inside wsops');
-            return { job, deliveryId: newId('dlv'), attemptedAt: this.services.clock(), outcome: failure('internal_error', message(err)) };
-          } finally {
-            done(job);
-          }
-        }),
-      );
-    } finally {
-      for (const job of jobs) done(job);
-    }
+  /** One endpoint's share of a claim: attempted, recorded, then its room is free for the next claim. */
+  private deliver(token: string, jobs: ClaimedJob[], leaseEnds: number): Promise<void> {
+    this.inFlight += jobs.length;
+    const share: Promise<void> = this.attemptAll(jobs)
+      .then((results) => this.record(token, results, leaseEnds))
+      .finally(() => {
+        this.inFlight -= jobs.length;
+        this.groups.delete(share);
+        this.wake();
+      });
+    this.groups.add(share);
+    return share;
+  }
+
+  /** Attempts a batch of jobs concurrently. */
+  private async attemptAll(jobs: readonly ClaimedJob[]): Promise<Result[]> {
+    const checks = await this.checkUrls(jobs);
+    const secrets = this.secrets(jobs);
+    return Promise.all(
+      jobs.map(async (job) => {
+        try {
+          return await this.attempt(job, checks.get(job.endpoint_id), secrets.get(job.endpoint_id));
+        } catch (err) {
+          // An exception of this job alone: a failed attempt of this job, the batch goes on.
+          this.log.error({ err: message(err), job_id: job.id, endpoint_id: job.endpoint_id }, 'delivery attempt failed inside wsops');
+          return { job, deliveryId: newId('dlv'), attemptedAt: this.services.clock(), outcome: failure('internal_error', message(err)) };
+        }
+      }),
+    );
   }
 
   /** Secrets are decrypted once per endpoint and batch; one that cannot be is that endpoint's fault alone. */
