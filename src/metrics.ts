@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { KeyCacheStats } from './api/key-cache.js';
-import type { Database } from './store/database.js';
+import { type Database, preparedStatement } from './store/database.js';
 import type { DeliveryObserver } from './webhooks/delivery-observer.js';
 
 /** Seconds; covers a fast page (1 ms) to a pathological one (10 s). */
@@ -237,7 +237,7 @@ export class Metrics implements DeliveryObserver {
 async function groupCount(database: Database, query: string): Promise<Map<string, number>> {
   let rows: { k: string; n: number | string }[];
   if (database.sqliteReader) {
-    rows = database.sqliteReader.prepare(query).all() as { k: string; n: number }[];
+    rows = preparedStatement(database.sqliteReader, query).all() as { k: string; n: number }[];
   } else {
     rows = (await sql<{ k: string; n: number | string }>`${sql.raw(query)}`.execute(database.db)).rows;
   }

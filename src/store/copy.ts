@@ -7,7 +7,7 @@
  */
 import { type Kysely, sql } from 'kysely';
 import { AppError } from '../errors.js';
-import type { Database } from './database.js';
+import { type Database, preparedStatement } from './database.js';
 import { migrate } from './migrations.js';
 import type { DB } from './schema.js';
 
@@ -198,7 +198,8 @@ async function rowWriter(target: Database, table: string): Promise<(rows: Row[])
       const shape = columns.join(',');
       let statement = statements.get(shape);
       if (!statement) {
-        const insert = raw.prepare(
+        const insert = preparedStatement(
+          raw,
           `INSERT INTO ${quote(table)} (${columns.map(quote).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
         );
         statement = { columns, run: (r) => insert.run(columns.map((c) => r[c])) };

@@ -4,7 +4,7 @@
  * transaction opened by `writeTransaction`; the caller never awaits a client while it is open.
  */
 import { sql } from 'kysely';
-import type { Database } from './database.js';
+import { type Database, preparedStatement } from './database.js';
 import type { RecordsTable } from './schema.js';
 
 /** The current state of a stored record, as a batch needs it. */
@@ -51,22 +51,27 @@ export async function writeTransaction<T>(database: Database, fn: (batch: Record
     if (sqlite) {
       // The Kysely transaction holds the one writer connection; the raw statements below run on
       // that same connection, inside it, without a round trip each.
-      const upsert = sqlite.prepare(
+      const upsert = preparedStatement(
+        sqlite,
         `INSERT INTO records (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})
          ON CONFLICT (workspace_id, id) DO UPDATE SET ${UPDATED.map((c) => `${c} = excluded.${c}`).join(', ')}`,
       );
-      const current = sqlite.prepare(
+      const current = preparedStatement(
+        sqlite,
         'SELECT id, register, created_at, updated_at, doc FROM records WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))',
       );
-      const existing = sqlite.prepare('SELECT id FROM records WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))').pluck();
-      const remove = sqlite.prepare('DELETE FROM records WHERE workspace_id = ? AND id = ?');
+      const existing = preparedStatement(
+        sqlite,
+        'SELECT id FROM records WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))',
+      );
+      const remove = preparedStatement(sqlite, 'DELETE FROM records WHERE workspace_id = ? AND id = ?');
       return fn({
         async current(workspaceId, ids) {
           const rows = current.all(workspaceId, JSON.stringify(ids)) as StoredRecord[];
           return new Map(rows.map((r) => [r.id, r]));
         },
         async existing(workspaceId, ids) {
-          return new Set(existing.all(workspaceId, JSON.stringify(ids)) as string[]);
+          return new Set((existing.all(workspaceId, JSON.stringify(ids)) as { id: string }[]).map((r) => r.id));
         },
         async upsert(rows) {
           // Each row costs ~30 µs (its indexes and the FTS index): let the event loop serve

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Register } from '../registers/define.js';
-import type { Database } from './database.js';
+import { type Database, preparedStatement } from './database.js';
 import { HotQueries } from './hot-queries.js';
 import { type ListQuery, PageQueries, type PageRows } from './page-queries.js';
 import type { DB, RecordsTable } from './schema.js';
@@ -99,7 +99,8 @@ export class RecordStore {
     if (rows.length === 0) return;
     const { sqlite, pool } = this.database;
     if (sqlite) {
-      const stmt = sqlite.prepare(
+      const stmt = preparedStatement(
+        sqlite,
         'INSERT INTO records (id, workspace_id, register, created_at, updated_at, location_id, status, category, record_type, search_text, doc) VALUES (?,?,?,?,?,?,?,?,?,?,?)',
       );
       sqlite.transaction(() => {
