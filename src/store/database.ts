@@ -88,11 +88,12 @@ export function openDatabase(url: string, logger: Logger = silentLogger, options
     const path = url.slice('sqlite:'.length);
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     const raw = new SQLite(path);
-    raw.pragma('journal_mode = WAL');
-    raw.pragma('synchronous = NORMAL');
-    raw.pragma('busy_timeout = 10000');
-    raw.pragma('cache_size = -32768'); // 32 MB page cache
-    raw.pragma('temp_store = MEMORY');
+    // exec, not pragma(): pragma() prepares a statement that is then garbage (see preparedStatement).
+    raw.exec('PRAGMA journal_mode = WAL');
+    raw.exec('PRAGMA synchronous = NORMAL');
+    raw.exec('PRAGMA busy_timeout = 10000');
+    raw.exec('PRAGMA cache_size = -32768'); // 32 MB page cache
+    raw.exec('PRAGMA temp_store = MEMORY');
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingSqlite(raw) }) });
     const reader = path === ':memory:' ? undefined : openSqliteReader(path, options.sqliteMmapMb ?? 0);
     return {

@@ -98,7 +98,10 @@ async function serve(bin: string, node: string, dir: string): Promise<Server> {
     },
     120_000,
     'the server to print its demo key',
-  );
+  ).catch((err: Error) => {
+    child.kill('SIGKILL');
+    throw new Error(`${err.message}; its output:\n${out.slice(-3000)}`);
+  });
   const baseUrl = `http://127.0.0.1:${port}`;
   // The demo is printed before the server listens.
   await until(() => fetch(`${baseUrl}/api/v1/scopes`).catch(() => undefined), 60_000, 'the server to listen');
