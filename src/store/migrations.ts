@@ -3,6 +3,33 @@ import { createAuthChangeSignals } from './auth-change-triggers.js';
 import type { Database, Dialect } from './database.js';
 import { MAX_WORD_LENGTH, PG_SEARCH_VECTOR } from './search-text.js';
 
+/**
+ * The records indexes: the paging and sync order is (updated_at, id), so every list query is a
+ * range scan over one of them, whatever the depth. Created by 0001, again by 0015's rebuild.
+ */
+async function createRecordIndexes(db: Kysely<unknown>): Promise<void> {
+  await db.schema.createIndex('records_order').on('records').columns(['workspace_id', 'register', 'updated_at', 'id']).execute();
+  for (const col of ['location_id', 'status', 'category', 'record_type']) {
+    await db.schema
+      .createIndex(`records_by_${col}`)
+      .on('records')
+      .columns(['workspace_id', 'register', col, 'updated_at', 'id'])
+      .where(sql.ref(col), 'is not', null)
+      .execute();
+  }
+}
+
+/** SQLite: the triggers that keep the external-content FTS5 index in step with records. */
+async function createFtsTriggers(db: Kysely<unknown>): Promise<void> {
+  await sql`CREATE TRIGGER records_ai AFTER INSERT ON records BEGIN
+    INSERT INTO records_fts(rowid, search_text) VALUES (new.rowid, new.search_text); END`.execute(db);
+  await sql`CREATE TRIGGER records_ad AFTER DELETE ON records BEGIN
+    INSERT INTO records_fts(records_fts, rowid, search_text) VALUES ('delete', old.rowid, old.search_text); END`.execute(db);
+  await sql`CREATE TRIGGER records_au AFTER UPDATE OF search_text ON records BEGIN
+    INSERT INTO records_fts(records_fts, rowid, search_text) VALUES ('delete', old.rowid, old.search_text);
+    INSERT INTO records_fts(rowid, search_text) VALUES (new.rowid, new.search_text); END`.execute(db);
+}
+
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '0001_core': {
@@ -63,29 +90,13 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .addColumn('search_text', 'text', (c) => c.notNull())
           .addColumn('doc', 'text', (c) => c.notNull())
           .execute();
-        // The paging and sync order is (updated_at, id): every list query is a range scan
-        // over one of these indexes, whatever the depth.
-        await db.schema.createIndex('records_order').on('records').columns(['workspace_id', 'register', 'updated_at', 'id']).execute();
-        for (const col of ['location_id', 'status', 'category', 'record_type']) {
-          await db.schema
-            .createIndex(`records_by_${col}`)
-            .on('records')
-            .columns(['workspace_id', 'register', col, 'updated_at', 'id'])
-            .where(sql.ref(col), 'is not', null)
-            .execute();
-        }
+        await createRecordIndexes(db);
         if (dialect === 'sqlite') {
           // External-content FTS5 index over search_text, kept in step by triggers.
           await sql`CREATE VIRTUAL TABLE records_fts USING fts5(search_text, content='records', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2')`.execute(
             db,
           );
-          await sql`CREATE TRIGGER records_ai AFTER INSERT ON records BEGIN
-            INSERT INTO records_fts(rowid, search_text) VALUES (new.rowid, new.search_text); END`.execute(db);
-          await sql`CREATE TRIGGER records_ad AFTER DELETE ON records BEGIN
-            INSERT INTO records_fts(records_fts, rowid, search_text) VALUES ('delete', old.rowid, old.search_text); END`.execute(db);
-          await sql`CREATE TRIGGER records_au AFTER UPDATE OF search_text ON records BEGIN
-            INSERT INTO records_fts(records_fts, rowid, search_text) VALUES ('delete', old.rowid, old.search_text);
-            INSERT INTO records_fts(rowid, search_text) VALUES (new.rowid, new.search_text); END`.execute(db);
+          await createFtsTriggers(db);
         } else {
           await sql`CREATE INDEX records_search ON records USING gin (to_tsvector('simple', search_text))`.execute(db);
         }
@@ -406,22 +417,8 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         );
         await sql`DROP TABLE records`.execute(db);
         await sql`ALTER TABLE records_new RENAME TO records`.execute(db);
-        await db.schema.createIndex('records_order').on('records').columns(['workspace_id', 'register', 'updated_at', 'id']).execute();
-        for (const col of ['location_id', 'status', 'category', 'record_type']) {
-          await db.schema
-            .createIndex(`records_by_${col}`)
-            .on('records')
-            .columns(['workspace_id', 'register', col, 'updated_at', 'id'])
-            .where(sql.ref(col), 'is not', null)
-            .execute();
-        }
-        await sql`CREATE TRIGGER records_ai AFTER INSERT ON records BEGIN
-          INSERT INTO records_fts(rowid, search_text) VALUES (new.rowid, new.search_text); END`.execute(db);
-        await sql`CREATE TRIGGER records_ad AFTER DELETE ON records BEGIN
-          INSERT INTO records_fts(records_fts, rowid, search_text) VALUES ('delete', old.rowid, old.search_text); END`.execute(db);
-        await sql`CREATE TRIGGER records_au AFTER UPDATE OF search_text ON records BEGIN
-          INSERT INTO records_fts(records_fts, rowid, search_text) VALUES ('delete', old.rowid, old.search_text);
-          INSERT INTO records_fts(rowid, search_text) VALUES (new.rowid, new.search_text); END`.execute(db);
+        await createRecordIndexes(db);
+        await createFtsTriggers(db);
       },
     },
     '0017_admins_per_workspace': {

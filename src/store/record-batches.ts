@@ -5,7 +5,7 @@
  */
 import { sql } from 'kysely';
 import { type Database, preparedStatement } from './database.js';
-import type { RecordsTable } from './schema.js';
+import { RECORD_COLUMNS, type RecordsTable } from './schema.js';
 
 /** The current state of a stored record, as a batch needs it. */
 export interface StoredRecord {
@@ -25,19 +25,7 @@ export interface RecordBatch {
   delete(workspaceId: string, ids: readonly string[]): Promise<void>;
 }
 
-const COLUMNS = [
-  'id',
-  'workspace_id',
-  'register',
-  'created_at',
-  'updated_at',
-  'location_id',
-  'status',
-  'category',
-  'record_type',
-  'search_text',
-  'doc',
-] as const;
+const COLUMNS = RECORD_COLUMNS;
 const UPDATED = COLUMNS.filter((c) => c !== 'id' && c !== 'workspace_id' && c !== 'created_at');
 
 /** Rows (or lines) handled between two turns of the event loop during a batch. */

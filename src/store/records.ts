@@ -3,7 +3,7 @@ import type { Register } from '../registers/define.js';
 import { type Database, preparedStatement } from './database.js';
 import { HotQueries } from './hot-queries.js';
 import { type ListQuery, PageQueries, type PageRows } from './page-queries.js';
-import type { DB, RecordsTable } from './schema.js';
+import { type DB, RECORD_COLUMNS, type RecordsTable } from './schema.js';
 import { searchText } from './search-text.js';
 
 export type RecordObject = Record<string, unknown>;
@@ -101,42 +101,16 @@ export class RecordStore {
     if (sqlite) {
       const stmt = preparedStatement(
         sqlite,
-        'INSERT INTO records (id, workspace_id, register, created_at, updated_at, location_id, status, category, record_type, search_text, doc) VALUES (?,?,?,?,?,?,?,?,?,?,?)',
+        `INSERT INTO records (${RECORD_COLUMNS.join(', ')}) VALUES (${RECORD_COLUMNS.map(() => '?').join(', ')})`,
       );
       sqlite.transaction(() => {
-        for (const r of rows) {
-          stmt.run(
-            r.id,
-            r.workspace_id,
-            r.register,
-            r.created_at,
-            r.updated_at,
-            r.location_id,
-            r.status,
-            r.category,
-            r.record_type,
-            r.search_text,
-            r.doc,
-          );
-        }
+        for (const r of rows) stmt.run(...RECORD_COLUMNS.map((c) => r[c]));
       })();
       return;
     }
     if (pool) {
       // unnest() of eleven text arrays: one round trip per batch, no parameter-count limit.
-      const cols = [
-        'id',
-        'workspace_id',
-        'register',
-        'created_at',
-        'updated_at',
-        'location_id',
-        'status',
-        'category',
-        'record_type',
-        'search_text',
-        'doc',
-      ] as const;
+      const cols = RECORD_COLUMNS;
       const arrays = cols.map((c) => rows.map((r) => r[c]));
       await pool.query(
         `INSERT INTO records (${cols.join(',')}) SELECT * FROM unnest(${cols.map((_, i) => `$${i + 1}::text[]`).join(',')})`,

@@ -102,6 +102,21 @@ export interface RecordsTable {
   doc: string;
 }
 
+/** The columns of a records row, in table order (bulk statements list them once, from here). */
+export const RECORD_COLUMNS = [
+  'id',
+  'workspace_id',
+  'register',
+  'created_at',
+  'updated_at',
+  'location_id',
+  'status',
+  'category',
+  'record_type',
+  'search_text',
+  'doc',
+] as const satisfies readonly (keyof RecordsTable)[];
+
 /** One import of records (HTTP, CLI or console), as the Data page lists it. */
 export interface RecordImportsTable {
   id: string;
