@@ -22,13 +22,27 @@ export async function until<T>(condition: () => T | Promise<T>, timeoutMs: numbe
   }
 }
 
+/**
+ * A port for a server a test starts (which binds it itself, a moment later). Chosen below
+ * Linux's ephemeral range (32768–60999): a port handed out by `listen(0)` comes from that range,
+ * and so does the local port of every outgoing connection (the suites open hundreds to
+ * PostgreSQL in parallel), which could take the port between our check and the server's bind
+ * (seen once as EADDRINUSE). Random in 20000–32767, and checked free by binding it once.
+ */
 export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no free port');
-  return address.port;
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20000 + Math.floor(Math.random() * 12768);
+    const server = createServer();
+    const free = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (free) {
+      await new Promise((resolve) => server.close(resolve));
+      return port;
+    }
+  }
+  throw new Error('no free port in 20000-32767');
 }
 
 export interface Running {
