@@ -103,8 +103,11 @@ export function buildInternalApp(services: Services, options: InternalAppOptions
     return reply.type(services.metrics.contentType).send(text);
   });
   // The write side's description; it describes, it grants nothing, so it needs no token.
-  const internalDocument = JSON.stringify(buildInternalOpenApi());
-  app.get('/internal/openapi.json', async (_request, reply) => reply.type(JSON_TYPE).send(internalDocument));
+  let internalDocument: string | undefined;
+  app.get('/internal/openapi.json', async (_request, reply) => {
+    internalDocument ??= JSON.stringify(buildInternalOpenApi());
+    return reply.type(JSON_TYPE).send(internalDocument);
+  });
   registerInternalRoutes(app, services);
   registerRecordWriteRoutes(app, services);
   return app;

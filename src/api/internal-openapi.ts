@@ -3,12 +3,12 @@
  * /internal/openapi.json, committed as openapi-internal.json), derived from the same register
  * declarations as the public document. The public document stays /api/v1 only.
  */
-import { ERROR_CATALOGUE } from '../errors.js';
 import { REGISTERS } from '../registers/catalogue.js';
 import { ID_PATTERN_BODY, type JsonSchema } from '../registers/fields.js';
 import { FIELD_PROBLEM_CODES, writeSchemaOf } from '../registers/record-input.js';
 import { EXPORT_ORDER } from '../writes/export.js';
 import { ATOMIC_MAX_LINES, BATCH_LINES, MAX_LINE_BYTES } from '../writes/import.js';
+import { problemSchema } from './openapi.js';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ref('Problem') } } });
@@ -188,22 +188,10 @@ export function buildInternalOpenApi(): JsonSchema {
     required: ['pointer', 'code', 'detail'],
     properties: { pointer: { type: 'string' }, code: fieldCode, detail: { type: 'string' } },
   };
-  schemas.Problem = {
-    type: 'object',
-    description: 'RFC 9457 problem details.',
-    required: ['type', 'title', 'status', 'detail', 'code', 'request_id'],
-    properties: {
-      type: { type: 'string', format: 'uri' },
-      title: { type: 'string' },
-      status: { type: 'integer' },
-      detail: { type: 'string' },
-      code: { type: 'string', enum: Object.keys(ERROR_CATALOGUE) },
-      request_id: { type: 'string' },
-      param: { type: 'string' },
-      pointer: { type: 'string', description: 'On a 422: the JSON pointer of the first refused field.' },
-      errors: { type: 'array', items: ref('FieldProblem'), description: 'On a 422: every refused field.' },
-    },
-  };
+  schemas.Problem = problemSchema({
+    pointer: { type: 'string', description: 'On a 422: the JSON pointer of the first refused field.' },
+    errors: { type: 'array', items: ref('FieldProblem'), description: 'On a 422: every refused field.' },
+  });
   paths['/internal/v1/workspaces/{workspace_id}/import'] = {
     parameters: [{ $ref: '#/components/parameters/workspace_id' }],
     post: {

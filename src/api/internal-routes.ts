@@ -8,13 +8,12 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { actionByName } from '../actions/domain/index.js';
 import { AppError } from '../errors.js';
-import { ID_PATTERN_BODY } from '../registers/fields.js';
+import { idPattern, idRule } from '../registers/fields.js';
 import type { Services } from '../services.js';
 import { refuseUnsafeName } from '../text-rules.js';
 import { OPERATOR_FAILURE_LIMIT, OPERATOR_FAILURE_WINDOW_MS } from './failure-throttle.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-const WORKSPACE_ID = new RegExp(`^wsp_${ID_PATTERN_BODY}$`);
 
 const UNAUTHORIZED = 'The operator token was not accepted. Send Authorization: Bearer <WSOPS_OPERATOR_TOKEN>.';
 
@@ -66,14 +65,10 @@ export function registerInternalRoutes(app: FastifyInstance, services: Services)
       }
       const { workspace_id: workspaceId, ...args } = body as Record<string, unknown>;
       // The exact id shape, checked before any query (a NUL byte would make PostgreSQL fail).
-      if (typeof workspaceId !== 'string' || !WORKSPACE_ID.test(workspaceId)) {
-        throw new AppError(
-          'invalid_parameter',
-          'workspace_id is required: the id of the workspace to act in, wsp_ followed by letters and digits',
-          {
-            param: 'workspace_id',
-          },
-        );
+      if (typeof workspaceId !== 'string' || !idPattern('wsp').test(workspaceId)) {
+        throw new AppError('invalid_parameter', `workspace_id is required: the id of the workspace to act in, ${idRule('wsp')}`, {
+          param: 'workspace_id',
+        });
       }
       // No argument name or value carries a control or text-direction character (text-rules.ts):
       // they end up in messages, the audit trail and operators' terminals.

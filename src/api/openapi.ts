@@ -21,6 +21,25 @@ function problemResponse(description: string, extraHeaders: Record<string, unkno
   };
 }
 
+/** RFC 9457 problem details as every wsops listener answers them, with the listener's own extra members. */
+export function problemSchema(extra: Record<string, JsonSchema>): JsonSchema {
+  return {
+    type: 'object',
+    description: 'RFC 9457 problem details.',
+    required: ['type', 'title', 'status', 'detail', 'code', 'request_id'],
+    properties: {
+      type: { type: 'string', format: 'uri' },
+      title: { type: 'string' },
+      status: { type: 'integer' },
+      detail: { type: 'string', description: 'What was wrong and how to fix it.' },
+      code: { type: 'string', enum: Object.keys(ERROR_CATALOGUE), description: 'Stable, machine-readable code.' },
+      request_id: { type: 'string' },
+      param: { type: 'string', description: 'On a 400 about one parameter: its name.' },
+      ...extra,
+    },
+  };
+}
+
 /** The OpenAPI 3.1 document of /api/v1, derived from the register declarations. */
 export function buildOpenApi(baseUrl: string): JsonSchema {
   const schemas: Record<string, JsonSchema> = {};
@@ -151,22 +170,10 @@ export function buildOpenApi(baseUrl: string): JsonSchema {
     },
   };
 
-  schemas.Problem = {
-    type: 'object',
-    description: 'RFC 9457 problem details.',
-    required: ['type', 'title', 'status', 'detail', 'code', 'request_id'],
-    properties: {
-      type: { type: 'string', format: 'uri' },
-      title: { type: 'string' },
-      status: { type: 'integer' },
-      detail: { type: 'string', description: 'What was wrong and how to fix it.' },
-      code: { type: 'string', enum: Object.keys(ERROR_CATALOGUE), description: 'Stable, machine-readable code.' },
-      request_id: { type: 'string' },
-      param: { type: 'string', description: 'On a 400 about one parameter: its name.' },
-      missing_scope: { type: 'string', description: 'On a 403: the scope the key lacks.' },
-      key_id: { type: 'string', description: 'On a 429: the key that was limited.' },
-    },
-  };
+  schemas.Problem = problemSchema({
+    missing_scope: { type: 'string', description: 'On a 403: the scope the key lacks.' },
+    key_id: { type: 'string', description: 'On a 429: the key that was limited.' },
+  });
 
   const webhooks = buildWebhooks(schemas);
 

@@ -6,7 +6,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
-import { idPattern } from '../registers/fields.js';
+import { idPattern, idRule } from '../registers/fields.js';
 import type { Services } from '../services.js';
 import { getWorkspace } from '../store/workspaces.js';
 import { exportRecords, exportRegisters } from '../writes/export.js';
@@ -32,7 +32,7 @@ type RecordParams = { workspace_id: string; register: string; id: string };
 
 function workspaceOf(params: { workspace_id: string }): string {
   if (!idPattern('wsp').test(params.workspace_id)) {
-    throw new AppError('invalid_parameter', 'The workspace id must be wsp_ followed by letters, digits, - or _.', {
+    throw new AppError('invalid_parameter', `The workspace id must be ${idRule('wsp')}.`, {
       param: 'workspace_id',
     });
   }

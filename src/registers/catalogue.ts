@@ -37,6 +37,11 @@ export function registerByPath(path: string): Register | undefined {
   return byPath.get(path);
 }
 
+/** The register whose ids carry this prefix (`per` -> people). */
+export function registerByPrefix(prefix: string): Register | undefined {
+  return byPrefix.get(prefix);
+}
+
 export function registerById(id: string): Register | undefined {
   return byPrefix.get(id.split('_')[0] ?? '');
 }

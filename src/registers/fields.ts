@@ -53,6 +53,11 @@ function make(kind: string, base: JsonSchema, nullable: boolean, extra: Partial<
 export const ID_PATTERN_BODY = '[A-Za-z0-9_-]{1,64}';
 /** The longest id of any register: a prefix of at most 4 letters, `_`, and the body. */
 export const MAX_ID_LENGTH = 4 + 1 + 64;
+/** The id rule in words, for every refusal of an id: `per_ followed by 1 to 64 letters, digits, - or _`. */
+export function idRule(prefix: string): string {
+  return `${prefix}_ followed by 1 to 64 letters, digits, - or _`;
+}
+
 const ID_PATTERNS = new Map<string, RegExp>();
 /** `^<prefix>_<ID_PATTERN_BODY>$`, the shape every id of a register has (compiled once per prefix). */
 export function idPattern(prefix: string): RegExp {

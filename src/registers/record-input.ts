@@ -9,7 +9,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { controlCharacterIn, printable } from '../text-rules.js';
 import type { Register } from './define.js';
-import { type Field, idPattern, type JsonSchema } from './fields.js';
+import { type Field, idPattern, idRule, type JsonSchema } from './fields.js';
 
 export type RecordObject = Record<string, unknown>;
 
@@ -83,26 +83,24 @@ interface Compiled {
 }
 const compiled = new Map<string, Compiled>();
 
-/** The JSON Schema of what a system of record writes to a register (the internal OpenAPI document's request body). */
-export function writeSchemaOf(register: Register): JsonSchema {
+/**
+ * The JSON Schema of what a system of record writes to a register: without the stamps (wsops's
+ * to write; a body may carry them back from a GET and they are ignored), or with them (an
+ * import that keeps timestamps). The internal OpenAPI document's request body is the first.
+ */
+export function writeSchemaOf(register: Register, withStamps = false): JsonSchema {
   const derived = new Set(Object.keys(register.derived ?? {}));
-  const fields = Object.fromEntries(Object.entries(register.allFields).filter(([n]) => !(STAMPS as readonly string[]).includes(n)));
+  const fields = withStamps
+    ? register.allFields
+    : Object.fromEntries(Object.entries(register.allFields).filter(([n]) => !(STAMPS as readonly string[]).includes(n)));
   return { ...writeSchema(fields, new Set([...derived, 'id'])), description: register.description };
 }
 
 function validators(register: Register): Compiled {
   let c = compiled.get(register.path);
   if (!c) {
-    const derived = new Set(Object.keys(register.derived ?? {}));
-    // Stamps are wsops's to write; a body may carry them back (GET, change, PUT) and they are ignored.
-    const withoutStamps = Object.fromEntries(
-      Object.entries(register.allFields).filter(([n]) => !(STAMPS as readonly string[]).includes(n)),
-    );
     const both = (schema: JsonSchema): Validators => ({ quick: quick.compile(schema), thorough: thorough.compile(schema) });
-    c = {
-      stamped: both(writeSchema(withoutStamps, new Set([...derived, 'id']))),
-      keepingStamps: both(writeSchema(register.allFields, new Set([...derived, 'id']))),
-    };
+    c = { stamped: both(writeSchemaOf(register)), keepingStamps: both(writeSchemaOf(register, true)) };
     compiled.set(register.path, c);
   }
   return c;
@@ -281,7 +279,7 @@ const FORMATS: Record<string, string> = {
 };
 
 function idDetail(prefix: string, got: unknown): string {
-  return `must be an id: ${prefix}_ followed by 1 to 64 letters, digits, - or _${got === undefined ? '' : `; got "${clip(got)}"`}`;
+  return `must be an id: ${idRule(prefix)}${got === undefined ? '' : `; got "${clip(got)}"`}`;
 }
 
 /** One problem per field (the first), so a wrong value is not also reported as a wrong type. */

@@ -5,8 +5,8 @@
  * in its (updated_at, id) order, read by keyset in pages; nothing is held whole.
  */
 import { sql } from 'kysely';
-import { AppError } from '../errors.js';
-import { REGISTERS, registerByPath } from '../registers/catalogue.js';
+import { resolveRegister } from '../actions/correct.js';
+import { registerByPath } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
 import type { Services } from '../services.js';
 import { getWorkspace } from '../store/workspaces.js';
@@ -30,10 +30,7 @@ const PAGE = 5000;
 
 export function exportRegisters(names?: readonly string[]): Register[] {
   const wanted = names?.length ? names : EXPORT_ORDER;
-  for (const n of wanted) {
-    if (!registerByPath(n))
-      throw new AppError('invalid_parameter', `unknown register "${n}"; registers are: ${REGISTERS.map((r) => r.path).join(', ')}`);
-  }
+  for (const n of wanted) resolveRegister(n);
   return EXPORT_ORDER.filter((n) => wanted.includes(n)).map((n) => registerByPath(n) as Register);
 }
 

@@ -16,7 +16,7 @@ import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
 import { REGISTERS, registerByPath } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
-import { idPattern } from '../registers/fields.js';
+import { idPattern, idRule } from '../registers/fields.js';
 import { clip, type FieldProblem, type FieldProblemCode, type RecordObject, readRecordInput } from '../registers/record-input.js';
 import type { Services } from '../services.js';
 import { recordAudit } from '../store/audit.js';
@@ -109,7 +109,7 @@ export function parseOperation(line: number, text: string, keepTimestamps: boole
   if (o.op === 'delete') {
     if ('record' in o) return refuse('/record', 'invalid_operation', 'a delete names only its id');
     if (typeof o.id !== 'string' || !idPattern(register.idPrefix).test(o.id)) {
-      return refuse('/id', 'invalid_format', `must be an id: ${register.idPrefix}_ followed by 1 to 64 letters, digits, - or _`);
+      return refuse('/id', 'invalid_format', `must be an id: ${idRule(register.idPrefix)}`);
     }
     return { line, register, kind: 'delete', id: o.id };
   }

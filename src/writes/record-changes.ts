@@ -4,15 +4,14 @@
  * and the references check.
  */
 import { nextStamp } from '../actions/correct.js';
-import { REGISTERS } from '../registers/catalogue.js';
+import { registerByPrefix } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
 import { type FieldProblem, type RecordObject, referencesOf } from '../registers/record-input.js';
 import type { StoredRecord } from '../store/record-batches.js';
 import { toRow } from '../store/records.js';
 import type { RecordsTable } from '../store/schema.js';
 
-const PREFIXES = new Set(REGISTERS.map((r) => r.idPrefix));
-const isRegisterPrefix = (prefix: string) => PREFIXES.has(prefix);
+const isRegisterPrefix = (prefix: string) => registerByPrefix(prefix) !== undefined;
 
 /** The references of a record to other records (people, locations...), by JSON pointer. */
 export function referencesIn(register: Register, record: RecordObject): { pointer: string; id: string }[] {

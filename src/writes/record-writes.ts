@@ -6,7 +6,7 @@
 import { AppError } from '../errors.js';
 import { REGISTERS, registerByPath } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
-import { idPattern } from '../registers/fields.js';
+import { idPattern, idRule } from '../registers/fields.js';
 import { type FieldProblem, type RecordObject, readRecordInput } from '../registers/record-input.js';
 import type { Services } from '../services.js';
 import { writeTransaction } from '../store/record-batches.js';
@@ -38,7 +38,7 @@ export function registerNamed(path: string): Register {
 /** The id in a path, checked before any query. */
 export function checkId(register: Register, id: string): void {
   if (!idPattern(register.idPrefix).test(id)) {
-    throw new AppError('invalid_parameter', `The id must be ${register.idPrefix}_ followed by 1 to 64 letters, digits, - or _.`, {
+    throw new AppError('invalid_parameter', `The id must be ${idRule(register.idPrefix)}.`, {
       param: 'id',
     });
   }
