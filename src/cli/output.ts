@@ -19,7 +19,8 @@ export function print(json: boolean, value: unknown, human: () => string): void 
 /** Prints one line that says what was wrong; returns the exit status. */
 export function reportFailure(err: unknown): number {
   if (err instanceof AppError || err instanceof UsageError || err instanceof ConfigError) {
-    process.stderr.write(`wsops: ${printable(err.message, 'newlines')}\n`);
+    // Several wrong settings are reported at once, one line each.
+    for (const line of err.message.split('\n')) process.stderr.write(`wsops: ${printable(line)}\n`);
     return EXIT_USAGE;
   }
   process.stderr.write(`wsops: unexpected failure: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
