@@ -8,6 +8,7 @@ import { createLogger } from '../logger.js';
 import { createServices } from '../services.js';
 import { redactUrl } from '../store/database.js';
 import { startWorker } from '../webhooks/worker.js';
+import { onDatabase } from './database-target.js';
 import { parsePositiveInt, UsageError } from './output.js';
 
 export function serveCommand(program: Command): void {
@@ -25,7 +26,7 @@ export function serveCommand(program: Command): void {
       const { config, inForce } = readSettings();
       const port = opts.port !== undefined ? parsePositiveInt('--port', opts.port, 65535) : config.port;
       const logger = createLogger({ level: config.logLevel });
-      const services = await createServices(config, { logger });
+      const services = await onDatabase(config.databaseUrl, () => createServices(config, { logger }), { create: true });
       services.metrics.collectProcessMetrics();
       const app = buildApp(services);
       // Before listening: a server that says it is ready reads its first pages on a thread
