@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { SETTINGS } from '../../src/config.js';
 import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
 import { TEST_SECRET } from '../helpers/harness.js';
-import { BIN, freePort } from '../helpers/processes.js';
+import { BIN, freePort, startWsops, until } from '../helpers/processes.js';
 
 /** The environment of the test run without any WSOPS_ setting, so only what a test gives counts. */
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -299,5 +299,44 @@ describe('every command names its database with --verbose; help says what it tak
     assert.equal(migrate.status, 0);
     assert.match(migrate.stdout, /applies pending migrations itself/);
     assert.match(migrate.stdout, /run it once, as its own step, before the new version starts/);
+  });
+});
+
+describe('the start-up log', () => {
+  it('`wsops serve` logs every setting in force, secrets hidden and the database password redacted', async () => {
+    const db = await createTestDatabase(DIALECTS.includes('postgres') ? 'postgres' : 'sqlite');
+    const port = await freePort();
+    const token = 'operator-token-0123456789abcdefghijklmnop';
+    const server = startWsops(['serve'], {
+      WSOPS_DATABASE_URL: withPassword(db.url),
+      WSOPS_SECRET: TEST_SECRET,
+      WSOPS_OPERATOR_TOKEN: token,
+      WSOPS_PORT: String(port),
+      WSOPS_PAGE_THREADS: '0',
+    });
+    try {
+      const line = await until(
+        () =>
+          server
+            .output()
+            .split('\n')
+            .find((l) => l.includes('"wsops starting"')),
+        60_000,
+        'the start-up line',
+      );
+      const settings = JSON.parse(line).settings as Record<string, string>;
+      assert.deepEqual(
+        Object.keys(settings),
+        Object.values(SETTINGS).map((s) => s.env),
+      );
+      assert.equal(settings.WSOPS_PORT, String(port));
+      assert.equal(settings.WSOPS_SECRET, '(set, hidden)');
+      assert.equal(settings.WSOPS_OPERATOR_TOKEN, '(set, hidden)');
+      assert.equal(settings.WSOPS_PAGE_THREADS, '0');
+      assert.ok(!server.output().includes(TEST_SECRET) && !server.output().includes(token) && !server.output().includes('hunter2'));
+    } finally {
+      await server.stop();
+      await db.drop();
+    }
   });
 });
