@@ -1,8 +1,9 @@
-/** Every setting is validated with a message that says how to fix it; the README lists them all. */
+/** Every setting is validated with a message that says how to fix it; the README's table is generated from the schema. */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { loadConfig, SETTINGS } from '../src/config.js';
+import { withSettingsTable } from '../scripts/readme-settings.js';
+import { loadConfig, readSettings, SETTINGS } from '../src/config.js';
 import { createServices } from '../src/services.js';
 import { createTestDatabase } from './helpers/databases.js';
 import { TEST_SECRET } from './helpers/harness.js';
@@ -66,9 +67,68 @@ describe('settings', () => {
     });
   }
 
-  it('the README documents every setting', () => {
+  it("the README's settings table is the one generated from the schema (run `npm run readme-settings`)", () => {
     const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-    for (const s of SETTINGS) assert.ok(readme.includes(`\`${s.env}\``), `${s.env} is missing from README.md`);
+    assert.equal(withSettingsTable(readme), readme, 'README.md settings table drifted: run `npm run readme-settings`');
+    for (const s of Object.values(SETTINGS)) assert.ok(readme.includes(`| \`${s.env}\` |`), `${s.env} is missing from README.md`);
+  });
+
+  it('each documented default is the value in force when the variable is unset', () => {
+    const unset = loadConfig({});
+    for (const [key, s] of Object.entries(SETTINGS)) {
+      if (!('default' in s) || typeof s.default !== 'string') continue;
+      const explicit = loadConfig({ [s.env]: s.default });
+      assert.deepEqual(explicit[key as keyof typeof explicit], unset[key as keyof typeof unset], s.env);
+    }
+    assert.equal(loadConfig({ WSOPS_PORT: '9000' }).baseUrl, 'http://localhost:9000', 'WSOPS_BASE_URL follows WSOPS_PORT');
+  });
+
+  it('every wrong setting is reported at once, one line each, and a derived default does not repeat a refusal', () => {
+    assert.throws(
+      () => loadConfig({ WSOPS_PORT: 'eighty', WSOPS_ENV: 'prod', WSOPS_KEY_CACHE: 'false' }),
+      (err: Error) => {
+        assert.deepEqual(err.message.split('\n'), [
+          'WSOPS_PORT must be a whole number from 0 to 65535; got "eighty"',
+          'WSOPS_ENV must be live or test; got "prod"',
+          'WSOPS_KEY_CACHE must be on or off; got "false"',
+        ]);
+        return true;
+      },
+    );
+  });
+
+  it('a refusal never shows a secret, and shows a database or Redis address without its password', () => {
+    for (const [env, secret] of [
+      { WSOPS_SECRET: 'hunter2-short' },
+      { WSOPS_OPERATOR_TOKEN: 'hunter2-hunter2-hunter2-hunter2-hunter2 x' },
+      { WSOPS_DATABASE_URL: 'mysql://wsops:hunter2@db/wsops' },
+      { WSOPS_REDIS_URL: 'http://default:hunter2@cache:6379' },
+    ].map((e) => [e, 'hunter2'] as const)) {
+      assert.throws(
+        () => loadConfig(env),
+        (err: Error) => !err.message.includes(secret),
+      );
+    }
+  });
+
+  it('the settings in force show each value and where it came from, secrets hidden and passwords redacted', () => {
+    const { inForce } = readSettings({
+      WSOPS_DATABASE_URL: 'postgres://wsops:hunter2@127.0.0.1:5432/wsops',
+      WSOPS_SECRET: 'hunter2'.repeat(6),
+      WSOPS_LOG_LEVEL: 'trace',
+    });
+    const by = Object.fromEntries(inForce.map((s) => [s.env, s]));
+    assert.deepEqual(by.WSOPS_DATABASE_URL, {
+      env: 'WSOPS_DATABASE_URL',
+      value: 'postgres://wsops:***@127.0.0.1:5432/wsops',
+      from: 'environment',
+    });
+    assert.deepEqual(by.WSOPS_SECRET, { env: 'WSOPS_SECRET', value: '(set, hidden)', from: 'environment' });
+    assert.deepEqual(by.WSOPS_PORT, { env: 'WSOPS_PORT', value: '8080', from: 'default' });
+    assert.deepEqual(by.WSOPS_OPERATOR_TOKEN, { env: 'WSOPS_OPERATOR_TOKEN', value: '(unset)', from: 'unset' });
+    assert.equal(by.WSOPS_LOG_LEVEL?.value, 'trace', 'trace is accepted, and documented');
+    assert.ok(!JSON.stringify(inForce).includes('hunter2'));
+    assert.equal(inForce.length, Object.keys(SETTINGS).length);
   });
 });
 

@@ -3,6 +3,7 @@ import { ConfigError, checkDatabaseUrl, loadConfig } from '../config.js';
 import { AppError } from '../errors.js';
 import { copyDeployment, DEFAULT_BATCH_ROWS } from '../store/copy.js';
 import { openDatabase, redactUrl } from '../store/database.js';
+import { describeDatabase, isVerbose } from './database-target.js';
 import { parsePositiveInt, print, UsageError } from './output.js';
 import { progressBar } from './progress.js';
 
@@ -59,6 +60,7 @@ export function copyCommand(program: Command): void {
       const batchRows = opts.batchSize === undefined ? DEFAULT_BATCH_ROWS : parsePositiveInt('--batch-size', opts.batchSize, 100_000);
       const from = redactUrl(config.databaseUrl);
       const into = redactUrl(to);
+      if (isVerbose()) process.stderr.write(`source: ${describeDatabase(config.databaseUrl)}\ntarget: ${describeDatabase(to)}\n`);
       const source = openDatabase(config.databaseUrl);
       const target = openDatabase(to);
       let bar: ReturnType<typeof progressBar> | undefined;

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { READ_SCOPES, WRITE_SCOPES } from '../registers/define.js';
 import { createKey, listKeys, parseScopes, revokeKey } from '../store/keys.js';
 import { getWorkspace } from '../store/workspaces.js';
 import { withServices } from './context.js';
@@ -15,6 +16,13 @@ export function keyCommands(program: Command): void {
     .option('--days <n>', 'life in days, 1 to 365', '90')
     .option('--name <text>', 'a label shown beside the key', 'API key')
     .option('--json', 'machine output')
+    .addHelpText(
+      'after',
+      `
+Scopes (--scopes takes any of them, comma-separated):
+  read, one per module:  ${READ_SCOPES.join(', ')}
+  write:                 ${WRITE_SCOPES.join(', ')}`,
+    )
     .action(async (opts: { workspace: string; scopes: string; env?: string; days: string; name: string; json?: boolean }) => {
       if (opts.env !== undefined && opts.env !== 'live' && opts.env !== 'test') {
         throw new UsageError(`--env must be live or test; got "${opts.env}"`);

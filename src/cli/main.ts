@@ -1,6 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { loadConfig } from '../config.js';
 import { printable, refuseControlCharacters } from '../text-rules.js';
+import { onDatabase, setVerbose } from './database-target.js';
+import { loadEnvFile } from './env-file.js';
 import { EXIT_USAGE, print, reportFailure } from './output.js';
 
 type Define = (program: Command) => void;
@@ -26,6 +28,7 @@ const GROUPS: readonly (readonly [names: readonly string[], load: () => Promise<
   [['deliveries'], async () => (await import('./delivery-commands.js')).deliveryCommands],
   [['audit'], async () => (await import('./audit-command.js')).auditCommand],
   [['openapi'], async () => openapiCommand],
+  [['status'], async () => (await import('./status-command.js')).statusCommand],
 ];
 
 const program = new Command('wsops')
@@ -35,23 +38,44 @@ const program = new Command('wsops')
   .configureOutput({
     // Commander's own usage errors become one line and exit 2, like every other refusal.
     outputError: (text, write) => write(`wsops: ${text.replace(/^error: /, '').trim()}\n`),
-  });
+  })
+  // Global: accepted before or after the command's name, by every command, and listed in each one's --help.
+  .configureHelp({ showGlobalOptions: true })
+  .option('--verbose', 'name the database the command works on (on stderr)')
+  .hook('preAction', (_program, command) => setVerbose(!!command.optsWithGlobals().verbose));
 
 function migrateCommand(program: Command): void {
   program
     .command('migrate')
-    .description('apply pending database migrations')
+    .description('apply pending database migrations (and create an empty database)')
     .option('--json', 'machine output')
+    .addHelpText(
+      'after',
+      `
+Why: every command, \`wsops serve\` included, applies pending migrations itself before it
+starts (several at once are safe: they take a lock), so on one machine you never need this. It
+exists for deploys: run it once, as its own step, before the new version starts anywhere, so a
+long or failing migration shows up there with its error instead of delaying or stopping every
+server process. It also creates the default SQLite database, which other commands refuse to
+create while WSOPS_DATABASE_URL is unset. \`wsops status\` lists applied and pending migrations.`,
+    )
     .action(async (opts: { json?: boolean }) => {
       const { openDatabase } = await import('../store/database.js');
       const { migrate } = await import('../store/migrate.js');
-      const database = openDatabase(loadConfig().databaseUrl);
-      try {
-        const applied = await migrate(database);
-        print(!!opts.json, { applied }, () => (applied.length ? `applied ${applied.join(', ')}` : 'database is up to date'));
-      } finally {
-        await database.close();
-      }
+      const url = loadConfig().databaseUrl;
+      const applied = await onDatabase(
+        url,
+        async () => {
+          const database = openDatabase(url);
+          try {
+            return await migrate(database);
+          } finally {
+            await database.close();
+          }
+        },
+        { create: true },
+      );
+      print(!!opts.json, { applied }, () => (applied.length ? `applied ${applied.join(', ')}` : 'database is up to date'));
     });
 }
 
@@ -68,7 +92,9 @@ function openapiCommand(program: Command): void {
     });
 }
 
-const named = GROUPS.find(([names]) => names.includes(process.argv[2] ?? ''));
+// The command's name is the first argument that is not an option (`wsops --verbose key list`).
+const name = process.argv.slice(2).find((arg) => !arg.startsWith('-')) ?? '';
+const named = GROUPS.find(([names]) => names.includes(name));
 const defines = await Promise.all((named ? [named] : GROUPS).map(([, load]) => load()));
 for (const define of defines) define(program);
 
@@ -81,6 +107,8 @@ for (const cmd of program.commands) {
 try {
   // No argument holds a control character (text-rules.ts): refused before any query.
   for (const arg of process.argv.slice(2)) refuseControlCharacters(arg, `the argument "${printable(arg.slice(0, 60))}"`);
+  // Before any setting is read; a variable already in the environment wins (src/cli/env-file.ts).
+  loadEnvFile();
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) {

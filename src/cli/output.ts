@@ -1,5 +1,6 @@
 import { ConfigError } from '../config.js';
 import { AppError } from '../errors.js';
+import { DatabaseUnavailableError } from '../store/database-failure.js';
 import { printable, printableJson } from '../text-rules.js';
 
 /** Exit status for wrong arguments and refused operations (the contract's "exit 2"). */
@@ -19,8 +20,13 @@ export function print(json: boolean, value: unknown, human: () => string): void 
 /** Prints one line that says what was wrong; returns the exit status. */
 export function reportFailure(err: unknown): number {
   if (err instanceof AppError || err instanceof UsageError || err instanceof ConfigError) {
-    process.stderr.write(`wsops: ${printable(err.message, 'newlines')}\n`);
+    // Several wrong settings are reported at once, one line each.
+    for (const line of err.message.split('\n')) process.stderr.write(`wsops: ${printable(line)}\n`);
     return EXIT_USAGE;
+  }
+  if (err instanceof DatabaseUnavailableError) {
+    process.stderr.write(`wsops: ${printable(err.message)}\n`);
+    return 1;
   }
   process.stderr.write(`wsops: unexpected failure: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   return 1;

@@ -2,12 +2,13 @@ import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../api/app.js';
 import { buildInternalApp } from '../api/internal-app.js';
-import { loadConfig } from '../config.js';
+import { readSettings } from '../config.js';
 import { bootstrapDemo } from '../demo.js';
 import { createLogger } from '../logger.js';
 import { createServices } from '../services.js';
 import { redactUrl } from '../store/database.js';
 import { startWorker } from '../webhooks/worker.js';
+import { onDatabase } from './database-target.js';
 import { parsePositiveInt, UsageError } from './output.js';
 
 export function serveCommand(program: Command): void {
@@ -22,10 +23,10 @@ export function serveCommand(program: Command): void {
       if (opts.only !== undefined && opts.only !== 'api' && opts.only !== 'worker') {
         throw new UsageError(`--only must be api or worker; got "${opts.only}"`);
       }
-      const config = loadConfig();
+      const { config, inForce } = readSettings();
       const port = opts.port !== undefined ? parsePositiveInt('--port', opts.port, 65535) : config.port;
       const logger = createLogger({ level: config.logLevel });
-      const services = await createServices(config, { logger });
+      const services = await onDatabase(config.databaseUrl, () => createServices(config, { logger }), { create: true });
       services.metrics.collectProcessMetrics();
       const app = buildApp(services);
       // Before listening: a server that says it is ready reads its first pages on a thread
@@ -37,6 +38,8 @@ export function serveCommand(program: Command): void {
           env: config.env,
           rate_limit_store: config.redisUrl ? 'redis' : 'memory',
           page_threads: services.pages.readyThreads,
+          // Every setting in force, secrets hidden and passwords redacted (src/config.ts).
+          settings: Object.fromEntries(inForce.map((s) => [s.env, s.value])),
         },
         'wsops starting',
       );

@@ -113,7 +113,4 @@ export function openDatabase(url: string, logger: Logger = silentLogger, options
   return { db, dialect: 'postgres', pool, close: () => db.destroy() };
 }
 
-/** The address without its password (in the user part or a `password=` parameter), for output and logs. */
-export function redactUrl(url: string): string {
-  return url.replace(/\/\/([^:@/]*):([^@]*)@/, '//$1:***@').replace(/([?&]password=)[^&]*/gi, '$1***');
-}
+export { redactUrl } from '../redact-url.js';

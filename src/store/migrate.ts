@@ -48,3 +48,14 @@ export async function migrate(database: Database, migrations?: Record<string, Mi
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
+
+/** Which migrations this database has had and which it still needs (`wsops status`); changes nothing. */
+export async function migrationStatus(database: Database): Promise<{ applied: string[]; pending: string[] }> {
+  const migrations = await loadMigrations(database.dialect);
+  const migrator = new Migrator({ db: database.db, provider: { getMigrations: async () => migrations } });
+  const all = await migrator.getMigrations();
+  return {
+    applied: all.filter((m) => m.executedAt !== undefined).map((m) => m.name),
+    pending: all.filter((m) => m.executedAt === undefined).map((m) => m.name),
+  };
+}

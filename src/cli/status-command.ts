@@ -1,0 +1,135 @@
+import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { readSettings, type SettingInForce } from '../config.js';
+import { redactUrl } from '../redact-url.js';
+import { databaseFailure } from '../store/database-failure.js';
+import { describeDatabase } from './database-target.js';
+import { ENV_FILE, namesFromEnvFile } from './env-file.js';
+import { print } from './output.js';
+
+interface Listener {
+  name: 'public' | 'internal';
+  host: string;
+  port: number;
+  /** Whether something accepts connections there now (the server, if it runs with these settings). */
+  answering: boolean;
+}
+
+interface Status {
+  database: { url: string; dialect: 'sqlite' | 'postgres'; path?: string; exists: boolean; error?: string };
+  migrations: { applied: string[]; pending: string[] } | null;
+  listeners: Listener[];
+  env_file: string | null;
+  settings: (Omit<SettingInForce, 'from'> & { from: SettingInForce['from'] | '.env' })[];
+}
+
+/** `wsops status`: what the commands run here work on. Changes nothing; creates no database. */
+export function statusCommand(program: Command): void {
+  program
+    .command('status')
+    .description('show the database (and its migrations), the listeners and every setting in force, secrets hidden; changes nothing')
+    .option('--json', 'machine output')
+    .action(async (opts: { json?: boolean }) => {
+      const status = await readStatus();
+      print(!!opts.json, status, () => human(status));
+      // A database that cannot be reached is a failure, for scripts and health checks.
+      if (status.database.error !== undefined) process.exitCode = 1;
+    });
+}
+
+async function readStatus(): Promise<Status> {
+  const { config, inForce } = readSettings();
+  const fromFile = namesFromEnvFile();
+  const envFile = resolve(ENV_FILE);
+  const url = config.databaseUrl;
+  const sqlitePath = url.startsWith('sqlite:') ? resolve(url.slice('sqlite:'.length)) : undefined;
+  const database: Status['database'] = {
+    url: redactUrl(url),
+    dialect: sqlitePath === undefined ? 'postgres' : 'sqlite',
+    ...(sqlitePath === undefined ? {} : { path: sqlitePath }),
+    exists: sqlitePath === undefined || existsSync(sqlitePath),
+  };
+  let migrations: Status['migrations'] = null;
+  if (database.exists) {
+    try {
+      migrations = await readMigrations(url);
+    } catch (err) {
+      const failure = databaseFailure(err, url);
+      if (failure?.message.includes('does not exist')) database.exists = false;
+      database.error = (failure ?? (err as Error)).message;
+    }
+  }
+  const listeners: Listener[] = [
+    { name: 'public', host: config.host, port: config.port, answering: await answers(config.host, config.port) },
+  ];
+  if (config.internalPort !== undefined && config.internalPort !== 0) {
+    listeners.push({
+      name: 'internal',
+      host: config.internalHost,
+      port: config.internalPort,
+      answering: await answers(config.internalHost, config.internalPort),
+    });
+  }
+  return {
+    database,
+    migrations,
+    listeners,
+    env_file: existsSync(envFile) ? envFile : null,
+    settings: inForce.map((s) => (fromFile.has(s.env) ? { ...s, from: '.env' as const } : s)),
+  };
+}
+
+async function readMigrations(url: string): Promise<{ applied: string[]; pending: string[] }> {
+  const { openDatabase } = await import('../store/database.js');
+  const { migrationStatus } = await import('../store/migrate.js');
+  const database = openDatabase(url);
+  try {
+    return await migrationStatus(database);
+  } finally {
+    await database.close().catch(() => {});
+  }
+}
+
+/** Does something accept a TCP connection at host:port within 300 ms? An any-address host is tried on loopback. */
+function answers(host: string, port: number): Promise<boolean> {
+  const target = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return new Promise((done) => {
+    const socket = connect({ host: target, port, timeout: 300 });
+    const finish = (ok: boolean) => {
+      socket.destroy();
+      done(ok);
+    };
+    socket.once('connect', () => finish(true));
+    socket.once('timeout', () => finish(false));
+    socket.once('error', () => finish(false));
+  });
+}
+
+function human(s: Status): string {
+  const m = s.migrations;
+  const db = s.database;
+  const databaseLine = describeDatabase(db.url);
+  const migrationsLine = db.error
+    ? `unknown: ${db.error}`
+    : !db.exists
+      ? 'the database does not exist yet (`wsops migrate` or `wsops serve` creates it)'
+      : m
+        ? `${m.applied.length} applied, ${m.pending.length} pending${m.pending.length ? ` (${m.pending.join(', ')}; the next command applies them, or \`wsops migrate\`)` : ''}`
+        : '-';
+  const width = Math.max(...s.settings.map((x) => x.env.length));
+  const valueWidth = Math.max(...s.settings.map((x) => x.value.length));
+  return [
+    `database    ${databaseLine}`,
+    `migrations  ${migrationsLine}`,
+    ...s.listeners.map(
+      (l, i) =>
+        `${i === 0 ? 'listeners' : ''.padEnd(9)}   ${l.name.padEnd(8)} ${l.host}:${l.port}  ${l.answering ? 'answering' : 'nothing answering'}`,
+    ),
+    ...(s.listeners.length === 1 ? ['            internal none (WSOPS_INTERNAL_PORT is unset)'] : []),
+    `.env        ${s.env_file ?? `none in ${join(process.cwd())}`}`,
+    'settings',
+    ...s.settings.map((x) => `  ${x.env.padEnd(width)}  ${x.value.padEnd(valueWidth)}  ${x.from === 'unset' ? '' : x.from}`.trimEnd()),
+  ].join('\n');
+}
