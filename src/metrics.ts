@@ -172,6 +172,18 @@ export class Metrics implements DeliveryObserver {
     });
   }
 
+  /** The primary of `wsops serve --processes N`: how many API processes listen now. */
+  observeApiProcesses(serving: () => number): void {
+    new Gauge({
+      name: 'wsops_api_processes',
+      help: 'API processes listening on the public port (wsops serve --processes N; the primary replaces one that stops).',
+      registers: [this.registry],
+      collect() {
+        this.set(serving());
+      },
+    });
+  }
+
   /** Process metrics (RSS, heap, event loop lag, GC): once per process, by `wsops serve`. */
   collectProcessMetrics(): void {
     collectDefaultMetrics({ register: this.registry });

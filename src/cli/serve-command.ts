@@ -137,6 +137,7 @@ async function serveMain(config: Config, port: number, logger: Logger, only: str
   if (processes > 1) {
     // Forked after migrating: the API processes skip migrations (createServices' `migrate: false`).
     api = forkApiProcesses(processes, logger, () => shutdown(1));
+    services.metrics.observeApiProcesses(api.serving);
     await api.listening;
     app.log.info({ port, processes }, 'API processes listening');
   } else if (servesApi) {

@@ -15,6 +15,8 @@ const STOP_GRACE_MS = 30_000;
 export interface ApiProcesses {
   /** Resolves once every process listens. */
   listening: Promise<void>;
+  /** API processes listening now. */
+  serving(): number;
   /** SIGTERM to each process, then waits for all to exit (each is killed after 30 s). */
   stop(): Promise<void>;
 }
@@ -25,15 +27,18 @@ export function forkApiProcesses(count: number, logger: Logger, fail: () => void
   const startedAt = new Map<Worker, number>();
   let stopping = false;
   let listeningCount = 0;
+  const serving = new Set<Worker>();
   let allListening: () => void = () => {};
   const listening = new Promise<void>((resolve) => {
     allListening = resolve;
   });
   const fork = () => startedAt.set(cluster.fork(), Date.now());
-  cluster.on('listening', () => {
+  cluster.on('listening', (worker) => {
+    serving.add(worker);
     if (++listeningCount === count) allListening();
   });
   cluster.on('exit', (worker, code, signal) => {
+    serving.delete(worker);
     const lived = Date.now() - (startedAt.get(worker) ?? 0);
     startedAt.delete(worker);
     if (stopping) return;
@@ -49,6 +54,7 @@ export function forkApiProcesses(count: number, logger: Logger, fail: () => void
   for (let i = 0; i < count; i++) fork();
   return {
     listening,
+    serving: () => serving.size,
     async stop() {
       stopping = true;
       const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());

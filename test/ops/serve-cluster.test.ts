@@ -96,7 +96,15 @@ for (const dialect of DIALECTS) {
       const internal = `http://127.0.0.1:${internalPort}`;
       let children: number[] = [];
       try {
-        await until(() => server.output().includes('"API processes listening"'), 60_000, 'both API processes to listen', 50);
+        await until(
+          () => {
+            if (server.child.exitCode !== null) throw new Error(`serve exited: ${server.output()}`);
+            return server.output().includes('"API processes listening"');
+          },
+          60_000,
+          'both API processes to listen',
+          50,
+        );
         await waitFor(`${internal}/healthz`, server);
         children = childrenOf(server.child.pid as number);
         assert.equal(children.length, 2, `two API processes: ${server.output()}`);
@@ -117,6 +125,7 @@ for (const dialect of DIALECTS) {
         const metrics = await (await fetch(`${internal}/metrics`)).text();
         assert.equal(sample(metrics, 'wsops_http_requests_total{method="GET",route="/api/v1/scopes",status="200"}'), requests, metrics);
         assert.equal(sample(metrics, 'wsops_metrics_processes_missing'), 0);
+        assert.equal(sample(metrics, 'wsops_api_processes'), 2);
 
         // Events: the endpoint's verification and five test events, each delivered once.
         const ep = JSON.parse(
