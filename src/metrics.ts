@@ -8,7 +8,6 @@
  * fixed set. Database gauges are read at scrape time with one grouped query each.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { sql } from 'kysely';
 import {
   AggregatorRegistry,
   Counter,
@@ -20,7 +19,7 @@ import {
   Registry,
 } from 'prom-client';
 import type { KeyCacheStats } from './api/key-cache.js';
-import { type Database, preparedStatement } from './store/database.js';
+import type { Database } from './store/database.js';
 import type { DeliveryObserver } from './webhooks/delivery-observer.js';
 
 /** Seconds; covers a fast page (1 ms) to a pathological one (10 s). */
@@ -288,11 +287,6 @@ export class Metrics implements DeliveryObserver {
  * never queues behind a writer's transaction.
  */
 async function groupCount(database: Database, query: string): Promise<Map<string, number>> {
-  let rows: { k: string; n: number | string }[];
-  if (database.sqliteReader) {
-    rows = preparedStatement(database.sqliteReader, query).all() as { k: string; n: number }[];
-  } else {
-    rows = (await sql<{ k: string; n: number | string }>`${sql.raw(query)}`.execute(database.db)).rows;
-  }
+  const rows = await database.engine.readCommitted<{ k: string; n: number | string }>(query);
   return new Map(rows.map((r) => [r.k, Number(r.n)]));
 }
