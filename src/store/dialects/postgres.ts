@@ -8,12 +8,13 @@ import type { DB } from '../schema.js';
 import type { Adapter, Database, Engine } from './engine.js';
 
 /**
- * Sessions of the main pool: queries built with Kysely (writes, the console, searches, the
- * operator API). Pages without a text search run on sessions of their own (page-sessions.ts).
- * One process runs one query at a time on its event loop; a handful of sessions keeps a write
- * that waits on a lock from holding up the rest.
+ * Sessions of the main pool: queries built with Kysely (writes, the console, the operator API),
+ * key lookups and searches. Pages without a text search run on sessions of their own
+ * (page-sessions.ts). A process's event loop sends one query at a time and the server runs as
+ * many at once as it has cores; five keep a write that waits on a lock, or a slow search, from
+ * holding up the rest. It was 10; the sessions past the fifth only queued in PostgreSQL.
  */
-export const POOL_SESSIONS = 10;
+export const POOL_SESSIONS = 5;
 
 // pg returns int8/numeric as strings; our counters fit in a JS number.
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
