@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: prints a table of every benchmark and writes it to bench/results/latest.md.
- *   npm run bench -- [--records N] [--duration S] [--only read|write|webhooks|client|console|cli] [--dialects sqlite,postgres]
+ *   npm run bench -- [--records N] [--duration S] [--only read|write|webhooks|client|console|cli|processes] [--dialects sqlite,postgres]
  *     [--console-scale F] (console: records and delivery attempts are 1,000,000 × F)
  *   npm run bench -- --soak SECONDS [--records N] [--dialects sqlite|postgres]   the soak alone (bench/soak.ts)
  */
@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { cliBench } from './cli-bench.js';
 import { clientBench } from './client-bench.js';
+import { clusterBench } from './cluster-bench.js';
 import { consoleBench } from './console-bench.js';
 import { ROOT } from './processes.js';
 import { readBench } from './read-bench.js';
@@ -142,6 +143,17 @@ if (only === 'all' || only === 'console') {
     else await dropPostgres('wsops_bench_console');
   }
   sections.push(printTable('Console', rows));
+}
+
+if (only === 'all' || only === 'processes') {
+  const rows: Row[] = [];
+  for (const d of dialects) {
+    const url = d === 'sqlite' ? `sqlite:${join(dataDir, 'processes.db')}` : await freshPostgres('wsops_bench_processes');
+    rows.push(...(await clusterBench({ records, duration, databaseUrl: url }, log)));
+    if (d === 'sqlite') rmSync(join(dataDir, 'processes.db'), { force: true });
+    else await dropPostgres('wsops_bench_processes');
+  }
+  sections.push(printTable('More processes (wsops serve --processes)', rows));
 }
 
 mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });

@@ -8,10 +8,18 @@
  * fixed set. Database gauges are read at scrape time with one grouped query each.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { sql } from 'kysely';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import {
+  AggregatorRegistry,
+  Counter,
+  collectDefaultMetrics,
+  Gauge,
+  Histogram,
+  type MetricObjectWithValues,
+  type MetricValue,
+  Registry,
+} from 'prom-client';
 import type { KeyCacheStats } from './api/key-cache.js';
-import { type Database, preparedStatement } from './store/database.js';
+import type { Database } from './store/database.js';
 import type { DeliveryObserver } from './webhooks/delivery-observer.js';
 
 /** Seconds; covers a fast page (1 ms) to a pathological one (10 s). */
@@ -21,6 +29,11 @@ const COMMIT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 const REFUSALS = new Set([401, 403, 429]);
 const JOB_STATES = ['pending', 'held', 'succeeded', 'exhausted'] as const;
 const ENDPOINT_STATES = ['unverified', 'active', 'disabled'] as const;
+/** The gauges read from the database: the same whichever process reads them, so one process does. */
+const DATABASE_GAUGES = ['wsops_delivery_jobs', 'wsops_webhook_endpoints'] as const;
+
+/** One registry's metrics as JSON, the form processes exchange (src/cluster-metrics.ts). */
+export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
 
 export class Metrics implements DeliveryObserver {
   readonly registry = new Registry();
@@ -29,6 +42,8 @@ export class Metrics implements DeliveryObserver {
   private readonly refused: Counter<'status' | 'route'>;
   private readonly attempts: Counter<'outcome' | 'error_class'>;
   private readonly commitToAttempt: Histogram;
+  /** The other processes of a `wsops serve --processes N`, asked at each scrape (serve-command.ts). */
+  private peers: (() => Promise<MetricsJson[]>) | undefined;
 
   constructor(private readonly database: Database | undefined) {
     const registers = [this.registry];
@@ -126,8 +141,9 @@ export class Metrics implements DeliveryObserver {
     });
     new Gauge({
       name: 'wsops_key_cache_trusted',
-      help: 'Whether the last authentication could use the key cache (PostgreSQL: its LISTEN session was up).',
+      help: 'Whether the last authentication could use the key cache (PostgreSQL: its LISTEN session was up); with several processes, 1 only if it could in all.',
       registers,
+      aggregator: 'min',
       collect() {
         this.set(cache.stats().trusted ? 1 : 0);
       },
@@ -151,6 +167,18 @@ export class Metrics implements DeliveryObserver {
       registers,
       collect() {
         this.set(pages.heldSlots);
+      },
+    });
+  }
+
+  /** The primary of `wsops serve --processes N`: how many API processes listen now. */
+  observeApiProcesses(serving: () => number): void {
+    new Gauge({
+      name: 'wsops_api_processes',
+      help: 'API processes listening on the public port (wsops serve --processes N; the primary replaces one that stops).',
+      registers: [this.registry],
+      collect() {
+        this.set(serving());
       },
     });
   }
@@ -225,8 +253,32 @@ export class Metrics implements DeliveryObserver {
     return this.registry.contentType;
   }
 
-  text(): Promise<string> {
-    return this.registry.metrics();
+  /**
+   * This process's metrics and, once `gatherFrom` was called, those of the other processes, added
+   * up: counters and histograms summed, gauges summed unless they say otherwise (prom-client's
+   * `aggregator`), process start time left out.
+   */
+  async text(): Promise<string> {
+    if (!this.peers) return this.registry.metrics();
+    const all = [await this.json(), ...(await this.peers())];
+    return AggregatorRegistry.aggregate(all).metrics();
+  }
+
+  json(): Promise<MetricsJson> {
+    return this.registry.getMetricsAsJSON() as Promise<MetricsJson>;
+  }
+
+  /** Makes `text()` add the metrics of the processes `peers` asks (the primary of a cluster). */
+  gatherFrom(peers: () => Promise<MetricsJson[]>): void {
+    this.peers = peers;
+  }
+
+  /**
+   * Leaves the database gauges to another process (the API processes of a cluster: the primary
+   * reads them once, instead of every process reading and the sum counting each job N times).
+   */
+  dropDatabaseGauges(): void {
+    for (const name of DATABASE_GAUGES) this.registry.removeSingleMetric(name);
   }
 }
 
@@ -235,11 +287,6 @@ export class Metrics implements DeliveryObserver {
  * never queues behind a writer's transaction.
  */
 async function groupCount(database: Database, query: string): Promise<Map<string, number>> {
-  let rows: { k: string; n: number | string }[];
-  if (database.sqliteReader) {
-    rows = preparedStatement(database.sqliteReader, query).all() as { k: string; n: number }[];
-  } else {
-    rows = (await sql<{ k: string; n: number | string }>`${sql.raw(query)}`.execute(database.db)).rows;
-  }
+  const rows = await database.engine.readCommitted<{ k: string; n: number | string }>(query);
   return new Map(rows.map((r) => [r.k, Number(r.n)]));
 }

@@ -85,7 +85,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const usage = new UsageCounter(database.db, clock, options.logger);
     // Its PostgreSQL LISTEN session opens at the first authentication, so CLI commands and
     // worker-only processes never open one.
-    const keyCache = createKeyCache(database, config.databaseUrl, config.keyCache, options.logger ?? silentLogger);
+    const keyCache = createKeyCache(database, config.keyCache, options.logger ?? silentLogger);
     const metrics = new Metrics(database);
     metrics.observeKeyCache(keyCache);
     const cursors = new CursorCodec(secret);

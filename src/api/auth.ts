@@ -3,17 +3,14 @@ import { AppError } from '../errors.js';
 import type { Services } from '../services.js';
 import { findKeyForAuth, parseKey, secretMatches, touchKey } from '../store/keys.js';
 import type { KeyEntry } from './key-cache.js';
+import type { KeyContext } from './key-context.js';
 import { UNAUTHORIZED_DETAIL } from './problem.js';
 import { addressBucket } from './rate-limit.js';
 
-export interface KeyContext {
-  keyId: string;
-  workspaceId: string;
-  environment: string;
-  scopes: readonly string[];
-  expiresAt: string;
-  modules: ReadonlySet<string>;
-}
+export type { KeyContext };
+
+/** What authentication uses of the services: no more, so nothing it imports needs the whole bag. */
+export type AuthServices = Pick<Services, 'keyCache' | 'hot' | 'clock' | 'config' | 'database' | 'failureThrottle'>;
 
 /** Last use is recorded coarsely: at most one write per key per this interval. */
 const LAST_USE_RESOLUTION_MS = 60_000;
@@ -48,7 +45,7 @@ function refusalReason(
  * parameter). Every refusal is the same error so no reason leaks. The key's row comes from the
  * key cache when it may be trusted (ADR 14); every check below runs on every request either way.
  */
-export async function authenticate(services: Services, request: FastifyRequest): Promise<KeyContext> {
+export async function authenticate(services: AuthServices, request: FastifyRequest): Promise<KeyContext> {
   const header = request.headers.authorization;
   if (typeof header !== 'string') throw refused(request, 'no Authorization header');
   if (header.length > 200) throw refused(request, 'Authorization header longer than 200 characters');
@@ -81,7 +78,7 @@ export async function authenticate(services: Services, request: FastifyRequest):
  * request from the address is refused with 429 until it refills, a valid key too: answering a
  * valid key normally would tell a guesser that its guess was right.
  */
-export async function authenticateThrottled(services: Services, request: FastifyRequest, reply: FastifyReply): Promise<KeyContext> {
+export async function authenticateThrottled(services: AuthServices, request: FastifyRequest, reply: FastifyReply): Promise<KeyContext> {
   const failures = services.config.authFailuresPerMinute;
   const bucket = addressBucket(request.ip);
   const budgets = [{ key: `api:${bucket}`, limit: failures, windowMs: 60_000 }];

@@ -8,7 +8,7 @@
  */
 import { ALWAYS_INSTALLED } from '../registers/define.js';
 import type { AuthRow } from '../store/keys.js';
-import type { KeyContext } from './auth.js';
+import type { KeyContext } from './key-context.js';
 
 /** What authentication reads of a key, parsed once per load. */
 export interface KeyEntry {

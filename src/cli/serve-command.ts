@@ -1,15 +1,25 @@
+import cluster from 'node:cluster';
+import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../api/app.js';
 import { buildInternalApp } from '../api/internal-app.js';
-import { readSettings } from '../config.js';
+import { answerMetricRequests, askWorkersForMetrics } from '../cluster-metrics.js';
+import { type Config, readSettings, type SettingInForce } from '../config.js';
 import { bootstrapDemo } from '../demo.js';
-import { createLogger } from '../logger.js';
+import { createLogger, type Logger } from '../logger.js';
 import { createServices } from '../services.js';
 import { redactUrl } from '../store/database.js';
 import { startWorker } from '../webhooks/worker.js';
 import { onDatabase } from './database-target.js';
 import { parsePositiveInt, UsageError } from './output.js';
+import { type ApiProcesses, forkApiProcesses } from './serve-processes.js';
+
+interface ServeOptions {
+  port?: string;
+  only?: string;
+  processes?: string;
+}
 
 export function serveCommand(program: Command): void {
   program
@@ -19,62 +29,165 @@ export function serveCommand(program: Command): void {
     )
     .option('--port <n>', 'TCP port (default WSOPS_PORT or 8080)')
     .option('--only <part>', 'api or worker: run one part alone')
-    .action(async (opts: { port?: string; only?: string }) => {
+    .option(
+      '--processes <n>',
+      'API processes sharing the port (default 1, at most 4 per CPU); above 1 the webhook dispatcher, the scheduler and the internal listener run once, in the primary process',
+    )
+    .action(async (opts: ServeOptions) => {
       if (opts.only !== undefined && opts.only !== 'api' && opts.only !== 'worker') {
         throw new UsageError(`--only must be api or worker; got "${opts.only}"`);
       }
       const { config, inForce } = readSettings();
       const port = opts.port !== undefined ? parsePositiveInt('--port', opts.port, 65535) : config.port;
       const logger = createLogger({ level: config.logLevel });
-      const services = await onDatabase(config.databaseUrl, () => createServices(config, { logger }), { create: true });
-      services.metrics.collectProcessMetrics();
-      const app = buildApp(services);
-      // Before listening: a server that says it is ready reads its first pages on a thread
-      // (ADR 16, addendum "Started before listening").
-      if (opts.only !== 'worker') await services.startPageThreads();
-      app.log.info(
-        {
-          database: redactUrl(config.databaseUrl),
-          env: config.env,
-          rate_limit_store: config.redisUrl ? 'redis' : 'memory',
-          page_threads: services.pages.readyThreads,
-          // Every setting in force, secrets hidden and passwords redacted (src/config.ts).
-          settings: Object.fromEntries(inForce.map((s) => [s.env, s.value])),
-        },
-        'wsops starting',
-      );
-      if (config.secret === undefined) {
-        // Only reachable in test: loadConfig refuses a live deployment without WSOPS_SECRET.
-        app.log.warn(
-          'WSOPS_SECRET is unset: the generated server secret is stored in the database, beside the webhook signing secrets it encrypts, so anyone with a copy of the database can read them. Set WSOPS_SECRET (openssl rand -hex 32) outside the database; it is required when WSOPS_ENV=live.',
+      if (cluster.isWorker) return serveApiProcess(config, port, logger);
+      const processes = checkProcesses(opts, config);
+      if (processes > 1 && !config.redisUrl) {
+        logger.warn(
+          { processes },
+          'WSOPS_REDIS_URL is unset: each API process counts rate limits and failed authentications on its own, so a client gets up to that many times its budget. Set WSOPS_REDIS_URL to share them; it is required when WSOPS_ENV=live.',
         );
       }
-      if (config.demo) {
-        const demo = await bootstrapDemo(services);
-        if (demo) printDemo(config.baseUrl, port, demo.workspaceId, demo.key, demo.records, demo.consoleLink);
-      }
-      const worker = opts.only === 'api' ? undefined : startWorker(services, { observer: services.metrics });
-      let internal: FastifyInstance | undefined;
-      if (config.internalPort !== undefined) {
-        internal = buildInternalApp(services);
-        const address = await internal.listen({ port: config.internalPort, host: config.internalHost });
-        app.log.info({ address }, 'internal listener (operator API, /metrics, /readyz) running');
-      }
-      const shutdown = async () => {
-        await worker?.stop();
-        await internal?.close();
-        await app.close();
-        await services.close();
-        process.exit(0);
-      };
-      process.once('SIGTERM', shutdown);
-      process.once('SIGINT', shutdown);
-      if (opts.only !== 'worker') {
-        await app.listen({ port, host: config.host });
-      } else {
-        app.log.info({ worker_id: worker?.dispatcher.workerId }, 'delivery worker running');
-      }
+      return serveMain(config, inForce, port, logger, opts.only, processes);
     });
+}
+
+/** `--processes`: 1 to 4 per CPU; above 1 only where every process can reach the same data. */
+function checkProcesses(opts: ServeOptions, config: Config): number {
+  if (opts.processes === undefined) return 1;
+  const cpus = availableParallelism();
+  const max = cpus * 4;
+  if (!/^\d+$/.test(opts.processes) || Number(opts.processes) < 1 || Number(opts.processes) > max) {
+    throw new UsageError(
+      `--processes must be a whole number from 1 to ${max} (4 per CPU; this machine has ${cpus}); got "${opts.processes}". One per CPU is a good start.`,
+    );
+  }
+  const processes = Number(opts.processes);
+  if (processes === 1) return 1;
+  if (opts.only === 'worker') {
+    throw new UsageError(
+      '--processes runs several API processes; --only worker runs none. Run one worker with `wsops serve --only worker`.',
+    );
+  }
+  if (config.databaseUrl === 'sqlite::memory:') {
+    throw new UsageError(
+      '--processes above 1 needs a database the processes share: sqlite::memory: is private to one process. Use sqlite:PATH or postgres://...',
+    );
+  }
+  if (!config.redisUrl && config.env === 'live') {
+    throw new UsageError(
+      '--processes above 1 needs WSOPS_REDIS_URL when WSOPS_ENV=live: without it each process counts rate limits and failed authentications on its own, so every client would get that many times its budget.',
+    );
+  }
+  return processes;
+}
+
+/**
+ * The process `wsops serve` starts. With one process it does everything; with several it is the
+ * cluster's primary: it migrates, runs the demo, the webhook dispatcher and the scheduler (so each
+ * event is delivered by one worker) and the internal listener (whose /metrics adds up every
+ * process's counts), forks the API processes and stops them all on SIGTERM or SIGINT.
+ */
+async function serveMain(
+  config: Config,
+  inForce: SettingInForce[],
+  port: number,
+  logger: Logger,
+  only: string | undefined,
+  processes: number,
+): Promise<void> {
+  const services = await onDatabase(config.databaseUrl, () => createServices(config, { logger }), { create: true });
+  services.metrics.collectProcessMetrics();
+  const servesApi = processes === 1 && only !== 'worker';
+  const app = buildApp(services);
+  // Before listening: a server that says it is ready reads its first pages on a thread
+  // (ADR 16, addendum "Started before listening").
+  if (servesApi) await services.startPageThreads();
+  app.log.info(
+    {
+      database: redactUrl(config.databaseUrl),
+      env: config.env,
+      rate_limit_store: config.redisUrl ? 'redis' : 'memory',
+      page_threads: services.pages.readyThreads,
+      processes,
+      // Every setting in force, secrets hidden and passwords redacted (src/config.ts).
+      settings: Object.fromEntries(inForce.map((st) => [st.env, st.value])),
+    },
+    'wsops starting',
+  );
+  if (config.secret === undefined) {
+    // Only reachable in test: loadConfig refuses a live deployment without WSOPS_SECRET.
+    app.log.warn(
+      'WSOPS_SECRET is unset: the generated server secret is stored in the database, beside the webhook signing secrets it encrypts, so anyone with a copy of the database can read them. Set WSOPS_SECRET (openssl rand -hex 32) outside the database; it is required when WSOPS_ENV=live.',
+    );
+  }
+  if (config.demo) {
+    const demo = await bootstrapDemo(services);
+    if (demo) printDemo(config.baseUrl, port, demo.workspaceId, demo.key, demo.records, demo.consoleLink);
+  }
+  const worker = only === 'api' ? undefined : startWorker(services, { observer: services.metrics });
+  if (processes > 1) services.metrics.gatherFrom(askWorkersForMetrics);
+  let internal: FastifyInstance | undefined;
+  if (config.internalPort !== undefined) {
+    internal = buildInternalApp(services);
+    const address = await internal.listen({ port: config.internalPort, host: config.internalHost });
+    app.log.info({ address }, 'internal listener (operator API, /metrics, /readyz) running');
+  }
+  let api: ApiProcesses | undefined;
+  const shutdown = once(async (code: number) => {
+    await api?.stop();
+    await worker?.stop();
+    await internal?.close();
+    await app.close();
+    await services.close();
+    process.exit(code);
+  });
+  process.once('SIGTERM', () => shutdown(0));
+  process.once('SIGINT', () => shutdown(0));
+  if (processes > 1) {
+    // Forked after migrating: the API processes skip migrations (createServices' `migrate: false`).
+    api = forkApiProcesses(processes, logger, () => shutdown(1));
+    services.metrics.observeApiProcesses(api.serving);
+    await api.listening;
+    app.log.info({ port, processes }, 'API processes listening');
+  } else if (servesApi) {
+    await app.listen({ port, host: config.host });
+  } else {
+    app.log.info({ worker_id: worker?.dispatcher.workerId }, 'delivery worker running');
+  }
+}
+
+/**
+ * One API process of a cluster: the public listener only. The port is shared through the
+ * primary (Node's cluster hands each connection to one process in turn); the database gauges
+ * and the background work are the primary's.
+ */
+async function serveApiProcess(config: Config, port: number, logger: Logger): Promise<void> {
+  const services = await createServices(config, { logger, migrate: false });
+  services.metrics.collectProcessMetrics();
+  services.metrics.dropDatabaseGauges();
+  answerMetricRequests(services.metrics);
+  const app = buildApp(services);
+  await services.startPageThreads();
+  const shutdown = once(async () => {
+    await app.close();
+    await services.close();
+    process.exit(0);
+  });
+  process.once('SIGTERM', () => shutdown());
+  process.once('SIGINT', () => shutdown());
+  // The primary is gone (killed without a chance to stop us): stop too rather than serve orphaned.
+  process.once('disconnect', () => shutdown());
+  await app.listen({ port, host: config.host });
+}
+
+/** `fn` run at most once: a second signal (SIGINT from a terminal and SIGTERM from the primary) joins the first. */
+function once<A extends unknown[]>(fn: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
+  let running: Promise<void> | undefined;
+  return (...args) => {
+    running ??= fn(...args);
+    return running;
+  };
 }
 
 function printDemo(baseUrl: string, port: number, workspaceId: string, key: string, records: number, consoleLink: string): void {

@@ -6,7 +6,7 @@
  * authentication itself writes once a minute per key must not flush every process's cache.
  */
 import { type Kysely, sql } from 'kysely';
-import type { Dialect } from './database.js';
+import type { Dialect } from './dialects/engine.js';
 
 /** The PostgreSQL channel; payloads are `key:<key_id>`, `workspace:<id>` or `*` (everything). */
 export const AUTH_CHANNEL = 'wsops_auth';

@@ -7,7 +7,7 @@
  */
 import { type Kysely, sql } from 'kysely';
 import { AppError } from '../errors.js';
-import { type Database, preparedStatement } from './database.js';
+import type { Database } from './database.js';
 import { migrate } from './migrate.js';
 import type { DB } from './schema.js';
 
@@ -112,7 +112,7 @@ export async function copyDeployment(
         throw new CopyIncompleteError(`the copy stopped in ${t.table}: ${reason}. The target holds part of the copy. ${START_AGAIN}`);
       }
     }
-    if (target.dialect === 'postgres') await advanceSequences(target.db);
+    await target.engine.afterExplicitIds(target.db, new Set(COPY_ORDER.map((t) => t.table)));
     const mismatches: string[] = [];
     for (const t of COPY_ORDER) {
       const expected = counts.get(t.table) ?? 0;
@@ -128,15 +128,10 @@ export async function copyDeployment(
   });
 }
 
-/**
- * Runs `fn` on one connection inside a read transaction: one consistent snapshot of the
- * source. SQLite: a deferred transaction (a WAL snapshot that blocks no writer; the driver
- * turns a bare BEGIN into BEGIN IMMEDIATE, which would). PostgreSQL: repeatable read, read only.
- */
+/** Runs `fn` on one connection inside a read transaction: one consistent snapshot of the source (Engine.beginSnapshot). */
 async function readSnapshot<T>(source: Database, fn: (snapshot: Conn) => Promise<T>): Promise<T> {
   return source.db.connection().execute(async (conn) => {
-    const begin = source.dialect === 'sqlite' ? sql`BEGIN DEFERRED` : sql`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`;
-    await begin.execute(conn);
+    await source.engine.beginSnapshot(conn);
     try {
       const result = await fn(conn);
       await sql`COMMIT`.execute(conn);
@@ -164,7 +159,8 @@ async function copyTable(source: Conn, target: Database, t: CopiedTable, total: 
     const after = last ? sql`WHERE (${keyCols}) > (${sql.join(t.key.map((c) => last[c]))})` : sql``;
     return (await sql<Row>`SELECT * FROM ${sql.table(t.table)} ${after} ORDER BY ${keyCols} LIMIT ${batchRows}`.execute(source)).rows;
   };
-  const write = await rowWriter(target, t.table);
+  // One page of rows in one transaction, as they came from the source (Engine.rowWriter).
+  const write = await target.engine.rowWriter(t.table);
   let done = 0;
   progress?.(t.table, 0, total);
   let next = read(undefined);
@@ -181,74 +177,6 @@ async function copyTable(source: Conn, target: Database, t: CopiedTable, total: 
       progress?.(t.table, done, total);
     });
     written.catch(() => {});
-  }
-}
-
-/**
- * Writes one page of rows, as they came from the source, in one transaction. SQLite: one
- * prepared single-row insert run per row (no statement to build per page). PostgreSQL: one
- * statement per page that unnests one array per column, typed as the target's columns.
- */
-async function rowWriter(target: Database, table: string): Promise<(rows: Row[]) => Promise<void>> {
-  const raw = target.sqlite;
-  if (raw) {
-    const statements = new Map<string, { columns: string[]; run: (row: Row) => void }>();
-    const statementFor = (row: Row) => {
-      const columns = Object.keys(row);
-      const shape = columns.join(',');
-      let statement = statements.get(shape);
-      if (!statement) {
-        const insert = preparedStatement(
-          raw,
-          `INSERT INTO ${quote(table)} (${columns.map(quote).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
-        );
-        statement = { columns, run: (r) => insert.run(columns.map((c) => r[c])) };
-        statements.set(shape, statement);
-      }
-      return statement;
-    };
-    return async (rows) => {
-      const statement = statementFor(rows[0] as Row);
-      raw
-        .transaction(() => {
-          for (const row of rows) statement.run(row);
-        })
-        .immediate();
-    };
-  }
-  const described = (await target.db.introspection.getTables()).find((x) => x.name === table);
-  const types = new Map((described?.columns ?? []).map((c) => [c.name, c.dataType]));
-  return async (rows) => {
-    const columns = Object.keys(rows[0] as Row);
-    const arrays = columns.map((c) => {
-      const type = types.get(c);
-      if (!type || !/^[a-z0-9_]+$/.test(type))
-        throw new Error(`the target's ${table} has no column ${c}: migrate both to the same version`);
-      return sql`${rows.map((r) => r[c])}::${sql.raw(type)}[]`;
-    });
-    await sql`INSERT INTO ${sql.table(table)} (${sql.join(columns.map((c) => sql.ref(c)))})
-      SELECT * FROM unnest(${sql.join(arrays)})`.execute(target.db);
-  };
-}
-
-function quote(identifier: string): string {
-  return `"${identifier.replaceAll('"', '""')}"`;
-}
-
-/**
- * PostgreSQL serial columns (audit_events.seq) were given explicit values, which do not move
- * their sequences: without this the next insert would collide with a copied row. SQLite's
- * AUTOINCREMENT follows explicit values by itself.
- */
-async function advanceSequences(db: Conn): Promise<void> {
-  const copied = new Set<string>(COPY_ORDER.map((t) => t.table));
-  for (const table of await db.introspection.getTables()) {
-    if (!copied.has(table.name)) continue;
-    for (const column of table.columns.filter((c) => c.isAutoIncrementing)) {
-      const col = sql.ref(column.name);
-      await sql`SELECT setval(pg_get_serial_sequence(${table.name}, ${column.name}), coalesce(max(${col}), 0) + 1, false)
-        FROM ${sql.table(table.name)}`.execute(db);
-    }
   }
 }
 

@@ -5,7 +5,7 @@ import { splitList } from '../lists.js';
 import { ALWAYS_INSTALLED, MODULES, OPTIONAL_MODULES } from '../registers/define.js';
 import { refuseUnsafeName } from '../text-rules.js';
 import { recordAudit } from './audit.js';
-import type { Dialect } from './database.js';
+import { adapterOf, type Dialect } from './database.js';
 import type { DB } from './schema.js';
 
 export interface Workspace {
@@ -62,8 +62,7 @@ export async function getWorkspace(db: Kysely<DB>, id: string): Promise<Workspac
  * already hold the database's write lock (BEGIN IMMEDIATE).
  */
 export async function lockWorkspace(trx: Kysely<DB>, dialect: Dialect, workspaceId: string): Promise<void> {
-  let q = trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId);
-  if (dialect === 'postgres') q = q.forUpdate();
+  const q = adapterOf(dialect).lockRows(trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId));
   if (!(await q.executeTakeFirst())) throw new AppError('not_found', `no workspace ${workspaceId}; list them with: wsops workspace list`);
 }
 

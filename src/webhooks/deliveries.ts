@@ -178,15 +178,7 @@ export async function listDeliveries(
   // say: right after a burst (no ANALYZE yet) it estimated a few hundred rows for the endpoint
   // and chose a bitmap scan of its whole history plus a sort (415 ms at 1,000,000 attempts,
   // against under 1 ms in index order). Same remedy as the claim (ADR 6): no sort, no bitmap.
-  const jobs =
-    services.database.dialect === 'postgres'
-      ? await db.transaction().execute(async (trx) => {
-          await sql`SELECT set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true), set_config('jit', 'off', true)`.execute(
-            trx,
-          );
-          return trx.executeQuery(pageQuery.compile()).then((r) => r.rows);
-        })
-      : await pageQuery.execute();
+  const jobs = await services.database.engine.inIndexOrder(db, async (trx) => (await trx.executeQuery(pageQuery.compile())).rows);
   const more = jobs.length > f.limit;
   const page = jobs.slice(0, f.limit);
   const attempts = page.length

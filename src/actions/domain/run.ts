@@ -3,7 +3,7 @@
  * alike), one transaction per action holding the register writes, the audit entry and the
  * events (transactional outbox), and the helpers actions use to read, write and emit.
  */
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { parseInstant } from '../../api/timestamp.js';
 import { AppError } from '../../errors.js';
 import type { Register } from '../../registers/define.js';
@@ -109,10 +109,8 @@ function asStored(register: Register, record: RecordObject): RecordObject {
  * SQLite: the first statement of the transaction is a write (the audit entry), which takes the
  * database's write lock before anything is read, so no other process writes in between.
  */
-async function lockWorkspace(services: Services, trx: Kysely<DB>, workspaceId: string): Promise<void> {
-  if (services.database.dialect === 'postgres') {
-    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`wsops.actions:${workspaceId}`}, 0))`.execute(trx);
-  }
+function lockWorkspace(services: Services, trx: Kysely<DB>, workspaceId: string): Promise<void> {
+  return services.database.engine.serialize(trx, `wsops.actions:${workspaceId}`);
 }
 
 export async function runDomainAction(
