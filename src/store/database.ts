@@ -4,8 +4,7 @@
  * in dialects/ behind the `Engine` interface.
  */
 
+export { redactUrl } from '../redact-url.js';
 export type { Adapter, Database, Dialect, Engine, OpenOptions } from './dialects/engine.js';
 export { adapterOf, openDatabase } from './dialects/index.js';
 export { preparedStatement } from './dialects/sqlite.js';
-
-export { redactUrl } from '../redact-url.js';
