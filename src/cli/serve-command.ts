@@ -7,6 +7,7 @@ import { bootstrapDemo } from '../demo.js';
 import { createLogger } from '../logger.js';
 import { createServices } from '../services.js';
 import { redactUrl } from '../store/database.js';
+import { recordServedUrlPolicy } from '../webhooks/served-url-policy.js';
 import { startWorker } from '../webhooks/worker.js';
 import { parsePositiveInt, UsageError } from './output.js';
 
@@ -51,6 +52,13 @@ export function serveCommand(program: Command): void {
         if (demo) printDemo(config.baseUrl, port, demo.workspaceId, demo.key, demo.records, demo.consoleLink);
       }
       const worker = opts.only === 'api' ? undefined : startWorker(services, { observer: services.metrics });
+      if (worker) {
+        // So `wsops endpoint create` can warn when this server would refuse what it registers.
+        await recordServedUrlPolicy(services.database.db, {
+          allow_private_webhooks: config.allowPrivateWebhooks,
+          started_at: new Date(services.clock()).toISOString(),
+        });
+      }
       let internal: FastifyInstance | undefined;
       if (config.internalPort !== undefined) {
         internal = buildInternalApp(services);

@@ -101,7 +101,7 @@ function registerForm(ctx: PageContext, values: RegisterValues, errors: FieldErr
     errors,
     hint: allowPrivate
       ? 'Development mode: http, any port and private addresses are allowed.'
-      : 'An https URL on port 443 whose host is reachable from the public internet.',
+      : 'An https URL on port 443 whose host is reachable from the public internet. To test with a receiver on this machine, the server needs WSOPS_ALLOW_PRIVATE_WEBHOOKS=true (test and development only).',
   })}
   <p class="error live-error" id="f-url-live" aria-live="polite" hidden></p>
   <fieldset class="field${scopeError ? ' has-error' : ''}" id="f-scopes"${scopeError ? html` aria-describedby="f-scopes-error"` : ''}>
