@@ -52,7 +52,8 @@ export function disabledReason(e: EndpointView): string {
 
 function verification(e: EndpointView): Html {
   if (e.verified_at) return html`Verified ${when(e.verified_at)}`;
-  return html`Not verified yet: it must answer the signed <code>endpoint.verification</code> with a 2xx.`;
+  return html`Not verified yet: it must answer the signed <code>endpoint.verification</code> with a 2xx; events before that are not delivered to it.
+  Your receiver may answer the verification before it has the secret (the challenge is in the body); if it answered with an error, use Resend verification: it is sent again now.`;
 }
 
 /** Loads one endpoint of the admin's workspace; another workspace's id is simply not found. */
