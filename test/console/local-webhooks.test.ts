@@ -40,7 +40,10 @@ for (const dialect of DIALECTS) {
         const admin = await signedInAdmin(h, ws);
         const res = await admin.post('/console/webhooks/new', { url: rx.url('/x'), scopes: ['assets:read'], events: ['asset.assigned'] });
         assert.equal(res.status, 400);
-        assert.match(res.body, /id="f-url-error">webhook URL must use https \(got http:\) \[rule: scheme\]; to deliver to a receiver on this machine/);
+        assert.match(
+          res.body,
+          /id="f-url-error">webhook URL must use https \(got http:\) \[rule: scheme\]; to deliver to a receiver on this machine/,
+        );
         assert.match(res.body, /set WSOPS_ALLOW_PRIVATE_WEBHOOKS=true for the server that delivers/);
         const form = await admin.get('/console/webhooks/new');
         assert.match(form.body, /To test with a receiver on this machine, the server needs WSOPS_ALLOW_PRIVATE_WEBHOOKS=true/);
@@ -63,10 +66,16 @@ for (const dialect of DIALECTS) {
         assert.equal(rx.at('/refused').length, 0, 'nothing was sent');
         const deliveries = await admin.get(`/console/webhooks/${ep.id}/deliveries`);
         assert.equal(deliveries.status, 200);
-        assert.match(deliveries.body, /url_refused<br><span class="muted">nothing was sent: the server that delivers refused the endpoint URL/);
+        assert.match(
+          deliveries.body,
+          /url_refused<br><span class="muted">nothing was sent: the server that delivers refused the endpoint URL/,
+        );
         assert.match(deliveries.body, /start that server with WSOPS_ALLOW_PRIVATE_WEBHOOKS=true \(test and development only\)/);
         const page = await admin.get(`/console/webhooks/${ep.id}`);
-        assert.match(page.body, /Last failure: webhook URL must use https \(got http:\) \[rule: scheme\]; to deliver to a receiver on this machine/);
+        assert.match(
+          page.body,
+          /Last failure: webhook URL must use https \(got http:\) \[rule: scheme\]; to deliver to a receiver on this machine/,
+        );
       });
     });
 
