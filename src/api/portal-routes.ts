@@ -1,7 +1,7 @@
 /**
  * The developer portal at /developers: a getting-started page, the API reference rendered
- * from the served OpenAPI document by Scalar's standalone bundle (served from node_modules,
- * no CDN), the event catalogue
+ * from the served OpenAPI document by Scalar's standalone bundle (served from this server,
+ * no CDN; src/vendor-files.ts), the event catalogue
  * and the error catalogue every problem `type` points at. Every page is generated from the
  * declarations the server uses (ERROR_CATALOGUE, ALL_EVENTS, the registers).
  *
@@ -9,12 +9,11 @@
  * are allowed because the renderer injects its stylesheet at run time.
  */
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ERROR_CATALOGUE, ERRORS_PAGE_PATH } from '../errors.js';
 import { REGISTERS } from '../registers/catalogue.js';
 import type { Services } from '../services.js';
+import { vendorFile } from '../vendor-files.js';
 import { ALL_EVENTS, type DataPart } from '../webhooks/event-types.js';
 import { serveStaticDocument } from './static-documents.js';
 
@@ -156,9 +155,7 @@ const REFERENCE_INIT = `Scalar.createApiReference('#app', {
 
 /** Read at the first request for it: 4.3 MB that most processes never serve. */
 function scalar(): Buffer {
-  // The package exports no path to its browser bundle; it sits beside the main entry (dist/).
-  const main = createRequire(import.meta.url).resolve('@scalar/api-reference');
-  return readFileSync(join(dirname(main), 'browser', 'standalone.js'));
+  return readFileSync(vendorFile('scalar-standalone.js'));
 }
 
 export function registerPortalRoutes(app: FastifyInstance, services: Services): void {
