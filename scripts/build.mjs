@@ -7,10 +7,10 @@
  * `--force` rebuilds from scratch (removes both dist folders first).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, cpSync, openSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { closeSync, cpSync, mkdirSync, openSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { STAMP, staleReason } from './dist-freshness.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -35,6 +35,11 @@ for (const { project, code } of await Promise.all(['tsconfig.build.json', 'packa
 }
 // Read at run time from beside the compiled module (src/console/pages/assets.ts).
 cpSync(join(root, 'src/console/assets'), join(root, 'dist/console/assets'), { recursive: true });
+// The browser files of dev-only packages the server serves (src/vendor-files.ts): copied, so
+// an install without devDependencies serves them.
+const { VENDOR_FILES, VENDOR_DIR } = await import(pathToFileURL(join(root, 'dist/vendor-files.js')).href);
+mkdirSync(VENDOR_DIR, { recursive: true });
+for (const [name, source] of Object.entries(VENDOR_FILES)) cpSync(source(), join(VENDOR_DIR, name));
 // `wsops --help` prints this text (bin/wsops) rather than load every command's module (~1 s).
 const help = spawnSync(process.execPath, ['dist/cli/main.js', '--help'], { cwd: root, encoding: 'utf8' });
 if (help.status !== 0) {

@@ -40,6 +40,25 @@ function servesReads(url: string): boolean {
 
 const requestId = () => `req_${randomBase62(20)}`;
 
+const MALFORMED_URL_DETAIL = 'The URL is not valid: a percent-escape is malformed or does not decode to UTF-8.';
+
+/**
+ * True when the query string holds a percent-escape that is malformed (`%ZZ`) or does not
+ * decode to UTF-8 (`%FF`): the query parser would read it as garbled text, where the same in
+ * the path is a 400 (issue 27). Only a query with a `%` is decoded, so the hot path pays an
+ * indexOf.
+ */
+function malformedQuery(url: string): boolean {
+  const q = url.indexOf('?');
+  if (q === -1 || url.indexOf('%', q) === -1) return false;
+  try {
+    decodeURIComponent(url.slice(q + 1));
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 /**
  * The server's defences against slow and hostile clients: a whole-request deadline, a header
  * deadline, an inactivity deadline and a bounded keep-alive, checked often enough to hold
@@ -89,10 +108,7 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
       reply.header('X-Content-Type-Options', 'nosniff');
       varyApiResponse(request, reply);
       const status = error.statusCode ?? 400;
-      const detail =
-        status === 414
-          ? 'A path segment is longer than 200 characters; ids are much shorter.'
-          : 'The URL is not valid: a percent-escape is malformed or does not decode to UTF-8.';
+      const detail = status === 414 ? 'A path segment is longer than 200 characters; ids are much shorter.' : MALFORMED_URL_DETAIL;
       return sendProblem(reply, frameworkErrorCode(status), detail);
     },
     // The read API takes no body; bound the query string parser's work too.
@@ -109,6 +125,10 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
     reply.header('Request-Id', request.id);
     reply.header('Cache-Control', 'no-store');
     reply.header('X-Content-Type-Options', 'nosniff');
+    if (malformedQuery(request.url)) {
+      sendProblem(reply, 'invalid_request', MALFORMED_URL_DETAIL);
+      return;
+    }
     if (request.method === 'GET' || request.method === 'HEAD' || takesBody(request.url)) return done();
     // Answered before the body is read; closing the connection drops whatever body follows.
     reply.header('Connection', 'close');

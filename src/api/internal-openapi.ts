@@ -256,9 +256,18 @@ export function buildInternalOpenApi(): JsonSchema {
     info: {
       title: 'wsops internal API: system of record writes',
       version: '1',
+      license: { name: 'MIT', identifier: 'MIT' },
       description:
         'Served on the internal listener (WSOPS_INTERNAL_PORT) only, with the operator token. Direct writes move `updated_at` and emit no event; state changes that have an event go through the domain actions (`POST /internal/v1/actions/{action}`).',
     },
+    // No fixed address: the listener is wherever WSOPS_INTERNAL_HOST and WSOPS_INTERNAL_PORT put it.
+    servers: [
+      {
+        url: 'http://{host}:{port}',
+        description: 'The internal listener (WSOPS_INTERNAL_HOST, WSOPS_INTERNAL_PORT); never exposed to the internet.',
+        variables: { host: { default: '127.0.0.1' }, port: { default: '9090' } },
+      },
+    ],
     security: [{ operatorToken: [] }],
     paths,
     components: {

@@ -7,7 +7,7 @@ import { parseInstant } from './timestamp.js';
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;
 export const MAX_SEARCH_LENGTH = 200;
-const MAX_SEARCH_WORDS = 10;
+export const MAX_SEARCH_WORDS = 10;
 
 export type RawQuery = Record<string, string | string[] | undefined>;
 

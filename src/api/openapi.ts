@@ -1,11 +1,28 @@
 import { ERROR_CATALOGUE } from '../errors.js';
 import { READ_SCOPES, REGISTERS } from '../registers/catalogue.js';
 import { ID_PATTERN_BODY, type JsonSchema } from '../registers/fields.js';
-import { DEFAULT_LIMIT, MAX_LIMIT, MAX_SEARCH_LENGTH } from './list-query.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_SEARCH_LENGTH, MAX_SEARCH_WORDS } from './list-query.js';
 import { buildWebhooks } from './openapi-webhooks.js';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const resp = (name: string) => ({ $ref: `#/components/responses/${name}` });
+
+/** Answered by the HTTP layer to any request, before routing: listed on every operation. */
+const TRANSPORT_ERRORS = {
+  '408': resp('RequestTimeout'),
+  '414': resp('UriTooLong'),
+  '431': resp('HeaderFieldsTooLarge'),
+};
+
+/** `search` holds at least one letter or digit (list-query.ts: searchWords finds a word). */
+export const SEARCH_PATTERN = '[\\p{L}\\p{N}]';
+
+/**
+ * `updated_since` as parseInstant (timestamp.ts) reads it: a date, a time and an offset; seconds
+ * 00-59 (no leap second); year 0001 or later. Refusals this cannot express (a calendar date that
+ * does not exist, an offset that moves the instant before year 1) are in the description.
+ */
+export const INSTANT_PATTERN = '^(?!0000)\\d{4}-\\d{2}-\\d{2}[Tt ]\\d{2}:\\d{2}(:[0-5]\\d([.,]\\d{1,9})?)?([Zz]|[+-]\\d{2}(:?\\d{2})?)$';
 
 const commonHeaders = {
   'Request-Id': { $ref: '#/components/headers/Request-Id' },
@@ -83,8 +100,8 @@ export function buildOpenApi(baseUrl: string): JsonSchema {
               name: 'search',
               in: 'query',
               required: false,
-              description: `Case-insensitive text search over ${r.search.map((s) => `\`${s}\``).join(', ')}: every word must match a word or word prefix.`,
-              schema: { type: 'string', minLength: 1, maxLength: MAX_SEARCH_LENGTH },
+              description: `Case-insensitive text search over ${r.search.map((s) => `\`${s}\``).join(', ')}: every word must match a word or word prefix. Words are the runs of letters and digits (accents ignored); the value must hold at least one letter or digit (\`__\` is a 400) and at most ${MAX_SEARCH_WORDS} distinct words.`,
+              schema: { type: 'string', minLength: 1, maxLength: MAX_SEARCH_LENGTH, pattern: SEARCH_PATTERN },
             },
           ]
         : []),
@@ -95,6 +112,7 @@ export function buildOpenApi(baseUrl: string): JsonSchema {
       '401': resp('Unauthorized'),
       '403': resp('Forbidden'),
       '429': resp('TooManyRequests'),
+      ...TRANSPORT_ERRORS,
     };
     paths[`/api/v1/${r.path}`] = {
       get: {
@@ -155,6 +173,8 @@ export function buildOpenApi(baseUrl: string): JsonSchema {
     get: {
       operationId: 'getScopes',
       summary: 'Scopes of the presented key',
+      description:
+        'The key that made the request: its id, environment, workspace, scopes and expiry. Needs no scope, so an integration can check at start-up which registers its key can read (a register outside its scopes answers 403 `missing_scope`).',
       tags: ['scopes'],
       security: [{ bearerAuth: [] }],
       responses: {
@@ -166,6 +186,7 @@ export function buildOpenApi(baseUrl: string): JsonSchema {
         '400': resp('BadRequest'),
         '401': resp('Unauthorized'),
         '429': resp('TooManyRequests'),
+        ...TRANSPORT_ERRORS,
       },
     },
   };
@@ -192,7 +213,7 @@ export function buildOpenApi(baseUrl: string): JsonSchema {
     security: [{ bearerAuth: [] }],
     tags: [
       ...REGISTERS.map((r) => ({ name: r.path, description: r.description })),
-      { name: 'scopes' },
+      { name: 'scopes', description: 'What the presented API key may read: `GET /api/v1/scopes` answers with its scopes.' },
       { name: 'webhooks', description: 'Signed deliveries this service POSTs to registered endpoints.' },
     ],
     paths,
@@ -225,8 +246,9 @@ export function buildOpenApi(baseUrl: string): JsonSchema {
           name: 'updated_since',
           in: 'query',
           required: false,
-          description: 'ISO 8601 instant with an offset; only records with `updated_at` strictly after it.',
-          schema: { type: 'string', format: 'date-time' },
+          description:
+            'ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied.',
+          schema: { type: 'string', format: 'date-time', pattern: INSTANT_PATTERN },
         },
       },
       headers: {
@@ -237,7 +259,14 @@ export function buildOpenApi(baseUrl: string): JsonSchema {
       },
       responses: {
         BadRequest: problemResponse(
-          'A parameter is invalid (`invalid_parameter`, `unknown_parameter`, `search_not_supported`, `invalid_cursor`, `cursor_expired`, `cursor_filters_mismatch`).',
+          'A parameter is invalid (`invalid_parameter`, `unknown_parameter`, `search_not_supported`, `invalid_cursor`, `cursor_expired`, `cursor_filters_mismatch`), or the request cannot be read (`invalid_request`: a malformed percent-escape in the path or the query).',
+        ),
+        RequestTimeout: problemResponse(
+          `\`request_timeout\`: ${ERROR_CATALOGUE.request_timeout.meaning} ${ERROR_CATALOGUE.request_timeout.fix}`,
+        ),
+        UriTooLong: problemResponse(`\`uri_too_long\`: ${ERROR_CATALOGUE.uri_too_long.meaning} ${ERROR_CATALOGUE.uri_too_long.fix}`),
+        HeaderFieldsTooLarge: problemResponse(
+          `\`header_fields_too_large\`: ${ERROR_CATALOGUE.header_fields_too_large.meaning} ${ERROR_CATALOGUE.header_fields_too_large.fix}`,
         ),
         Unauthorized: problemResponse('The key was not accepted (one answer for every reason).', {
           'WWW-Authenticate': { schema: { type: 'string' } },

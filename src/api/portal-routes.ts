@@ -1,7 +1,7 @@
 /**
  * The developer portal at /developers: a getting-started page, the API reference rendered
- * from the served OpenAPI document by Scalar's standalone bundle (served from node_modules,
- * no CDN), the event catalogue
+ * from the served OpenAPI document by Scalar's standalone bundle (served from this server,
+ * no CDN; src/vendor-files.ts), the event catalogue
  * and the error catalogue every problem `type` points at. Every page is generated from the
  * declarations the server uses (ERROR_CATALOGUE, ALL_EVENTS, the registers).
  *
@@ -9,12 +9,11 @@
  * are allowed because the renderer injects its stylesheet at run time.
  */
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ERROR_CATALOGUE, ERRORS_PAGE_PATH } from '../errors.js';
 import { REGISTERS } from '../registers/catalogue.js';
 import type { Services } from '../services.js';
+import { vendorFile } from '../vendor-files.js';
 import { ALL_EVENTS, type DataPart } from '../webhooks/event-types.js';
 import { serveStaticDocument } from './static-documents.js';
 
@@ -71,7 +70,16 @@ const person = await client.people.get('per_…');</pre>
 <p>Register an endpoint in the console; each delivery is a POST signed in <code>X-Service-Signature: t=…,v1=…</code>. Verify the raw body, before parsing:</p>
 <pre>import { verifyWebhook, WebhookSignatureError } from '@wsops/client';
 const event = verifyWebhook(rawBody, req.headers['x-service-signature'], process.env.WSOPS_WEBHOOK_SECRET);</pre>
-<p>or use a ready receiver: <code>nodeWebhookHandler</code>, <code>expressWebhookHandler</code>, <code>fastifyWebhookPlugin</code>, with an <code>IdempotencyGuard</code> keyed on the event id (deliveries are at least once). The <a href="/developers/events">event catalogue</a> lists each event's scope and data.</p>`,
+<p>or use a ready receiver: <code>nodeWebhookHandler</code>, <code>expressWebhookHandler</code>, <code>fastifyWebhookPlugin</code>, with an <code>IdempotencyGuard</code> keyed on the event id (deliveries are at least once). The <a href="/developers/events">event catalogue</a> lists each event's scope and data.</p>
+<h3 id="verification">The first verification</h3>
+<p>A new endpoint is sent one signed <code>endpoint.verification</code> (<code>{"endpoint_id", "challenge"}</code>) as soon as it is registered, and becomes active when it answers with a 2xx. <strong>Events that happen before it is active are not delivered to it.</strong> Your receiver may answer the verification before it has the secret (it carries no register data); a receiver that refused it because it did not have the secret yet gets it again at once with <code>wsops endpoint verify --workspace W ENDPOINT_ID</code> or the endpoint page's <em>Resend verification</em> button, instead of waiting a minute for the retry.</p>
+<h3 id="local">Testing webhooks locally</h3>
+<p>Webhook URLs must be <code>https</code> on port 443 with a public address. To receive on your own machine, start the server, and run the CLI that registers the endpoint, with <code>WSOPS_ALLOW_PRIVATE_WEBHOOKS=true</code> (test and development only; refused when <code>WSOPS_ENV=live</code>). <code>wsops listen</code> is a ready receiver on 127.0.0.1 that checks each signature and prints the event:</p>
+<pre>WSOPS_ALLOW_PRIVATE_WEBHOOKS=true npm start                   # the server that delivers
+wsops listen --workspace W                                    # receiver on http://127.0.0.1:9911/
+WSOPS_ALLOW_PRIVATE_WEBHOOKS=true wsops endpoint create --workspace W \
+  --url http://127.0.0.1:9911/hooks --scopes assets:read --events asset.assigned</pre>
+<p>A delivery the server refuses under the URL rules shows as <code>url_refused</code> in <code>wsops deliveries</code> and the console, with the rule that refused it.</p>`,
   );
 }
 
@@ -147,9 +155,7 @@ const REFERENCE_INIT = `Scalar.createApiReference('#app', {
 
 /** Read at the first request for it: 4.3 MB that most processes never serve. */
 function scalar(): Buffer {
-  // The package exports no path to its browser bundle; it sits beside the main entry (dist/).
-  const main = createRequire(import.meta.url).resolve('@scalar/api-reference');
-  return readFileSync(join(dirname(main), 'browser', 'standalone.js'));
+  return readFileSync(vendorFile('scalar-standalone.js'));
 }
 
 export function registerPortalRoutes(app: FastifyInstance, services: Services): void {

@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import type { Services } from '../services.js';
 import { getWorkspace } from '../store/workspaces.js';
 import { recoverFailed, resendDelivery } from '../webhooks/deliveries.js';
+import { errorClassHelp } from '../webhooks/error-classes.js';
 import { withServices } from './context.js';
 import { print, table, UsageError } from './output.js';
 
@@ -31,6 +32,32 @@ function required(value: string | undefined, flag: string): string {
   return value;
 }
 
+/** The last failure of each endpoint with a url_refused attempt in the list: it names the rule that refused. */
+async function refusedEndpointsLastFailure(
+  s: Services,
+  workspace: string,
+  rows: readonly { endpoint_id: string; error_class: string | null }[],
+): Promise<Map<string, string>> {
+  const ids = [...new Set(rows.filter((r) => r.error_class === 'url_refused').map((r) => r.endpoint_id))];
+  if (ids.length === 0) return new Map();
+  const endpoints = await s.database.db
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'last_failure'])
+    .where('workspace_id', '=', workspace)
+    .where('id', 'in', ids)
+    .execute();
+  return new Map(endpoints.filter((e) => e.last_failure !== null).map((e) => [e.id, e.last_failure as string]));
+}
+
+/** One line per error class shown in the table, saying what it means; for url_refused, the rule that refused each endpoint. */
+function errorNotes(rows: readonly { error_class: string | null }[], lastFailures: ReadonlyMap<string, string>): string[] {
+  const classes = [...new Set(rows.map((r) => r.error_class).filter((c): c is string => c !== null))];
+  if (classes.length === 0) return [];
+  const notes = ['', ...classes.map((c) => `${c}: ${errorClassHelp(c) ?? "see the endpoint's last failure"}`)];
+  for (const [id, failure] of lastFailures) notes.push(`${id} last failure: ${failure}`);
+  return notes;
+}
+
 export function deliveryCommands(program: Command): void {
   const deliveries = program
     .command('deliveries')
@@ -44,6 +71,7 @@ export function deliveryCommands(program: Command): void {
       if (!/^\d+$/.test(opts.limit) || Number(opts.limit) < 1 || Number(opts.limit) > 10_000) {
         throw new UsageError(`--limit must be a whole number from 1 to 10000; got "${opts.limit}"`);
       }
+      let lastFailures = new Map<string, string>();
       const rows = await inWorkspace(workspace, async (s) => {
         let q = s.database.db
           .selectFrom('delivery_attempts')
@@ -63,20 +91,25 @@ export function deliveryCommands(program: Command): void {
           ])
           .where('workspace_id', '=', workspace);
         if (opts.endpoint) q = q.where('endpoint_id', '=', opts.endpoint);
-        return q.orderBy('attempted_at', 'desc').orderBy('attempt', 'desc').limit(Number(opts.limit)).execute();
+        const attempts = await q.orderBy('attempted_at', 'desc').orderBy('attempt', 'desc').limit(Number(opts.limit)).execute();
+        lastFailures = await refusedEndpointsLastFailure(s, workspace, attempts);
+        return attempts;
       });
       print(!!opts.json, rows, () =>
-        table(rows, [
-          'attempted_at',
-          'delivery_id',
-          'event_type',
-          'endpoint_id',
-          'attempt',
-          'outcome',
-          'status_code',
-          'error_class',
-          'next_attempt_at',
-        ]),
+        [
+          table(rows, [
+            'attempted_at',
+            'delivery_id',
+            'event_type',
+            'endpoint_id',
+            'attempt',
+            'outcome',
+            'status_code',
+            'error_class',
+            'next_attempt_at',
+          ]),
+          ...errorNotes(rows, lastFailures),
+        ].join('\n'),
       );
     });
 

@@ -4,6 +4,7 @@ import { getWorkspace } from '../store/workspaces.js';
 import { sendTestEvent } from '../webhooks/deliveries.js';
 import { createEndpoint, disableEndpoint, enableEndpoint, listEndpoints, rotateSecret, verifyEndpoint } from '../webhooks/endpoints.js';
 import { checkRenewals } from '../webhooks/renewals.js';
+import { deliveryRefusalWarning } from '../webhooks/served-url-policy.js';
 import { withServices } from './context.js';
 import { print, table, UsageError } from './output.js';
 
@@ -24,12 +25,19 @@ export function endpointCommands(program: Command): void {
     .requiredOption('--events <list>', 'comma-separated event types')
     .option('--json', 'machine output')
     .action(async (opts: { workspace: string; url: string; scopes: string; events: string; json?: boolean }) => {
-      const created = await inWorkspace(opts.workspace, (s) => createEndpoint(s, opts.workspace, opts));
+      const { created, warning } = await inWorkspace(opts.workspace, async (s) => {
+        const created = await createEndpoint(s, opts.workspace, opts);
+        return { created, warning: await deliveryRefusalWarning(s, created.url) };
+      });
+      const verifyAgain = `wsops endpoint verify --workspace ${opts.workspace} ${created.id}`;
+      if (warning) process.stderr.write(`wsops: ${warning}; then send the verification again: ${verifyAgain}\n`);
       print(!!opts.json, created, () =>
         [
           `endpoint ${created.id} registered (${created.status}); a signed endpoint.verification was queued.`,
           `signing secret: ${created.secret}`,
           'The secret is shown only now; it signs every delivery (X-Service-Signature).',
+          'Events are delivered once the endpoint answers the verification with a 2xx; events before that are not delivered.',
+          `If your receiver answered before it had the secret, send the verification again now: ${verifyAgain}`,
         ].join('\n'),
       );
     });
@@ -44,7 +52,11 @@ export function endpointCommands(program: Command): void {
   const simple = [
     ['disable', 'switch an endpoint off: deliveries stop at once and its slot is freed', disableEndpoint],
     ['enable', 'switch a disabled endpoint back on: it is re-verified, then owed deliveries resume', enableEndpoint],
-    ['verify', 'send a new verification challenge to an endpoint awaiting verification', verifyEndpoint],
+    [
+      'verify',
+      'send the endpoint.verification again now, to an endpoint awaiting verification (e.g. its receiver answered the first before it had the secret)',
+      verifyEndpoint,
+    ],
   ] as const;
   for (const [name, description, fn] of simple) {
     ep.command(name)
@@ -53,8 +65,16 @@ export function endpointCommands(program: Command): void {
       .argument('<endpoint_id>', 'endpoint id')
       .option('--json', 'machine output')
       .action(async (id: string, opts: { workspace: string; json?: boolean }) => {
-        const result = await inWorkspace(opts.workspace, (s) => fn(s, opts.workspace, id));
-        print(!!opts.json, result, () => `endpoint ${result.id} is ${result.status}`);
+        const { result, warning } = await inWorkspace(opts.workspace, async (s) => {
+          const result = await fn(s, opts.workspace, id);
+          return { result, warning: name === 'disable' ? undefined : await deliveryRefusalWarning(s, result.url) };
+        });
+        if (warning) process.stderr.write(`wsops: ${warning}\n`);
+        print(!!opts.json, result, () =>
+          name === 'disable'
+            ? `endpoint ${result.id} is ${result.status}`
+            : `endpoint ${result.id} is ${result.status}; a new signed endpoint.verification is due now (the running server sends it within seconds); it becomes active when the receiver answers with a 2xx.`,
+        );
       });
   }
   ep.command('rotate')

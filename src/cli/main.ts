@@ -26,6 +26,7 @@ const GROUPS: readonly (readonly [names: readonly string[], load: () => Promise<
   [['endpoint', 'renewals'], async () => (await import('./endpoint-commands.js')).endpointCommands],
   [['admin'], async () => (await import('./admin-commands.js')).adminCommands],
   [['deliveries'], async () => (await import('./delivery-commands.js')).deliveryCommands],
+  [['listen'], async () => (await import('./listen-command.js')).listenCommand],
   [['audit'], async () => (await import('./audit-command.js')).auditCommand],
   [['openapi'], async () => openapiCommand],
   [['status'], async () => (await import('./status-command.js')).statusCommand],

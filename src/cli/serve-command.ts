@@ -10,6 +10,7 @@ import { bootstrapDemo } from '../demo.js';
 import { createLogger, type Logger } from '../logger.js';
 import { createServices } from '../services.js';
 import { redactUrl } from '../store/database.js';
+import { recordServedUrlPolicy } from '../webhooks/served-url-policy.js';
 import { startWorker } from '../webhooks/worker.js';
 import { onDatabase } from './database-target.js';
 import { parsePositiveInt, UsageError } from './output.js';
@@ -126,6 +127,13 @@ async function serveMain(
     if (demo) printDemo(config.baseUrl, port, demo.workspaceId, demo.key, demo.records, demo.consoleLink);
   }
   const worker = only === 'api' ? undefined : startWorker(services, { observer: services.metrics });
+  if (worker) {
+    // So `wsops endpoint create` can warn when this server would refuse what it registers.
+    await recordServedUrlPolicy(services.database.db, {
+      allow_private_webhooks: config.allowPrivateWebhooks,
+      started_at: new Date(services.clock()).toISOString(),
+    });
+  }
   if (processes > 1) services.metrics.gatherFrom(askWorkersForMetrics);
   let internal: FastifyInstance | undefined;
   if (config.internalPort !== undefined) {

@@ -36,6 +36,7 @@ function document(title: string, inner: Html): Html {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · wsops console</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${assetUrl('console.css')}">
 <script src="${assetUrl('console.js')}" defer></script>
 </head>

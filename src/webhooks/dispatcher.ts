@@ -16,6 +16,7 @@
  * unreachable) is logged and retried with backoff, and recorded against no endpoint.
  */
 import pg from 'pg';
+import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
@@ -323,7 +324,22 @@ export class Dispatcher {
     const deliveryId = newId('dlv');
     const attemptedAt = this.services.clock();
     if (!check || check instanceof Error) {
-      return { job, deliveryId, attemptedAt, outcome: failure('url_refused', check?.message ?? 'URL not checked') };
+      const reason = check?.message ?? 'URL not checked';
+      // The operator who reads the server log, not only the delivery history, learns which rule
+      // refused and (in the reason) the setting that would allow it.
+      this.log.warn(
+        {
+          delivery_id: deliveryId,
+          event_id: job.event_id,
+          event_type: job.event_type,
+          endpoint_id: job.endpoint_id,
+          workspace_id: job.workspace_id,
+          rule: check instanceof AppError ? check.extra['rule'] : undefined,
+          reason,
+        },
+        'delivery refused (url_refused): the endpoint URL breaks a webhook URL rule, so nothing was sent',
+      );
+      return { job, deliveryId, attemptedAt, outcome: failure('url_refused', reason) };
     }
     if (!secrets || secrets instanceof Error) {
       return { job, deliveryId, attemptedAt, outcome: failure('secret_unavailable', secrets?.message ?? 'no signing secret') };

@@ -5,11 +5,12 @@
  * the raw body bytes. During a secret rotation the header carries one `v1` per secret (new first).
  * The format is the one Stripe uses for `Stripe-Signature`, so receivers can reuse that tooling.
  *
- * The server only signs. Verification is the client package's `verifyWebhook`
- * (packages/client/src/webhooks/verify.ts), the one verifier in the repository, which the
- * server's signing tests use.
+ * The server signs. Receivers verify with the client package's `verifyWebhook`
+ * (packages/client/src/webhooks/verify.ts), which the server's signing tests use. The server
+ * package cannot depend on the client package, so `wsops listen` (a receiver for local testing)
+ * checks with `matchingSignature` below; a test keeps the two in agreement.
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** The tolerance the documentation tells receivers (section 6); the client's verifier defaults to it (a test keeps them equal). */
 export const DEFAULT_TOLERANCE_SECONDS = 300;
@@ -42,4 +43,32 @@ export function signatureHeader(secrets: readonly string[], timestamp: number, r
   if (secrets.length === 0) throw new TypeError('signatureHeader needs at least one signing secret');
   checkTimestamp(timestamp);
   return [`t=${timestamp}`, ...secrets.map((secret) => `v1=${signPayload(secret, timestamp, rawBody)}`)].join(',');
+}
+
+/**
+ * Why a delivery's signature does not hold (`undefined` when it does): the header must carry
+ * `t` and a `v1` that one of the secrets produced over `<t>.` + the raw body, compared in
+ * constant time, with `t` within the tolerance of `nowSeconds`.
+ */
+export function signatureProblem(
+  header: string | undefined,
+  rawBody: RawBody,
+  secrets: readonly string[],
+  nowSeconds: number,
+  toleranceSeconds = DEFAULT_TOLERANCE_SECONDS,
+): string | undefined {
+  if (!header) return 'no X-Service-Signature header';
+  const parts = header.split(',').map((p) => p.trim().split('='));
+  const t = parts.find(([k]) => k === 't')?.[1];
+  const given = parts.filter(([k, v]) => k === 'v1' && v !== undefined).map(([, v]) => Buffer.from(v as string, 'utf8'));
+  if (t === undefined || !/^\d+$/.test(t)) return 'the signature header has no integer t=';
+  if (given.length === 0) return 'the signature header has no v1=';
+  if (Math.abs(nowSeconds - Number(t)) > toleranceSeconds)
+    return `the signature timestamp is more than ${toleranceSeconds} s away from now`;
+  if (secrets.length === 0) return 'no signing secret to check against';
+  for (const secret of secrets) {
+    const expected = Buffer.from(hmacHex(secret, t, rawBody), 'utf8');
+    if (given.some((v) => v.length === expected.length && timingSafeEqual(v, expected))) return undefined;
+  }
+  return 'no v1 signature matches the signing secret';
 }

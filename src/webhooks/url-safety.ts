@@ -50,11 +50,38 @@ function refuse(rule: UrlRule, message: string): AppError {
 
 const PUBLIC_INTERNET = 'endpoints must be reachable from the public internet';
 
+/** The rules WSOPS_ALLOW_PRIVATE_WEBHOOKS lifts; the others hold in every environment. */
+const LIFTED_BY_ALLOW_PRIVATE: ReadonlySet<UrlRule> = new Set(['scheme', 'port', 'host', 'private_address']);
+
+/** True when WSOPS_ALLOW_PRIVATE_WEBHOOKS would let a URL refused under this rule through. */
+export function liftedByAllowPrivate(rule: unknown): boolean {
+  return LIFTED_BY_ALLOW_PRIVATE.has(rule as UrlRule);
+}
+
+/**
+ * Appended to a refusal the setting would lift: a newcomer testing on one machine meets these
+ * first, and the setting is otherwise only in the settings table (issue 27).
+ */
+export const ALLOW_PRIVATE_HINT =
+  'to deliver to a receiver on this machine or a private network, set WSOPS_ALLOW_PRIVATE_WEBHOOKS=true for the server that delivers and for the CLI or console that registers (test and development only; refused when WSOPS_ENV=live)';
+
 /**
  * Checks a webhook URL against the rules and resolves its host. Throws AppError
- * `invalid_parameter` with `{ param: 'url', rule }` naming the rule that refused it.
+ * `invalid_parameter` with `{ param: 'url', rule }`; its message names the rule (`[rule: scheme]`)
+ * and, for a rule WSOPS_ALLOW_PRIVATE_WEBHOOKS lifts, the setting.
  */
 export async function checkWebhookUrl(raw: string, policy: UrlPolicy, resolve: Resolver = systemResolver): Promise<CheckedUrl> {
+  try {
+    return await checkRules(raw, policy, resolve);
+  } catch (err) {
+    if (!(err instanceof AppError) || err.extra['param'] !== 'url') throw err;
+    const rule = err.extra['rule'];
+    const hint = policy.allowPrivate !== true && liftedByAllowPrivate(rule) ? `; ${ALLOW_PRIVATE_HINT}` : '';
+    throw new AppError('invalid_parameter', `${err.message} [rule: ${String(rule)}]${hint}`, err.extra);
+  }
+}
+
+async function checkRules(raw: string, policy: UrlPolicy, resolve: Resolver): Promise<CheckedUrl> {
   if (typeof raw !== 'string' || raw.trim() === '') {
     throw refuse('malformed', 'webhook URL is empty; give an absolute https URL such as https://hooks.example.com/wsops');
   }

@@ -183,6 +183,10 @@ describe('the packed packages, installed into a project outside the repository',
       'package/dist/api/page-thread.js',
       'package/dist/console/assets/console.css',
       'package/dist/cli/help.txt',
+      // Browser files of dev-only packages (src/vendor-files.ts): the portal and the charts.
+      'package/dist/vendor/scalar-standalone.js',
+      'package/dist/vendor/uPlot.iife.min.js',
+      'package/dist/vendor/uPlot.min.css',
     ])
       assert.ok(serverFiles.includes(f), `server tarball has ${f}`);
     for (const f of [
@@ -247,6 +251,10 @@ describe('the packed packages, installed into a project outside the repository',
       const res = await fetch(`${server.baseUrl}/api/v1/scopes`, { headers: { authorization: `Bearer ${server.key}` } });
       assert.equal(res.status, 200, server.output());
       assert.ok(((await res.json()) as { scopes: string[] }).scopes.includes('assets:read'));
+      // Served from dist/vendor: @scalar/api-reference is a devDependency, not installed here.
+      const reference = await fetch(`${server.baseUrl}/developers/assets/scalar-standalone.js`);
+      assert.equal(reference.status, 200);
+      assert.ok((await reference.arrayBuffer()).byteLength > 1_000_000);
     });
   }
 

@@ -8,6 +8,7 @@ import type { LookupAddress } from 'node:dns';
 import { describe, it } from 'node:test';
 import { AppError } from '../../src/errors.js';
 import {
+  ALLOW_PRIVATE_HINT,
   checkWebhookUrl,
   isPublicAddress,
   nonPublicReason,
@@ -242,11 +243,14 @@ describe('checkWebhookUrl: details', () => {
       }
       throw new Error(`accepted ${url}`);
     };
-    assert.equal(await message('http://hooks.example.com/'), 'webhook URL must use https (got http:)');
+    assert.equal(
+      await message('http://hooks.example.com/'),
+      `webhook URL must use https (got http:) [rule: scheme]; ${ALLOW_PRIVATE_HINT}`,
+    );
     assert.match(await message('https://hooks.example.com:8443/'), /^webhook URL must use port 443 \(got 8443\)/);
     assert.equal(
       await message('https://api.example.com/'),
-      'webhook URL host api.example.com resolves to 10.0.0.5, a private address; endpoints must be reachable from the public internet',
+      `webhook URL host api.example.com resolves to 10.0.0.5, a private address; endpoints must be reachable from the public internet [rule: private_address]; ${ALLOW_PRIVATE_HINT}`,
     );
     assert.match(await message('https://rebind.example/'), /resolves to 10\.0\.0\.1, a private address/);
     assert.match(await message('https://2130706433/'), /^webhook URL host 127\.0\.0\.1 is a loopback address;/);
@@ -256,6 +260,11 @@ describe('checkWebhookUrl: details', () => {
     assert.match(await message('https://nx.example.com/'), /does not resolve \(ENOTFOUND\)/);
     assert.match(await message('https://localhost/'), /local name/);
     assert.match(await message(`https://hooks.example.com/${'a'.repeat(3000)}`), /at most 2048 characters/);
+    // The setting is named where it would let the URL through, and only there.
+    assert.match(await message('https://localhost/'), /\[rule: host\]; .*WSOPS_ALLOW_PRIVATE_WEBHOOKS=true/);
+    assert.doesNotMatch(await message('https://user:pass@hooks.example.com/'), /WSOPS_ALLOW_PRIVATE_WEBHOOKS/);
+    assert.match(await message('https://user:pass@hooks.example.com/'), /\[rule: userinfo\]$/);
+    assert.doesNotMatch(await message('https://nx.example.com/'), /WSOPS_ALLOW_PRIVATE_WEBHOOKS/);
   });
 
   it('accepts a URL of exactly 2048 characters', async () => {

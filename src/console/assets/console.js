@@ -70,9 +70,13 @@
       } catch {
         return say(urlLive, 'Give an absolute URL, such as https://hooks.example.com/wsops.');
       }
-      if (parsed.protocol !== 'https:') return say(urlLive, 'The URL must start with https://.');
+      const setting = ' (rule: scheme; a local receiver needs WSOPS_ALLOW_PRIVATE_WEBHOOKS=true on the server, test and development only)';
+      if (parsed.protocol !== 'https:') return say(urlLive, `The URL must start with https://${setting}.`);
       if (parsed.port !== '' && parsed.port !== '443')
-        return say(urlLive, `Port ${parsed.port} is not allowed: webhook endpoints use port 443.`);
+        return say(
+          urlLive,
+          `Port ${parsed.port} is not allowed: webhook endpoints use port 443 (rule: port; WSOPS_ALLOW_PRIVATE_WEBHOOKS=true on the server allows any port, test and development only).`,
+        );
       say(urlLive, '');
     };
     const checkScopes = () => {

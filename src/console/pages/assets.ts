@@ -5,10 +5,10 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
+import { vendorFile } from '../../vendor-files.js';
 
 interface Asset {
   body: Buffer;
@@ -17,13 +17,12 @@ interface Asset {
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
-const uplotDist = join(dirname(createRequire(import.meta.url).resolve('uplot/package.json')), 'dist');
 
 const FILES: Record<string, { path: string; type: string }> = {
   'console.css': { path: join(here, '..', 'assets', 'console.css'), type: 'text/css; charset=utf-8' },
   'console.js': { path: join(here, '..', 'assets', 'console.js'), type: 'text/javascript; charset=utf-8' },
-  'uPlot.iife.min.js': { path: join(uplotDist, 'uPlot.iife.min.js'), type: 'text/javascript; charset=utf-8' },
-  'uPlot.min.css': { path: join(uplotDist, 'uPlot.min.css'), type: 'text/css; charset=utf-8' },
+  'uPlot.iife.min.js': { path: vendorFile('uPlot.iife.min.js'), type: 'text/javascript; charset=utf-8' },
+  'uPlot.min.css': { path: vendorFile('uPlot.min.css'), type: 'text/css; charset=utf-8' },
 };
 
 function load(): Map<string, Asset> {

@@ -16,6 +16,7 @@ import {
   resendDelivery,
 } from '../../webhooks/deliveries.js';
 import type { EndpointView } from '../../webhooks/endpoints.js';
+import { errorClassHelp } from '../../webhooks/error-classes.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formValue, textField } from '../forms.js';
 import { type Html, html } from '../html.js';
@@ -60,6 +61,13 @@ function filterForm(base: string, f: Filters, errors: FieldErrors): Html {
 </form>`;
 }
 
+/** The class, and for url_refused what it means and the setting that lifts the rules (the others speak for themselves). */
+function errorCell(errorClass: string): Html {
+  return errorClass === 'url_refused'
+    ? html`${errorClass}<br><span class="muted">${errorClassHelp(errorClass)}</span>`
+    : html`<span title="${errorClassHelp(errorClass) ?? ''}">${errorClass}</span>`;
+}
+
 function deliveryRow(ctx: PageContext, base: string, d: DeliveryEventView, canResend: boolean): Html {
   const latest = d.attempts[0];
   return html`<article class="delivery" aria-labelledby="d-${d.job_id}">
@@ -77,7 +85,7 @@ function deliveryRow(ctx: PageContext, base: string, d: DeliveryEventView, canRe
     <tbody>${d.attempts.map(
       (a) => html`<tr><td>${a.attempt} <span class="muted">${a.delivery_id}</span></td><td>${when(a.attempted_at)}</td>
       <td>${a.outcome === 'succeeded' ? 'Succeeded' : 'Failed'}${a.status_code === null ? '' : html` (${a.status_code})`}</td>
-      <td>${a.latency_ms} ms</td><td>${a.error_class ?? '—'}</td>
+      <td>${a.latency_ms} ms</td><td>${a.error_class ? errorCell(a.error_class) : '—'}</td>
       <td>${a.response_snippet ? html`<code class="snippet">${a.response_snippet}</code>` : '—'}</td><td>${when(a.next_attempt_at)}</td></tr>`,
     )}</tbody></table></div>`
       : html`<p class="muted">No attempt yet.</p>`

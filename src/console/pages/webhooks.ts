@@ -52,7 +52,8 @@ export function disabledReason(e: EndpointView): string {
 
 function verification(e: EndpointView): Html {
   if (e.verified_at) return html`Verified ${when(e.verified_at)}`;
-  return html`Not verified yet: it must answer the signed <code>endpoint.verification</code> with a 2xx.`;
+  return html`Not verified yet: it must answer the signed <code>endpoint.verification</code> with a 2xx; events before that are not delivered to it.
+  Your receiver may answer the verification before it has the secret (the challenge is in the body); if it answered with an error, use Resend verification: it is sent again now.`;
 }
 
 /** Loads one endpoint of the admin's workspace; another workspace's id is simply not found. */
@@ -101,7 +102,7 @@ function registerForm(ctx: PageContext, values: RegisterValues, errors: FieldErr
     errors,
     hint: allowPrivate
       ? 'Development mode: http, any port and private addresses are allowed.'
-      : 'An https URL on port 443 whose host is reachable from the public internet.',
+      : 'An https URL on port 443 whose host is reachable from the public internet. To test with a receiver on this machine, the server needs WSOPS_ALLOW_PRIVATE_WEBHOOKS=true (test and development only).',
   })}
   <p class="error live-error" id="f-url-live" aria-live="polite" hidden></p>
   <fieldset class="field${scopeError ? ' has-error' : ''}" id="f-scopes"${scopeError ? html` aria-describedby="f-scopes-error"` : ''}>
@@ -146,16 +147,36 @@ const NOTICES: Record<string, { kind: 'success' | 'error' | 'info'; text: string
   test_waiting: { kind: 'info', text: 'Test event queued; it is delivered once the endpoint answers its verification.' },
 };
 
+/**
+ * The periods of the chart as a table, each run of periods without an attempt collapsed into one
+ * row: 24 rows of mostly zeros said less than the few that had deliveries (issue 27).
+ */
 function statsTable(buckets: readonly StatsBucket[]): Html {
   const pct = (r: number | null) => (r === null ? '—' : `${Math.round(r * 1000) / 10}%`);
   const ms = (v: number | null) => (v === null ? '—' : `${v} ms`);
-  return html`<div class="table-scroll"><table class="stats">
-  <caption class="visually-hidden">Delivery attempts per period</caption>
+  if (buckets.every((b) => b.attempts === 0)) return html`<p class="muted">No delivery attempts in this period.</p>`;
+  const rows: Html[] = [];
+  for (let i = 0; i < buckets.length; ) {
+    const b = buckets[i] as StatsBucket;
+    if (b.attempts > 0) {
+      rows.push(
+        html`<tr><td>${when(b.start)}</td><td>${b.attempts}</td><td>${b.succeeded}</td><td>${b.failed}</td><td>${pct(b.success_rate)}</td><td>${ms(b.p50_latency_ms)}</td><td>${ms(b.avg_latency_ms)}</td></tr>`,
+      );
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j + 1 < buckets.length && (buckets[j + 1] as StatsBucket).attempts === 0) j++;
+    const last = buckets[j] as StatsBucket;
+    rows.push(
+      html`<tr class="empty-run"><td>${j === i ? when(b.start) : html`${when(b.start)} to ${when(last.start)}`}</td><td colspan="6" class="muted">No attempts${j === i ? '' : html` (${j - i + 1} periods)`}</td></tr>`,
+    );
+    i = j + 1;
+  }
+  return html`<div class="table-scroll"><table class="delivery-stats">
+  <caption class="visually-hidden">Delivery attempts per period; periods without attempts are grouped</caption>
   <thead><tr><th scope="col">From</th><th scope="col">Attempts</th><th scope="col">Succeeded</th><th scope="col">Failed</th><th scope="col">Success rate</th><th scope="col">Median latency</th><th scope="col">Mean latency</th></tr></thead>
-  <tbody>${buckets.map(
-    (b) =>
-      html`<tr><td>${when(b.start)}</td><td>${b.attempts}</td><td>${b.succeeded}</td><td>${b.failed}</td><td>${pct(b.success_rate)}</td><td>${ms(b.p50_latency_ms)}</td><td>${ms(b.avg_latency_ms)}</td></tr>`,
-  )}</tbody></table></div>`;
+  <tbody>${rows}</tbody></table></div>`;
 }
 
 async function endpointPage(

@@ -469,7 +469,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Scopes of the presented key */
+        /**
+         * Scopes of the presented key
+         * @description The key that made the request: its id, environment, workspace, scopes and expiry. Needs no scope, so an integration can check at start-up which registers its key can read (a register outside its scopes answers 403 `missing_scope`).
+         */
         get: operations["getScopes"];
         put?: never;
         post?: never;
@@ -1448,8 +1451,38 @@ export interface components {
         };
     };
     responses: {
-        /** @description A parameter is invalid (`invalid_parameter`, `unknown_parameter`, `search_not_supported`, `invalid_cursor`, `cursor_expired`, `cursor_filters_mismatch`). */
+        /** @description A parameter is invalid (`invalid_parameter`, `unknown_parameter`, `search_not_supported`, `invalid_cursor`, `cursor_expired`, `cursor_filters_mismatch`), or the request cannot be read (`invalid_request`: a malformed percent-escape in the path or the query). */
         BadRequest: {
+            headers: {
+                "Request-Id": components["headers"]["Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description `request_timeout`: The request (headers and body) was not received within the server's deadline; the connection was closed. Send the whole request promptly; check for a stalled proxy or a client that opens connections it does not use. */
+        RequestTimeout: {
+            headers: {
+                "Request-Id": components["headers"]["Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description `uri_too_long`: A path segment is longer than any id can be. Check the id in the path; an id is a prefix, `_`, and at most 64 letters, digits, `-` or `_`. */
+        UriTooLong: {
+            headers: {
+                "Request-Id": components["headers"]["Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description `header_fields_too_large`: The request line and headers together exceed 16 KB. Send a shorter URL or fewer headers. */
+        HeaderFieldsTooLarge: {
             headers: {
                 "Request-Id": components["headers"]["Request-Id"];
                 [name: string]: unknown;
@@ -1508,7 +1541,7 @@ export interface components {
         limit: number;
         /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
         cursor: string;
-        /** @description ISO 8601 instant with an offset; only records with `updated_at` strictly after it. */
+        /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
         updated_since: string;
     };
     requestBodies: never;
@@ -1533,9 +1566,9 @@ export interface operations {
                 limit?: components["parameters"]["limit"];
                 /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
                 cursor?: components["parameters"]["cursor"];
-                /** @description ISO 8601 instant with an offset; only records with `updated_at` strictly after it. */
+                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
                 updated_since?: components["parameters"]["updated_since"];
-                /** @description Case-insensitive text search over `asset_tag`, `name`, `serial_number`: every word must match a word or word prefix. */
+                /** @description Case-insensitive text search over `asset_tag`, `name`, `serial_number`: every word must match a word or word prefix. Words are the runs of letters and digits (accents ignored); the value must hold at least one letter or digit (`__` is a 400) and at most 10 distinct words. */
                 search?: string;
                 /** @description Exact match on `category`. A value outside the accepted set is a 400. */
                 category?: "LAPTOP" | "PHONE" | "MONITOR" | "VEHICLE" | "TOOL" | "FURNITURE" | "OTHER";
@@ -1565,7 +1598,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
         };
     };
     getAsset: {
@@ -1596,7 +1632,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
         };
     };
     listHandovers: {
@@ -1606,7 +1645,7 @@ export interface operations {
                 limit?: components["parameters"]["limit"];
                 /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
                 cursor?: components["parameters"]["cursor"];
-                /** @description ISO 8601 instant with an offset; only records with `updated_at` strictly after it. */
+                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
                 updated_since?: components["parameters"]["updated_since"];
                 /** @description Exact match on `location_id`. A value outside the accepted set is a 400. */
                 location_id?: string;
@@ -1634,7 +1673,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
         };
     };
     getHandover: {
@@ -1665,7 +1707,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
         };
     };
     listLearningAssignments: {
@@ -1675,7 +1720,7 @@ export interface operations {
                 limit?: components["parameters"]["limit"];
                 /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
                 cursor?: components["parameters"]["cursor"];
-                /** @description ISO 8601 instant with an offset; only records with `updated_at` strictly after it. */
+                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
                 updated_since?: components["parameters"]["updated_since"];
             };
             header?: never;
@@ -1699,7 +1744,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
         };
     };
     getLearningAssignment: {
@@ -1730,7 +1778,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
         };
     };
     listLocations: {
@@ -1740,9 +1791,9 @@ export interface operations {
                 limit?: components["parameters"]["limit"];
                 /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
                 cursor?: components["parameters"]["cursor"];
-                /** @description ISO 8601 instant with an offset; only records with `updated_at` strictly after it. */
+                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
                 updated_since?: components["parameters"]["updated_since"];
-                /** @description Case-insensitive text search over `name`: every word must match a word or word prefix. */
+                /** @description Case-insensitive text search over `name`: every word must match a word or word prefix. Words are the runs of letters and digits (accents ignored); the value must hold at least one letter or digit (`__` is a 400) and at most 10 distinct words. */
                 search?: string;
             };
             header?: never;
@@ -1766,7 +1817,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
         };
     };
     getLocation: {
@@ -1797,7 +1851,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
         };
     };
     listPersons: {
@@ -1807,9 +1864,9 @@ export interface operations {
                 limit?: components["parameters"]["limit"];
                 /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
                 cursor?: components["parameters"]["cursor"];
-                /** @description ISO 8601 instant with an offset; only records with `updated_at` strictly after it. */
+                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
                 updated_since?: components["parameters"]["updated_since"];
-                /** @description Case-insensitive text search over `display_name`, `work_email`: every word must match a word or word prefix. */
+                /** @description Case-insensitive text search over `display_name`, `work_email`: every word must match a word or word prefix. Words are the runs of letters and digits (accents ignored); the value must hold at least one letter or digit (`__` is a 400) and at most 10 distinct words. */
                 search?: string;
                 /** @description Exact match on `location_id`. A value outside the accepted set is a 400. */
                 location_id?: string;
@@ -1835,7 +1892,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
         };
     };
     getPerson: {
@@ -1866,7 +1926,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
         };
     };
     listPurchaseRequests: {
@@ -1876,9 +1939,9 @@ export interface operations {
                 limit?: components["parameters"]["limit"];
                 /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
                 cursor?: components["parameters"]["cursor"];
-                /** @description ISO 8601 instant with an offset; only records with `updated_at` strictly after it. */
+                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
                 updated_since?: components["parameters"]["updated_since"];
-                /** @description Case-insensitive text search over `title`: every word must match a word or word prefix. */
+                /** @description Case-insensitive text search over `title`: every word must match a word or word prefix. Words are the runs of letters and digits (accents ignored); the value must hold at least one letter or digit (`__` is a 400) and at most 10 distinct words. */
                 search?: string;
                 /** @description Exact match on `location_id`. A value outside the accepted set is a 400. */
                 location_id?: string;
@@ -1904,7 +1967,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
         };
     };
     getPurchaseRequest: {
@@ -1935,7 +2001,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
         };
     };
     listSystems: {
@@ -1945,9 +2014,9 @@ export interface operations {
                 limit?: components["parameters"]["limit"];
                 /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
                 cursor?: components["parameters"]["cursor"];
-                /** @description ISO 8601 instant with an offset; only records with `updated_at` strictly after it. */
+                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
                 updated_since?: components["parameters"]["updated_since"];
-                /** @description Case-insensitive text search over `name`: every word must match a word or word prefix. */
+                /** @description Case-insensitive text search over `name`: every word must match a word or word prefix. Words are the runs of letters and digits (accents ignored); the value must hold at least one letter or digit (`__` is a 400) and at most 10 distinct words. */
                 search?: string;
                 /** @description Exact match on `category`. A value outside the accepted set is a 400. */
                 category?: "PRODUCTIVITY" | "ENGINEERING" | "FINANCE" | "HR" | "SALES" | "SECURITY" | "OTHER";
@@ -1977,7 +2046,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
         };
     };
     getSystem: {
@@ -2008,7 +2080,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
         };
     };
     listTasks: {
@@ -2018,9 +2093,9 @@ export interface operations {
                 limit?: components["parameters"]["limit"];
                 /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
                 cursor?: components["parameters"]["cursor"];
-                /** @description ISO 8601 instant with an offset; only records with `updated_at` strictly after it. */
+                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
                 updated_since?: components["parameters"]["updated_since"];
-                /** @description Case-insensitive text search over `title`: every word must match a word or word prefix. */
+                /** @description Case-insensitive text search over `title`: every word must match a word or word prefix. Words are the runs of letters and digits (accents ignored); the value must hold at least one letter or digit (`__` is a 400) and at most 10 distinct words. */
                 search?: string;
                 /** @description Exact match on `location_id`. A value outside the accepted set is a 400. */
                 location_id?: string;
@@ -2046,7 +2121,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
         };
     };
     getTask: {
@@ -2077,7 +2155,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
         };
     };
     listTransitions: {
@@ -2087,7 +2168,7 @@ export interface operations {
                 limit?: components["parameters"]["limit"];
                 /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
                 cursor?: components["parameters"]["cursor"];
-                /** @description ISO 8601 instant with an offset; only records with `updated_at` strictly after it. */
+                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
                 updated_since?: components["parameters"]["updated_since"];
                 /** @description Exact match on `location_id`. A value outside the accepted set is a 400. */
                 location_id?: string;
@@ -2115,7 +2196,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
         };
     };
     getTransition: {
@@ -2146,7 +2230,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
         };
     };
     listVendors: {
@@ -2156,9 +2243,9 @@ export interface operations {
                 limit?: components["parameters"]["limit"];
                 /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
                 cursor?: components["parameters"]["cursor"];
-                /** @description ISO 8601 instant with an offset; only records with `updated_at` strictly after it. */
+                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
                 updated_since?: components["parameters"]["updated_since"];
-                /** @description Case-insensitive text search over `name`: every word must match a word or word prefix. */
+                /** @description Case-insensitive text search over `name`: every word must match a word or word prefix. Words are the runs of letters and digits (accents ignored); the value must hold at least one letter or digit (`__` is a 400) and at most 10 distinct words. */
                 search?: string;
                 /** @description Exact match on `category`. A value outside the accepted set is a 400. */
                 category?: "SOFTWARE" | "HARDWARE" | "SERVICES" | "FACILITIES" | "OTHER";
@@ -2188,7 +2275,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
         };
     };
     getVendor: {
@@ -2219,7 +2309,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
         };
     };
     listWorkplaceRecords: {
@@ -2229,9 +2322,9 @@ export interface operations {
                 limit?: components["parameters"]["limit"];
                 /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
                 cursor?: components["parameters"]["cursor"];
-                /** @description ISO 8601 instant with an offset; only records with `updated_at` strictly after it. */
+                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
                 updated_since?: components["parameters"]["updated_since"];
-                /** @description Case-insensitive text search over `title`: every word must match a word or word prefix. */
+                /** @description Case-insensitive text search over `title`: every word must match a word or word prefix. Words are the runs of letters and digits (accents ignored); the value must hold at least one letter or digit (`__` is a 400) and at most 10 distinct words. */
                 search?: string;
                 /** @description Exact match on `location_id`. A value outside the accepted set is a 400. */
                 location_id?: string;
@@ -2261,7 +2354,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
         };
     };
     getWorkplaceRecord: {
@@ -2292,7 +2388,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
         };
     };
     getScopes: {
@@ -2318,7 +2417,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
         };
     };
     receiveAssetAssignedEvent: {
