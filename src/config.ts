@@ -35,8 +35,6 @@ export interface Config {
   maxConnections: number;
   /** Megabytes of the SQLite file the read connection maps (0: plain reads). */
   sqliteMmapMb: number;
-  /** Threads reading list pages in `serve` (0: on the event loop). */
-  pageThreads: number;
   /** Failed authentications per client address per minute before every request from it is refused. */
   authFailuresPerMinute: number;
   /** Keep what authentication reads per key in process memory between requests (ADR 14). */
@@ -147,12 +145,6 @@ export const SETTINGS: readonly SettingSpec[] = [
     default: '2047',
     description:
       "SQLite only: megabytes of the database file the read connection maps into memory (0 to 2047, SQLite's ceiling; 0 reads pages with read calls). A page of 100 records reads about 25 database pages at random places; mapped, each costs no read call and no copy (a third less time per page here). Mapped pages are the kernel's file cache: they count in RSS as shared file pages, not as the process's own memory.",
-  },
-  {
-    env: 'WSOPS_PAGE_THREADS',
-    default: '1',
-    description:
-      'Threads of `wsops serve` that read list pages (0 to 16): each has its own database connection, and reads, assembles and compresses a page while the event loop goes on with other requests. 0 reads pages on the event loop. A page of 100 costs about 0.2 ms of database time and 0.1 ms of brotli; on one core 0 is as fast.',
   },
   {
     env: 'WSOPS_AUTH_FAILURES_PER_MINUTE',
@@ -302,7 +294,6 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     keepAliveTimeoutMs: int('WSOPS_KEEP_ALIVE_TIMEOUT_MS', get('WSOPS_KEEP_ALIVE_TIMEOUT_MS') ?? '5000', 100, 120_000),
     maxConnections: int('WSOPS_MAX_CONNECTIONS', get('WSOPS_MAX_CONNECTIONS') ?? '10000', 1, 1_000_000),
     sqliteMmapMb: int('WSOPS_SQLITE_MMAP_MB', get('WSOPS_SQLITE_MMAP_MB') ?? '2047', 0, 2047),
-    pageThreads: int('WSOPS_PAGE_THREADS', get('WSOPS_PAGE_THREADS') ?? '1', 0, 16),
     authFailuresPerMinute: int('WSOPS_AUTH_FAILURES_PER_MINUTE', get('WSOPS_AUTH_FAILURES_PER_MINUTE') ?? '20', 1, 1_000_000),
     keyCache: onOff('WSOPS_KEY_CACHE', get('WSOPS_KEY_CACHE') ?? 'on'),
   };

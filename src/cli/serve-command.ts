@@ -28,18 +28,21 @@ export function serveCommand(program: Command): void {
       const services = await createServices(config, { logger });
       services.metrics.collectProcessMetrics();
       const app = buildApp(services);
-      // Before listening: a server that says it is ready reads its first pages on a thread
-      // (ADR 16, addendum "Started before listening").
-      if (opts.only !== 'worker') await services.startPageThreads();
       app.log.info(
         {
           database: redactUrl(config.databaseUrl),
           env: config.env,
           rate_limit_store: config.redisUrl ? 'redis' : 'memory',
-          page_threads: services.pages.readyThreads,
         },
         'wsops starting',
       );
+      if (process.env.WSOPS_PAGE_THREADS !== undefined) {
+        // Accepted, not refused: a deployment that still sets it must not stop starting over a
+        // tuning knob whose work is now done on the event loop (ADR 25).
+        app.log.warn(
+          'WSOPS_PAGE_THREADS is no longer used and will be refused by a later release: list pages are read on the event loop; run more API processes to use more cores. Remove the setting.',
+        );
+      }
       if (config.secret === undefined) {
         // Only reachable in test: loadConfig refuses a live deployment without WSOPS_SECRET.
         app.log.warn(

@@ -1,5 +1,5 @@
 /**
- * A PostgreSQL page thread's sessions (ADR 18): pages without a text search keep one generic
+ * The PostgreSQL sessions that read list pages (ADR 18): pages without a text search keep one generic
  * plan (PostgreSQL's plan cache would otherwise plan every execution again, about 0.1 ms of the
  * database per page), while text searches, whose best plan depends on their words, are planned
  * for their words as PostgreSQL usually does. Counted by PostgreSQL itself (pg_prepared_statements).
@@ -82,7 +82,7 @@ describe('page sessions on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
     assert.equal(Number(onPages[0]?.[0]), 0, 'no search ran on the generic-plan sessions');
   });
 
-  it('pages read on the event loop (no page thread) run on generic-plan sessions too; their searches on the main pool', async () => {
+  it('the API process reads its pages on generic-plan sessions; their searches on the main pool', async () => {
     const { key } = await h.key(workspace);
     let url = '/api/v1/assets?limit=2';
     for (let i = 0; i < 8; i++) {
@@ -111,7 +111,7 @@ describe('page sessions on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
       [],
     );
     assert.ok(ended.length >= 2, `ended the idle page sessions (${ended.length})`);
-    // Idle sessions that end make their pool emit 'error': unheard, that would end the process (or the thread).
+    // Idle sessions that end make their pool emit 'error': unheard, that would end the process.
     await new Promise((resolve) => setTimeout(resolve, 100));
     for (let i = 0; i < 3; i++) {
       assert.equal((await h.get('/api/v1/assets?limit=2', key)).status, 200);
