@@ -246,13 +246,6 @@ export const SETTINGS = {
     default: '2047',
     doc: "SQLite only: megabytes of the database file the read connection maps into memory (0 to 2047, SQLite's ceiling; 0 reads pages with read calls). A page of 100 records reads about 25 database pages at random places; mapped, each costs no read call and no copy. Mapped pages are the kernel's file cache: `top` counts them in RES (as shared), but they are not the process's own memory and the kernel reclaims them under pressure.",
   },
-  /** Threads reading list pages in `serve` (0: on the event loop). */
-  pageThreads: {
-    env: 'WSOPS_PAGE_THREADS',
-    schema: wholeNumber(0, 16),
-    default: '1',
-    doc: 'Threads of `wsops serve` that read list pages (0 to 16). Each has its own database connection and reads, assembles and compresses a page while the event loop serves other requests; a thread that exits is restarted, and its pages in flight are read on the event loop. 0 reads pages on the event loop (as fast on a single core).',
-  },
   /** Failed authentications per client address per minute before every request from it is refused. */
   authFailuresPerMinute: {
     env: 'WSOPS_AUTH_FAILURES_PER_MINUTE',
@@ -353,6 +346,15 @@ export function readSettings(source: NodeJS.ProcessEnv = process.env): { config:
   if (refusals.length) throw new ConfigError(refusals.join('\n'));
   return { config, inForce };
 }
+
+/**
+ * Settings a release no longer reads: still accepted (in the environment and in `.env`), so a
+ * deployment that sets one keeps starting after an upgrade, and `serve` warns that it is unused.
+ */
+export const RETIRED_SETTINGS: Readonly<Record<string, string>> = {
+  WSOPS_PAGE_THREADS:
+    'list pages are read on the event loop (ADR 25); run more API processes (wsops serve --processes N) to use more cores',
+};
 
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   return readSettings(source).config;

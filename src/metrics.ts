@@ -150,27 +150,6 @@ export class Metrics implements DeliveryObserver {
     });
   }
 
-  /** Page threads (ADR 16), read at scrape time. */
-  observePageThreads(pages: { readonly readyThreads: number; readonly heldSlots: number }): void {
-    const registers = [this.registry];
-    new Gauge({
-      name: 'wsops_page_threads_ready',
-      help: 'Page threads ready to read list pages (0: pages are read on the event loop).',
-      registers,
-      collect() {
-        this.set(pages.readyThreads);
-      },
-    });
-    new Gauge({
-      name: 'wsops_page_slots_held',
-      help: 'Shared page slots holding a body whose response has not closed yet; at the maximum, bodies are transferred (slower).',
-      registers,
-      collect() {
-        this.set(pages.heldSlots);
-      },
-    });
-  }
-
   /** The primary of `wsops serve --processes N`: how many API processes listen now. */
   observeApiProcesses(serving: () => number): void {
     new Gauge({

@@ -3,7 +3,7 @@ import { CursorCodec } from './api/cursor.js';
 import { type FailureThrottle, failureThrottle } from './api/failure-throttle.js';
 import type { KeyCache } from './api/key-cache.js';
 import { createKeyCache } from './api/key-cache-setup.js';
-import { PageReader } from './api/page-threads.js';
+import { PageReader } from './api/page-reader.js';
 import { MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from './api/rate-limit.js';
 import { readAheadCurrency } from './api/read-ahead.js';
 import { type Clock, systemClock } from './clock.js';
@@ -21,8 +21,8 @@ import { UsageCounter } from './store/usage.js';
 import { SecretBox } from './webhooks/secret-box.js';
 
 /**
- * PostgreSQL sessions for pages, per page thread and on the event loop (README, "Connections").
- * Five keep a thread's pages flowing while one waits; more only queue in PostgreSQL.
+ * PostgreSQL sessions for pages (README, "Connections"). Five keep pages flowing while one
+ * waits; more only queue in PostgreSQL.
  */
 const PAGE_SESSIONS = 5;
 
@@ -31,13 +31,8 @@ export interface Services {
   config: Config;
   database: Database;
   records: RecordStore;
-  /** List pages: on page threads once `startPageThreads` ran (serve), else on the event loop. */
+  /** List pages, with read-ahead of walks (page-reader.ts). */
   pages: PageReader;
-  /**
-   * Starts WSOPS_PAGE_THREADS page threads (ADR 16) and resolves once each is ready or failed to
-   * start: `wsops serve` runs it before it listens. CLI commands never start them.
-   */
-  startPageThreads(): Promise<void>;
   /** Prepared statements for the queries on every request. */
   hot: HotQueries;
   /** What authentication reads per key, kept between requests and invalidated across processes (ADR 14). */
@@ -89,17 +84,14 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const metrics = new Metrics(database);
     metrics.observeKeyCache(keyCache);
     const cursors = new CursorCodec(secret);
-    // On PostgreSQL, pages read on the event loop (no page thread, or one still starting) run on
-    // generic-plan sessions like a thread's (ADR 18); searches run on the main pool.
+    // On PostgreSQL, pages run on generic-plan sessions (ADR 18); searches run on the main pool.
     const sessions =
       database.dialect === 'postgres' ? await pageSessions(config.databaseUrl, PAGE_SESSIONS, hot, options.logger) : undefined;
     const pages = new PageReader(
       sessions ? new PageQueries('postgres', sessions.pages, sessions.searches) : new PageQueries(database.dialect, hot),
       cursors,
-      options.logger ?? silentLogger,
       readAheadCurrency(database, hot, options.logger ?? silentLogger),
     );
-    metrics.observePageThreads(pages);
     return {
       config,
       database,
@@ -107,12 +99,6 @@ export async function createServices(config: Config, options: ServiceOptions = {
       keyCache,
       records: new RecordStore(database, hot),
       pages,
-      // An in-memory SQLite database cannot be opened by a second connection: its pages stay on the event loop.
-      async startPageThreads() {
-        if (config.databaseUrl === 'sqlite::memory:') return;
-        const data = { databaseUrl: config.databaseUrl, sqliteMmapMb: config.sqliteMmapMb, secret, postgresConnections: PAGE_SESSIONS };
-        await pages.start(config.pageThreads, data);
-      },
       cursors,
       secretBox: new SecretBox(secret),
       rateLimiter,
@@ -127,7 +113,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
         await rateLimiter.close();
         redis?.disconnect();
         await keyCache.close();
-        await pages.close();
+        pages.close();
         await sessions?.close();
         await database.close();
       },

@@ -26,7 +26,6 @@ describe('settings', () => {
     assert.equal(c.authFailuresPerMinute, 20);
     assert.equal(c.sqliteMmapMb, 2047, "the SQLite read connection maps the file, up to SQLite's ceiling");
     assert.equal(c.keyCache, true);
-    assert.equal(c.pageThreads, 1, 'serve reads list pages on one thread beside the event loop');
     assert.equal(loadConfig({ WSOPS_KEY_CACHE: 'off' }).keyCache, false);
     assert.equal(
       loadConfig({ WSOPS_REQUEST_TIMEOUT_MS: '2000' }).headersTimeoutMs,
@@ -59,8 +58,6 @@ describe('settings', () => {
     [{ WSOPS_SQLITE_MMAP_MB: '4096' }, /WSOPS_SQLITE_MMAP_MB must be a whole number from 0 to 2047/],
     [{ WSOPS_SQLITE_MMAP_MB: '1e3' }, /WSOPS_SQLITE_MMAP_MB/],
     [{ WSOPS_KEY_CACHE: 'false' }, /WSOPS_KEY_CACHE must be on or off; got "false"/],
-    [{ WSOPS_PAGE_THREADS: '17' }, /WSOPS_PAGE_THREADS must be a whole number from 0 to 16; got 17/],
-    [{ WSOPS_PAGE_THREADS: 'two' }, /WSOPS_PAGE_THREADS must be a whole number from 0 to 16; got "two"/],
   ] as const) {
     it(`refuses ${JSON.stringify(env)}`, () => {
       assert.throws(() => loadConfig(env), pattern);

@@ -20,6 +20,16 @@ export interface ListParams {
 }
 
 const COMMON = ['limit', 'cursor', 'updated_since', 'search'];
+/** At most 7 digits: the range check below then works on a safe integer. */
+const LIMIT_DIGITS = /^[0-9]{1,7}$/;
+/** An unencoded `+` in a query string arrives as a space: ` 01:00` at the end is the offset `+01:00`. */
+const SPACE_FOR_PLUS_OFFSET = / (\d{2}(?::?\d{2})?)$/;
+
+/**
+ * The parameters each register's list accepts, built once: `rejectUnknown` runs on every
+ * request and must not build them again.
+ */
+const ALLOWED = new WeakMap<Register, string[]>();
 
 function bad(param: string, message: string): AppError {
   return new AppError('invalid_parameter', message, { param });
@@ -47,8 +57,13 @@ function truncate(s: string): string {
   return s.length > 60 ? `${s.slice(0, 60)}…` : s;
 }
 
-export function allowedParams(register: Register): string[] {
-  return [...COMMON.filter((p) => p !== 'search' || register.search.length > 0), ...register.filters];
+export function allowedParams(register: Register): readonly string[] {
+  let allowed = ALLOWED.get(register);
+  if (!allowed) {
+    allowed = [...COMMON.filter((p) => p !== 'search' || register.search.length > 0), ...register.filters];
+    ALLOWED.set(register, allowed);
+  }
+  return allowed;
 }
 
 /** Validates a list request's query for one register, with a message that says how to fix it. */
@@ -67,7 +82,7 @@ export function parseListQuery(register: Register, query: RawQuery): ListParams 
   let limit = DEFAULT_LIMIT;
   const rawLimit = single(query, 'limit');
   if (rawLimit !== undefined) {
-    if (!/^[0-9]{1,7}$/.test(rawLimit) || Number(rawLimit) < 1 || Number(rawLimit) > MAX_LIMIT) {
+    if (!LIMIT_DIGITS.test(rawLimit) || Number(rawLimit) < 1 || Number(rawLimit) > MAX_LIMIT) {
       throw bad('limit', `limit must be a whole number from 1 to ${MAX_LIMIT}; got "${truncate(rawLimit)}"`);
     }
     limit = Number(rawLimit);
@@ -76,8 +91,7 @@ export function parseListQuery(register: Register, query: RawQuery): ListParams 
   let updatedSince: string | undefined;
   const rawSince = single(query, 'updated_since');
   if (rawSince !== undefined) {
-    // An unencoded `+` in a query string arrives as a space: accept it for the offset.
-    const ms = parseInstant(rawSince.replace(/ (\d{2}(?::?\d{2})?)$/, '+$1'));
+    const ms = parseInstant(rawSince.replace(SPACE_FOR_PLUS_OFFSET, '+$1'));
     if (ms === undefined) {
       throw bad(
         'updated_since',

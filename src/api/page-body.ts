@@ -1,15 +1,13 @@
 /**
  * A list page's response body: the stored documents with the envelope around them (never
- * re-serialized), the signed next cursor, and the compression the client asked for. The same
- * function runs on the event loop and in a page thread (page-threads.ts), so both send the
- * same bytes.
+ * re-serialized) and the signed next cursor. The body is the identity representation; the
+ * onSend hook compresses it as the client asks, as it does every /api/v1 response (compression.ts).
  */
 import { registerByPath } from '../registers/catalogue.js';
 import type { ListQuery, PageQueries } from '../store/page-queries.js';
-import { type Coding, compressResponse, MIN_COMPRESSED_BYTES } from './content-codings.js';
 import type { CursorCodec, CursorPosition } from './cursor.js';
 
-/** Everything a page needs, as plain data: it crosses to a page thread by structured clone. */
+/** Everything a page needs, as plain data. */
 export interface PageJob extends Omit<ListQuery, 'register'> {
   /** The register's path (`assets`). */
   register: string;
@@ -17,25 +15,14 @@ export interface PageJob extends Omit<ListQuery, 'register'> {
   digest: string;
   /** When the request was admitted: the next cursor's issue time. */
   issuedAt: number;
-  /** What the client accepts, as negotiated: the body is compressed with it when large enough. */
-  coding: Coding | 'identity';
 }
 
 export interface PageBody {
   body: Buffer;
-  /** Set when the body is compressed. */
-  encoding?: Coding;
-  /** Why compression failed (the body then goes out uncompressed, never a 500). */
-  compressionError?: string;
   /** Where the next page starts, when there is one: what the next cursor holds (for read-ahead). */
   next?: CursorPosition;
   /** The snapshot the page was read in, when the job asked (PostgreSQL read-ahead). */
   snapshot?: string;
-  /**
-   * Set when `body` is a view of a page thread's shared slot (page-slots.ts): call it once the
-   * response that sent the body has closed, and not before, since the slot is then reused.
-   */
-  release?: () => void;
 }
 
 const DATA_OPEN_BYTES = Buffer.from('{"data":[');
@@ -80,11 +67,5 @@ export async function readPageBody(pages: PageQueries, cursors: CursorCodec, job
   const body = Buffer.isBuffer(page.documents)
     ? Buffer.concat([DATA_OPEN_BYTES, page.documents, Buffer.from(tail)])
     : writeBody(page.documents, tail);
-  const found = { next: page.hasMore ? page.last : undefined, snapshot: page.snapshot };
-  if (job.coding === 'identity' || body.length < MIN_COMPRESSED_BYTES) return { body, ...found };
-  try {
-    return { body: compressResponse(job.coding, body), encoding: job.coding, ...found };
-  } catch (err) {
-    return { body, compressionError: err instanceof Error ? err.message : String(err), ...found };
-  }
+  return { body, next: page.hasMore ? page.last : undefined, snapshot: page.snapshot };
 }

@@ -2,8 +2,8 @@
  * Read-ahead of walks (ADR 17). A client walking a register asks for one page after another,
  * each with the cursor of the last, and between two requests it is busy receiving and reading
  * the page it got. When a request continues a walk this process answered, or starts an
- * `updated_since` sync (`startsSync`), the page after it is read at once on an idle page
- * thread, while the client is busy; the next request takes it.
+ * `updated_since` sync (`startsSync`), the page after it is read on the event loop right after
+ * this response goes out, while the client is busy; the next request takes it (page-reader.ts).
  *
  * Never stale (`Currency`). SQLite: an entry keeps the data version from before its read and is
  * used only while that version is still current (`PRAGMA data_version` on the event loop's read
@@ -11,8 +11,7 @@
  * PostgreSQL: the page's own statement returns its snapshot, and the entry is used only if the
  * snapshot read when its request arrives is the same: the same snapshot sees the same rows, and
  * any transaction that wrote since (anywhere in the cluster) changes it.
- * Never in the way: only when a thread has nothing else to do, at most MAX_ENTRIES pages and
- * MAX_BYTES held, each for at most TTL_MS. The page read ahead is the page the request would
+ * Bounded: at most MAX_ENTRIES pages and MAX_BYTES held, each for at most TTL_MS. The page read ahead is the page the request would
  * have read, byte for byte, except that its next cursor carries the issue time of the request
  * before it (at most TTL_MS earlier).
  */
@@ -97,11 +96,11 @@ export function readAheadCurrency(
 
 /**
  * Everything that selects a page's bytes except the issue time: workspace, register, filters (as
- * their digest), position, size, coding. Joined with NUL, which none of them can hold (ids,
+ * their digest), position, size (the body is the identity one; compression comes after). Joined with NUL, which none of them can hold (ids,
  * timestamps and digests are checked shapes): cheaper than JSON, and still unambiguous.
  */
 export function pageKey(job: PageJob, after: CursorPosition | undefined = job.after): string {
-  return `${job.workspaceId}\0${job.register}\0${job.digest}\0${after ? `${after.updatedAt}\0${after.id}` : '\0'}\0${job.limit}\0${job.coding}`;
+  return `${job.workspaceId}\0${job.register}\0${job.digest}\0${after ? `${after.updatedAt}\0${after.id}` : '\0'}\0${job.limit}`;
 }
 
 /**
@@ -173,8 +172,7 @@ export class ReadAhead {
 
   /**
    * After answering `job` with a page that has a next one: remembers the walk and, when `read`
-   * is given (the walk is one this process follows and a thread is idle), reads the next page
-   * with it now.
+   * is given (the walk is one this process follows), reads the next page with it.
    */
   answered(job: PageJob, next: CursorPosition, read: ((job: PageJob) => Promise<PageBody>) | undefined): void {
     this.expire();

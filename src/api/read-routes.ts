@@ -4,9 +4,7 @@ import { REGISTERS } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
 import { idPattern } from '../registers/fields.js';
 import type { Services } from '../services.js';
-import { negotiateEncoding } from './accept-encoding.js';
 import { authenticateThrottled, type KeyContext, requireScope } from './auth.js';
-import { AVAILABLE_CODINGS } from './content-codings.js';
 import { filterDigest } from './cursor.js';
 import { parseListQuery, type RawQuery, rejectUnknown } from './list-query.js';
 
@@ -70,32 +68,10 @@ function listHandler(services: Services, register: Register, policy: string) {
       limit: params.limit,
       digest,
       issuedAt: now,
-      // Negotiated here, applied where the page is assembled: the compression hook leaves a body that has its Content-Encoding.
-      coding: negotiateEncoding(request.headers['accept-encoding'], AVAILABLE_CODINGS),
     });
-    if (page.compressionError) request.log.warn({ err: page.compressionError }, 'compression failed; sending the body uncompressed');
-    if (page.encoding) reply.header('content-encoding', page.encoding);
-    if (page.release) return sendShared(reply, page.body, page.release);
+    // Compressed, as the client asks, by the onSend hook (compression.ts).
     return reply.type(JSON_TYPE).send(page.body);
   };
-}
-
-/** Fastify's serializer for a body that is already bytes. */
-const asIs = (payload: unknown) => payload as string;
-
-/**
- * A body in a page thread's shared slot (page-slots.ts). The slot goes back once the response
- * has closed, after Node has handed the bytes to the kernel or given up on the connection
- * (a response already closed, its client gone while the page was read, releases at once:
- * nothing will be written). Fastify sends a Buffer as it is only when its memory is an
- * ArrayBuffer; a view of a SharedArrayBuffer would be serialized as JSON, so the reply gets a
- * serializer that returns it unchanged.
- */
-function sendShared(reply: FastifyReply, body: Buffer, release: () => void): FastifyReply {
-  const res = reply.raw;
-  if (res.destroyed) release();
-  else res.once('close', release);
-  return reply.type(JSON_TYPE).serializer(asIs).send(body);
 }
 
 function detailHandler(services: Services, register: Register, policy: string) {

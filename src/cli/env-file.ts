@@ -8,12 +8,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
-import { ConfigError, SETTINGS } from '../config.js';
+import { ConfigError, RETIRED_SETTINGS, SETTINGS } from '../config.js';
 
 export const ENV_FILE = '.env';
 
 const ASSIGNMENT = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*(.*)$/;
-const KNOWN = new Set<string>(Object.values(SETTINGS).map((s) => s.env));
+const KNOWN = new Set<string>([...Object.values(SETTINGS).map((s) => s.env), ...Object.keys(RETIRED_SETTINGS)]);
 
 let fromFile: ReadonlySet<string> = new Set();
 

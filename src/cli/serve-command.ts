@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../api/app.js';
 import { buildInternalApp } from '../api/internal-app.js';
 import { answerMetricRequests, askWorkersForMetrics } from '../cluster-metrics.js';
-import { type Config, readSettings, type SettingInForce } from '../config.js';
+import { type Config, RETIRED_SETTINGS, readSettings, type SettingInForce } from '../config.js';
 import { bootstrapDemo } from '../demo.js';
 import { createLogger, type Logger } from '../logger.js';
 import { createServices } from '../services.js';
@@ -101,21 +101,22 @@ async function serveMain(
   services.metrics.collectProcessMetrics();
   const servesApi = processes === 1 && only !== 'worker';
   const app = buildApp(services);
-  // Before listening: a server that says it is ready reads its first pages on a thread
-  // (ADR 16, addendum "Started before listening").
-  if (servesApi) await services.startPageThreads();
   app.log.info(
     {
       database: redactUrl(config.databaseUrl),
       env: config.env,
       rate_limit_store: config.redisUrl ? 'redis' : 'memory',
-      page_threads: services.pages.readyThreads,
       processes,
       // Every setting in force, secrets hidden and passwords redacted (src/config.ts).
       settings: Object.fromEntries(inForce.map((st) => [st.env, st.value])),
     },
     'wsops starting',
   );
+  for (const [name, why] of Object.entries(RETIRED_SETTINGS)) {
+    if (process.env[name] !== undefined) {
+      app.log.warn(`${name} is no longer used and will be refused by a later release: ${why}. Remove the setting.`);
+    }
+  }
   if (config.secret === undefined) {
     // Only reachable in test: loadConfig refuses a live deployment without WSOPS_SECRET.
     app.log.warn(
@@ -176,7 +177,6 @@ async function serveApiProcess(config: Config, port: number, logger: Logger): Pr
   services.metrics.dropDatabaseGauges();
   answerMetricRequests(services.metrics);
   const app = buildApp(services);
-  await services.startPageThreads();
   const shutdown = once(async () => {
     await app.close();
     await services.close();

@@ -16,23 +16,17 @@
  * lost (the cache is bypassed and emptied) until LISTEN has been issued again, retried with a
  * growing pause.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from '../logger.js';
 import { AUTH_CHANNEL } from './auth-change-triggers.js';
+import { ListenSession } from './listen-session.js';
 
-const FIRST_RETRY_MS = 1_000;
-const MAX_RETRY_MS = 30_000;
 /** A barrier not answered in this time counts the session as lost (it may be silently dead). */
 const BARRIER_TIMEOUT_MS = 2_000;
 const NOT_LISTENING = Promise.resolve(false);
 
 export class AuthListener {
-  private client: pg.Client | undefined;
-  private listening = false;
-  private started = false;
-  private closed = false;
-  private retryMs = FIRST_RETRY_MS;
-  private retryTimer: NodeJS.Timeout | undefined;
+  private readonly session: ListenSession;
   /** The barrier query on the wire now, and the one queued behind it (sent once it is answered). */
   private inFlight: Promise<boolean> | undefined;
   private queued: Promise<boolean> | undefined;
@@ -41,20 +35,34 @@ export class AuthListener {
    * @param onChange called with each payload (`key:<id>`, `workspace:<id>`, `*`), and with `*`
    *   whenever the session is lost or (re-)established: what was cached before cannot be trusted.
    */
-  constructor(
-    private readonly url: string,
-    private readonly onChange: (payload: string) => void,
-    private readonly log: Logger,
-  ) {}
+  constructor(url: string, onChange: (payload: string) => void, log: Logger) {
+    // The process id in the session name lets an operator (and the tests) tell the sessions apart.
+    this.session = new ListenSession(url, AUTH_CHANNEL, `wsops-auth-listener-${process.pid}`, {
+      notification: (payload) => onChange(payload || '*'),
+      up: (again) => {
+        onChange('*');
+        if (again) log.info('auth change listener connected again; the key cache is in use');
+      },
+      down: (err, retryMs) => {
+        this.inFlight = undefined;
+        this.queued = undefined;
+        onChange('*');
+        log.warn(
+          { err: err instanceof Error ? err.message : undefined, retry_in_ms: retryMs },
+          'auth change listener lost; the key cache is bypassed (every request reads its key) until it reconnects',
+        );
+      },
+    });
+  }
 
   /**
    * Resolves true once every change committed before this call has been reported to `onChange`;
    * false while the session is not established (connecting at the first call).
    */
   barrier(): Promise<boolean> {
-    if (!this.started) this.start();
-    const client = this.client;
-    if (!this.listening || client === undefined) return NOT_LISTENING;
+    this.session.start();
+    const client = this.session.client;
+    if (client === undefined) return NOT_LISTENING;
     // A barrier still queued is sent after now, so it covers this caller too.
     if (this.queued) return this.queued;
     const barrier = this.sendBarrier(client);
@@ -72,13 +80,13 @@ export class AuthListener {
     return new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => {
         resolve(false);
-        this.lost(client, new Error(`no answer to the barrier query in ${BARRIER_TIMEOUT_MS} ms`));
+        this.session.lost(client, new Error(`no answer to the barrier query in ${BARRIER_TIMEOUT_MS} ms`));
       }, BARRIER_TIMEOUT_MS);
       // The empty query: the cheapest round trip (EmptyQueryResponse, ReadyForQuery).
       client.query('').then(
         () => {
           clearTimeout(timer);
-          resolve(this.listening && this.client === client);
+          resolve(this.session.client === client);
         },
         () => {
           clearTimeout(timer);
@@ -88,59 +96,7 @@ export class AuthListener {
     });
   }
 
-  private start(): void {
-    if (this.started || this.closed) return;
-    this.started = true;
-    void this.connect();
-  }
-
-  private async connect(): Promise<void> {
-    // The process id in the session name lets an operator (and the tests) tell the sessions apart.
-    const client = new pg.Client({ connectionString: this.url, keepAlive: true, application_name: `wsops-auth-listener-${process.pid}` });
-    this.client = client;
-    client.on('notification', (message) => {
-      if (message.channel === AUTH_CHANNEL) this.onChange(message.payload ?? '*');
-    });
-    client.on('error', (err) => this.lost(client, err));
-    client.on('end', () => this.lost(client));
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${AUTH_CHANNEL}`);
-    } catch (err) {
-      this.lost(client, err);
-      return;
-    }
-    if (this.client !== client) return;
-    this.onChange('*');
-    this.listening = true;
-    if (this.retryMs > FIRST_RETRY_MS) this.log.info('auth change listener connected again; the key cache is in use');
-    this.retryMs = FIRST_RETRY_MS;
-  }
-
-  private lost(client: pg.Client, err?: unknown): void {
-    if (this.client !== client) return;
-    this.client = undefined;
-    this.listening = false;
-    this.inFlight = undefined;
-    this.queued = undefined;
-    this.onChange('*');
-    client.end().catch(() => {});
-    if (this.closed) return;
-    this.log.warn(
-      { err: err instanceof Error ? err.message : undefined, retry_in_ms: this.retryMs },
-      'auth change listener lost; the key cache is bypassed (every request reads its key) until it reconnects',
-    );
-    this.retryTimer = setTimeout(() => void this.connect(), this.retryMs);
-    this.retryTimer.unref();
-    this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    clearTimeout(this.retryTimer);
-    const client = this.client;
-    this.client = undefined;
-    this.listening = false;
-    await client?.end().catch(() => {});
+  close(): Promise<void> {
+    return this.session.close();
   }
 }

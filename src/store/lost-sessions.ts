@@ -1,13 +1,10 @@
-/**
- * What every pg pool of the process does about sessions the server ends. Its own module, with
- * pg as a type only, so a SQLite page thread that imports page-sessions.ts loads no driver.
- */
+/** What every pg pool of the process does about sessions the server ends. */
 import type pg from 'pg';
 import type { Logger } from '../logger.js';
 
 /**
  * A session the server ends (restart, failover, `pg_terminate_backend`) must not crash the
- * process or a page thread. Without a logger (a page thread has none) it is replaced silently.
+ * process. Without a logger it is replaced silently.
  */
 export function heedLostSessions(pool: pg.Pool, logger?: Logger): void {
   const log = logger?.child({ component: 'database' });

@@ -16,6 +16,7 @@
  * per row of `b`, and a nested loop emits the inner rows in the order the inner side produces
  * them; test/api/page-batches checks the rows against pages read one by one. A page that waits
  * for nothing (a slot is free) runs its own statement, so a single client's walk is unchanged.
+ * Both statements come from the page's own conditions (page-queries.ts), never from parsing SQL.
  */
 import type { HotQueries } from './hot-queries.js';
 
@@ -25,22 +26,24 @@ import type { HotQueries } from './hot-queries.js';
  */
 type PageRow = [string, string, string, ...string[]];
 
-interface Waiting {
-  /** The page's own statement: `?` for each value, the LIMIT's last. */
+/** A page without a text search, as page-queries.ts writes it. */
+export interface BatchablePage {
+  /** The page alone: a `?` for each of `values`, then one for the LIMIT. Pages join a batch only with pages of the same text and LIMIT. */
   text: string;
-  /** Its values; the last is the LIMIT. */
-  params: readonly (string | number)[];
-  resolve(rows: PageRow[]): void;
-  reject(err: unknown): void;
+  values: readonly string[];
+  /** Rows asked for (the page's size + 1). */
+  limit: number;
+  /**
+   * The statement reading pages of this text together: one `text[]` per value (the pages'
+   * values, from `unnest`), then the LIMIT. Written once per text.
+   */
+  batchText(): string;
 }
 
-/** A page statement's LIMIT: its last value. */
-const limitOf = (w: Waiting) => w.params[w.params.length - 1] as number;
-
-/** The batched form of a page statement, and how many values each page brings. */
-interface BatchStatement {
-  text: string;
-  columns: number;
+interface Waiting {
+  page: BatchablePage;
+  resolve(rows: PageRow[]): void;
+  reject(err: unknown): void;
 }
 
 /**
@@ -61,7 +64,8 @@ const SLOW_STATEMENT_MS = 50;
 export class PageBatches {
   private inFlight = 0;
   private readonly waiting: Waiting[] = [];
-  private readonly statements = new Map<string, BatchStatement>();
+  /** The batched statement of each page text met so far. */
+  private readonly statements = new Map<string, string>();
 
   constructor(
     private readonly hot: Pick<HotQueries, 'rows'>,
@@ -69,13 +73,10 @@ export class PageBatches {
     private readonly maxInFlight: number,
   ) {}
 
-  /**
-   * The rows of one page statement of the form `SELECT id, updated_at, doc[, snapshot] FROM
-   * records WHERE <where> ORDER BY updated_at, id LIMIT ?`, all of whose values are bound (`?`).
-   */
-  rows(text: string, params: readonly (string | number)[]): Promise<PageRow[]> {
+  /** The rows of one page, read alone or together with the pages waiting beside it. */
+  rows(page: BatchablePage): Promise<PageRow[]> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ text, params, resolve, reject });
+      this.waiting.push({ page, resolve, reject });
       this.next();
     });
   }
@@ -83,13 +84,13 @@ export class PageBatches {
   private next(): void {
     while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
       const head = this.waiting.shift() as Waiting;
-      const limit = limitOf(head);
+      const { text, limit } = head.page;
       const batch = [head];
       // The others waiting for the same statement text and LIMIT, in arrival order.
       let rows = limit;
       for (let i = 0; i < this.waiting.length && rows + limit <= MAX_ROWS_PER_STATEMENT; ) {
         const w = this.waiting[i] as Waiting;
-        if (w.text === head.text && limitOf(w) === limit) {
+        if (w.page.text === text && w.page.limit === limit) {
           batch.push(w);
           rows += limit;
           this.waiting.splice(i, 1);
@@ -114,43 +115,26 @@ export class PageBatches {
 
   private async run(batch: Waiting[]): Promise<void> {
     try {
+      const head = (batch[0] as Waiting).page;
       if (batch.length === 1) {
-        const only = batch[0] as Waiting;
-        only.resolve((await this.hot.rows(only.text, only.params)) as PageRow[]);
+        (batch[0] as Waiting).resolve((await this.hot.rows(head.text, [...head.values, head.limit])) as PageRow[]);
         return;
       }
-      const head = batch[0] as Waiting;
-      const statement = this.batchStatement(head.text);
+      let text = this.statements.get(head.text);
+      if (text === undefined) {
+        text = head.batchText();
+        this.statements.set(head.text, text);
+      }
       // One array per value of the page statement, one element per page.
-      const arrays: string[][] = Array.from({ length: statement.columns }, () => []);
-      for (const w of batch) for (let c = 0; c < statement.columns; c++) (arrays[c] as string[]).push(String(w.params[c]));
+      const arrays = head.values.map((_, c) => batch.map((w) => w.page.values[c] as string));
       // Each row is the page's own row with the page's number after it, where the page's reader
       // does not look (page-queries.ts reads the first three columns, and the snapshot when it asked).
-      const rows = (await this.hot.rows(statement.text, [...arrays, limitOf(head)])) as PageRow[];
+      const rows = (await this.hot.rows(text, [...arrays, head.limit])) as PageRow[];
       const pages: PageRow[][] = batch.map(() => []);
       for (const r of rows) (pages[Number(r[r.length - 1]) - 1] as PageRow[]).push(r);
       for (let i = 0; i < batch.length; i++) (batch[i] as Waiting).resolve(pages[i] as PageRow[]);
     } catch (err) {
       for (const w of batch) w.reject(err);
     }
-  }
-
-  private batchStatement(text: string): BatchStatement {
-    let statement = this.statements.get(text);
-    if (statement) return statement;
-    const match = /^SELECT id, updated_at, doc(.*?) FROM records WHERE (.*) ORDER BY updated_at, id LIMIT \?$/s.exec(text);
-    if (!match) throw new Error('not a page statement');
-    const [, extra, where] = match as unknown as [string, string, string];
-    let columns = 0;
-    // The page's own WHERE, its values read from the batch's row: `workspace_id = b.c1 AND ...`.
-    const lateralWhere = where.replace(/\?/g, () => `b.c${++columns}`);
-    const names = Array.from({ length: columns }, (_, i) => `c${i + 1}`).join(', ');
-    const arrays = Array.from({ length: columns }, () => 'CAST(? AS text[])').join(', ');
-    statement = {
-      columns,
-      text: `SELECT p.id, p.updated_at, p.doc${extra}, b.n FROM unnest(${arrays}) WITH ORDINALITY AS b(${names}, n) CROSS JOIN LATERAL (SELECT id, updated_at, doc FROM records WHERE ${lateralWhere} ORDER BY updated_at, id LIMIT ?) p`,
-    };
-    this.statements.set(text, statement);
-    return statement;
   }
 }

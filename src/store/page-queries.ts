@@ -1,12 +1,12 @@
 /**
  * The list page query: one page of a register in (updated_at, id) order, with its filters,
- * text search, `updated_since` and cursor position. Used by the API process and by the page
- * threads (page-thread.ts), each over its own read connection.
+ * text search, `updated_since` and cursor position, read by the API process over its read
+ * connection (SQLite) or its page sessions (PostgreSQL, page-sessions.ts).
  */
 import type { Register } from '../registers/define.js';
 import type { Dialect } from './database.js';
 import type { HotQueries } from './hot-queries.js';
-import { PageBatches } from './page-batches.js';
+import { type BatchablePage, PageBatches } from './page-batches.js';
 import { fts5Query, PG_SEARCH_VECTOR, tsQuery } from './search-text.js';
 
 export interface ListQuery {
@@ -41,12 +41,21 @@ export interface PageRows {
 
 const EMPTY = Buffer.alloc(0);
 
+/** One condition of a page's WHERE: its values, and its SQL given how each value is referred to. */
+interface Condition {
+  values: string[];
+  sql(refs: readonly string[]): string;
+}
+
+/** The conditions joined by AND, each value referred to as `ref()` gives, in order. */
+const whereOf = (conditions: readonly Condition[], ref: () => string): string =>
+  conditions.map((c) => c.sql(c.values.map(ref))).join(' AND ');
+
 /**
- * PostgreSQL: page statements running at once per PageQueries (a page thread, or the event
- * loop); pages arriving meanwhile wait and go together (page-batches.ts). With 1, under
- * saturating load, batches held 10–13 pages of 100 against 5–6 with 2, and the server's and
- * PostgreSQL's CPU per page were lower (ADR 19). A thread's other sessions serve statements
- * that run long (page-batches.ts) and pages with a text search.
+ * PostgreSQL: page statements running at once per PageQueries; pages arriving meanwhile wait
+ * and go together (page-batches.ts). With 1, under saturating load, batches held 10–13 pages of
+ * 100 against 5–6 with 2, and the server's and PostgreSQL's CPU per page were lower (ADR 19).
+ * The pool's other sessions serve statements that run long (page-batches.ts).
  */
 const PAGE_STATEMENTS_AT_ONCE = 1;
 
@@ -64,30 +73,34 @@ export class PageQueries {
   /** PostgreSQL: pages without a text search that wait together run as one statement (page-batches.ts). */
   private readonly batches: PageBatches | undefined;
 
-  /** The WHERE clause of a page (without the search) and its parameters. */
-  private pageWhere(q: ListQuery): { where: string; params: (string | number)[] } {
+  /**
+   * The conditions of a page's WHERE (without the search), each with its values. Built as
+   * structure, not text, so that the same page is written two ways from it: with `?` for each
+   * value (the page alone), and with each value read from a batch's row (page-batches.ts).
+   */
+  private conditions(q: ListQuery): Condition[] {
     // Column names come from the register's declared filters only, never from the request.
-    let where = 'workspace_id = ? AND register = ?';
-    const params: (string | number)[] = [q.workspaceId, q.register.path];
+    const conditions: Condition[] = [
+      { values: [q.workspaceId], sql: ([w]) => `workspace_id = ${w}` },
+      { values: [q.register.path], sql: ([r]) => `register = ${r}` },
+    ];
     for (const name of q.register.filters) {
       const value = q.filters[name];
-      if (value === undefined) continue;
-      where += ` AND ${name} = ?`;
-      params.push(value);
+      if (value !== undefined) conditions.push({ values: [value], sql: ([v]) => `${name} = ${v}` });
     }
     // Past the first page the cursor's position implies the watermark (a cursor is bound to its
     // updated_since, and its record was after it). Leaving the watermark out lets SQLite seek the
     // index to the position; with both, it ranged from the watermark and filtered every row up
     // to the position, so each later page of an updated_since walk cost more than the one before.
-    if (q.updatedSince !== undefined && !q.after) {
-      where += ' AND updated_at > ?';
-      params.push(q.updatedSince);
-    }
-    if (q.after) {
-      where += ' AND (updated_at, id) > (?, ?)';
-      params.push(q.after.updatedAt, q.after.id);
-    }
-    return { where, params };
+    if (q.updatedSince !== undefined && !q.after) conditions.push({ values: [q.updatedSince], sql: ([s]) => `updated_at > ${s}` });
+    if (q.after) conditions.push({ values: [q.after.updatedAt, q.after.id], sql: ([u, i]) => `(updated_at, id) > (${u}, ${i})` });
+    return conditions;
+  }
+
+  /** The WHERE clause of a page (without the search) with `?` for each value, and the values. */
+  private pageWhere(q: ListQuery): { where: string; params: (string | number)[] } {
+    const conditions = this.conditions(q);
+    return { where: whereOf(conditions, () => '?'), params: conditions.flatMap((c) => c.values) };
   }
 
   /**
@@ -133,28 +146,11 @@ export class PageQueries {
    * branches of the joined statement).
    */
   private async rowPage(q: ListQuery): Promise<PageRows> {
-    const { where, params } = this.pageWhere(q);
-    let search = '';
-    if (q.searchWords.length > 0) {
-      if (this.dialect === 'sqlite') {
-        search = ' AND rowid IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ?)';
-        params.push(fts5Query(q.searchWords));
-      } else {
-        search = ` AND ${PG_SEARCH_VECTOR} @@ CAST(? AS tsquery)`;
-        params.push(tsQuery(q.searchWords));
-      }
-    }
-    params.push(q.limit + 1);
     // An uncorrelated subquery runs once per statement (an InitPlan), in the statement's snapshot.
     const snapshot = q.withSnapshot && this.dialect === 'postgres' ? ', (SELECT pg_current_snapshot()::text)' : '';
-    const hot = q.searchWords.length > 0 ? this.searchHot : this.hot;
-    const text = `SELECT id, updated_at, doc${snapshot} FROM records WHERE ${where}${search} ORDER BY updated_at, id LIMIT ${this.hot.limit}`;
-    const rows = (this.batches && !search ? await this.batches.rows(text, params) : await hot.rows(text, params)) as [
-      string,
-      string,
-      string,
-      string?,
-    ][];
+    const rows = (
+      q.searchWords.length > 0 || !this.batches ? await this.searchPage(q, snapshot) : await this.batches.rows(this.batchable(q, snapshot))
+    ) as [string, string, string, string?][];
     const hasMore = rows.length > q.limit;
     if (hasMore) rows.pop();
     const lastRow = rows[rows.length - 1];
@@ -163,6 +159,40 @@ export class PageQueries {
       last: hasMore && lastRow ? { updatedAt: lastRow[1], id: lastRow[0] } : undefined,
       hasMore,
       ...(snapshot && rows[0]?.[3] ? { snapshot: rows[0][3] } : {}),
+    };
+  }
+
+  /** A page with a text search, by its own statement (never batched: its best plan depends on its words, ADR 18). */
+  private searchPage(q: ListQuery, snapshot: string): Promise<unknown[][]> {
+    const { where, params } = this.pageWhere(q);
+    let search: string;
+    if (this.dialect === 'sqlite') {
+      search = 'rowid IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ?)';
+      params.push(fts5Query(q.searchWords));
+    } else {
+      search = `${PG_SEARCH_VECTOR} @@ CAST(? AS tsquery)`;
+      params.push(tsQuery(q.searchWords));
+    }
+    params.push(q.limit + 1);
+    const text = `SELECT id, updated_at, doc${snapshot} FROM records WHERE ${where} AND ${search} ORDER BY updated_at, id LIMIT ${this.hot.limit}`;
+    return this.searchHot.rows(text, params);
+  }
+
+  /** A page without a text search on PostgreSQL, as page-batches.ts takes it: alone, and as part of a batch. */
+  private batchable(q: ListQuery, snapshot: string): BatchablePage {
+    const conditions = this.conditions(q);
+    return {
+      text: `SELECT id, updated_at, doc${snapshot} FROM records WHERE ${whereOf(conditions, () => '?')} ORDER BY updated_at, id LIMIT ?`,
+      values: conditions.flatMap((c) => c.values),
+      limit: q.limit + 1,
+      batchText() {
+        // The page's own WHERE, its values read from the batch's row: `workspace_id = b.c1 AND ...`.
+        let columns = 0;
+        const lateralWhere = whereOf(conditions, () => `b.c${++columns}`);
+        const names = Array.from({ length: columns }, (_, i) => `c${i + 1}`).join(', ');
+        const arrays = Array.from({ length: columns }, () => 'CAST(? AS text[])').join(', ');
+        return `SELECT p.id, p.updated_at, p.doc${snapshot}, b.n FROM unnest(${arrays}) WITH ORDINALITY AS b(${names}, n) CROSS JOIN LATERAL (SELECT id, updated_at, doc FROM records WHERE ${lateralWhere} ORDER BY updated_at, id LIMIT ?) p`;
+      },
     };
   }
 }

@@ -1,5 +1,5 @@
 /**
- * A PostgreSQL page thread's sessions (ADR 18). A page without a text search has one good plan
+ * The PostgreSQL sessions that read list pages (ADR 18). A page without a text search has one good plan
  * whatever its values (an ordered scan of the ordering index, or of a filter's), but the plan
  * cache costed the generic plan of `LIMIT $n` and `(updated_at, id) > ($a, $b)` so high that it
  * planned every execution again: about 0.1 ms of the database per page. Those sessions keep the
@@ -16,8 +16,7 @@ import { heedLostSessions } from './lost-sessions.js';
  * A pool whose every new session runs `SET plan_cache_mode = <mode>` before anything else, and,
  * with the generic plan, `SET jit = off`: a generic plan's cost is estimated for 10% of the
  * register, so a batch of pages (page-batches.ts) came out above `jit_above_cost` and compiled
- * itself on every execution, 24 ms for a statement that runs in 0.25 ms. `pg`
- * is loaded here, on first use: a SQLite page thread starts faster without it.
+ * itself on every execution, 24 ms for a statement that runs in 0.25 ms.
  */
 async function poolWithPlanCacheMode(
   url: string,
@@ -70,8 +69,8 @@ export interface PageSessions {
 /**
  * Up to `max` sessions for pages, and as many for searches unless `searches` is given (the event
  * loop passes its main pool's queries, whose sessions keep PostgreSQL's usual plan choice).
- * Sessions open on first use, so a process that never reads a page never opens one. A page
- * thread has no logger: its lost sessions are replaced silently.
+ * Sessions open on first use, so a process that never reads a page never opens one. Without a
+ * logger (the tests) lost sessions are replaced silently.
  */
 export async function pageSessions(url: string, max: number, searches?: HotQueries, logger?: Logger): Promise<PageSessions> {
   const generic = await poolWithPlanCacheMode(url, max, 'force_generic_plan', 'wsops-pages', logger);

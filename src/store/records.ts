@@ -2,7 +2,6 @@ import type { Kysely } from 'kysely';
 import type { Register } from '../registers/define.js';
 import { type Database, preparedStatement } from './database.js';
 import { HotQueries } from './hot-queries.js';
-import { type ListQuery, PageQueries, type PageRows } from './page-queries.js';
 import { type DB, RECORD_COLUMNS, type RecordsTable } from './schema.js';
 import { searchText } from './search-text.js';
 
@@ -34,22 +33,14 @@ export function toRow(workspaceId: string, register: Register, record: RecordObj
   };
 }
 
-export type { ListQuery, PageRows } from './page-queries.js';
-
 export class RecordStore {
   constructor(
     private readonly database: Database,
     private readonly hot: HotQueries = new HotQueries(database),
-    private readonly pages = new PageQueries(database.dialect, hot),
   ) {}
 
   private get db(): Kysely<DB> {
     return this.database.db;
-  }
-
-  /** One page in (updated_at, id) order (page-queries.ts). */
-  listPage(q: ListQuery): Promise<PageRows> {
-    return this.pages.listPage(q);
   }
 
   async getDoc(workspaceId: string, register: Register, id: string): Promise<string | undefined> {

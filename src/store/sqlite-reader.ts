@@ -1,10 +1,7 @@
-/**
- * The read-only SQLite connection, in a module of its own: a page thread opens one, and loads
- * nothing else of the store (Kysely alone costs a worker about 200 ms to load).
- */
+/** The read-only SQLite connection of the API's hot reads (HotQueries): list pages, details, keys. */
 import SQLite from 'better-sqlite3';
 
-/** A read-only connection to a SQLite file: the API's hot reads, and each page thread's. */
+/** A read-only connection to a SQLite file. */
 export function openSqliteReader(path: string, mmapMb: number): SQLite.Database {
   const reader = new SQLite(path, { readonly: true });
   reader.exec('PRAGMA busy_timeout = 10000');

@@ -15,11 +15,11 @@
  * its error class, and the rest of the batch goes on; a fault of wsops itself (the database
  * unreachable) is logged and retried with backoff, and recorded against no endpoint.
  */
-import pg from 'pg';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
+import { ListenSession } from '../store/listen-session.js';
 import type { DeliveryAttemptsTable } from '../store/schema.js';
 import { type DeliveryObserver, NO_OBSERVER } from './delivery-observer.js';
 import { type AttemptReport, applyAttemptOutcomes, type HealthChanges, logHealthChanges } from './endpoint-health.js';
@@ -73,6 +73,9 @@ const failure = (errorClass: ErrorClass, error: string): AttemptOutcome => ({
   latencyMs: 0,
 });
 
+/** Notified by PostgreSQL when jobs are committed (migration 0003_job_notifications). */
+const JOBS_CHANNEL = 'wsops_jobs';
+
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export class Dispatcher {
@@ -86,7 +89,7 @@ export class Dispatcher {
   private readonly batchSize: number;
   private readonly pollMs: number;
   private readonly maxIdleMs: number;
-  private listener: pg.Client | undefined;
+  private listener: ListenSession | undefined;
   private readonly leaseMs: number;
   private readonly random: () => number;
   private readonly maxInFlight: number;
@@ -119,33 +122,26 @@ export class Dispatcher {
   start(): void {
     if (this.running) return;
     this.running = true;
-    if (this.services.database.dialect === 'postgres') void this.listen();
+    if (this.services.database.dialect === 'postgres') this.listener = this.listen();
     this.loop = this.runLoop();
   }
 
-  /** LISTEN for committed jobs (PostgreSQL); reconnects while running. */
-  private async listen(): Promise<void> {
-    while (this.running) {
-      const client = new pg.Client({ connectionString: this.services.config.databaseUrl });
-      const lost = new Promise<void>((resolve) => {
-        client.on('error', () => resolve());
-        client.on('end', () => resolve());
-      });
-      client.on('notification', () => this.wake());
-      try {
-        await client.connect();
-        await client.query('LISTEN wsops_jobs');
-        this.listener = client;
-        this.wake(); // anything committed while not listening
-        await lost;
-        if (this.running) this.log.warn('job notifications lost; reconnecting (polling meanwhile)');
-      } catch (err) {
-        this.log.debug({ err: message(err) }, 'job notifications unavailable; retrying');
-      }
-      this.listener = undefined;
-      await client.end().catch(() => {});
-      if (this.running) await this.pause(1000);
-    }
+  /**
+   * LISTEN for committed jobs (PostgreSQL): the notification wakes the loop, so an idle worker
+   * can poll rarely and still start within milliseconds. A job committed while the session was
+   * down is found by the next poll; a reconnected session wakes the loop at once for it.
+   */
+  private listen(): ListenSession {
+    const session = new ListenSession(this.services.config.databaseUrl, JOBS_CHANNEL, `wsops-worker-${this.workerId}`, {
+      notification: () => this.wake(),
+      up: () => this.wake(),
+      down: (err, retryMs) => {
+        if (this.running)
+          this.log.warn({ err: message(err), retry_in_ms: retryMs }, 'job notifications lost; reconnecting (polling meanwhile)');
+      },
+    });
+    session.start();
+    return session;
   }
 
   private async runLoop(): Promise<void> {
@@ -195,7 +191,11 @@ export class Dispatcher {
     this.failedRounds = 0;
   }
 
-  /** Wakes an idle worker at once (the outbox calls it after committing an event in this process). */
+  /**
+   * Wakes an idle worker at once: a job notification (PostgreSQL), a share of a claim recorded
+   * (room for more in flight), stop(), and the renewal check after it emitted events (worker.ts).
+   * Events the API, CLI or console commit are found by the next poll, or woken by their NOTIFY.
+   */
   wake(): void {
     this.wakes++;
     for (const wakeUp of [...this.sleepers]) wakeUp();
@@ -222,7 +222,7 @@ export class Dispatcher {
   async stop(): Promise<void> {
     this.running = false;
     this.wake();
-    await this.listener?.end().catch(() => {});
+    await this.listener?.close();
     await this.loop;
     await Promise.allSettled([...this.groups]);
     await this.agents.close();

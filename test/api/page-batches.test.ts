@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { registerByPath } from '../../src/registers/catalogue.js';
 import { seedRegister } from '../../src/seed/seed.js';
-import { PageBatches } from '../../src/store/page-batches.js';
+import { type BatchablePage, PageBatches } from '../../src/store/page-batches.js';
 import { type ListQuery, PageQueries, type PageRows } from '../../src/store/page-queries.js';
 import { type PageSessions, pageSessions } from '../../src/store/page-sessions.js';
 import { DIALECTS } from '../helpers/databases.js';
@@ -137,6 +137,14 @@ describe('batched pages: waiting, joining and failing (a stand-in database)', ()
     'SELECT id, updated_at, doc FROM records WHERE workspace_id = ? AND register = ? AND status = ? AND (updated_at, id) > (?, ?) ORDER BY updated_at, id LIMIT ?';
   type Call = { text: string; params: readonly unknown[] };
 
+  /** A page as page-queries.ts hands it over: `params` are its values, then its LIMIT. */
+  const page = (text: string, params: readonly (string | number)[]): BatchablePage => ({
+    text,
+    values: params.slice(0, -1) as string[],
+    limit: params.at(-1) as number,
+    batchText: () => `SELECT p.id, p.updated_at, p.doc, b.n FROM (${text}) p`,
+  });
+
   /** A promise that stays pending until `open()`: a statement the test holds. */
   function gate(): { closed: Promise<void>; open: () => void } {
     let open: () => void = () => {};
@@ -170,11 +178,11 @@ describe('batched pages: waiting, joining and failing (a stand-in database)', ()
     const db = standIn();
     const batches = new PageBatches(db, 1);
     const pages = [
-      batches.rows(TEXT, ['w', 'assets', 'u', 'a', 8]),
-      batches.rows(TEXT, ['w', 'assets', 'u', 'b', 8]),
-      batches.rows(OTHER, ['w', 'assets', 'lost', 'u', 'c', 8]),
-      batches.rows(TEXT, ['w', 'assets', 'u', 'd', 101]),
-      batches.rows(TEXT, ['w2', 'assets', 'u', 'e', 8]),
+      batches.rows(page(TEXT, ['w', 'assets', 'u', 'a', 8])),
+      batches.rows(page(TEXT, ['w', 'assets', 'u', 'b', 8])),
+      batches.rows(page(OTHER, ['w', 'assets', 'lost', 'u', 'c', 8])),
+      batches.rows(page(TEXT, ['w', 'assets', 'u', 'd', 101])),
+      batches.rows(page(TEXT, ['w2', 'assets', 'u', 'e', 8])),
     ];
     const rows = await Promise.all(pages);
     assert.deepEqual(
@@ -193,10 +201,10 @@ describe('batched pages: waiting, joining and failing (a stand-in database)', ()
     const db = standIn((call) => (call.params[3] === 'slow' ? slow.closed : undefined));
     const batches = new PageBatches(db, 1);
     let slowDone = false;
-    const first = batches.rows(TEXT, ['w', 'assets', 'u', 'slow', 8]).then(() => {
+    const first = batches.rows(page(TEXT, ['w', 'assets', 'u', 'slow', 8])).then(() => {
       slowDone = true;
     });
-    const behind = await batches.rows(TEXT, ['w', 'assets', 'u', 'next', 8]);
+    const behind = await batches.rows(page(TEXT, ['w', 'assets', 'u', 'next', 8]));
     assert.deepEqual(behind, [['next', 'u', 'doc of next']]);
     assert.equal(slowDone, false, 'served while the slow statement still ran');
     slow.open();
@@ -207,13 +215,13 @@ describe('batched pages: waiting, joining and failing (a stand-in database)', ()
     const held = gate();
     const db = standIn((call) => (call.params[3] === 'first' ? held.closed : undefined));
     const batches = new PageBatches(db, 1);
-    const first = batches.rows(TEXT, ['w', 'assets', 'u', 'first', 8]);
-    const failing = [batches.rows(TEXT, ['w', 'assets', 'u', 'x', 8]), batches.rows(TEXT, ['w', 'assets', 'u', 'fail', 8])];
-    const other = batches.rows(OTHER, ['w', 'assets', 'lost', 'u', 'y', 8]);
+    const first = batches.rows(page(TEXT, ['w', 'assets', 'u', 'first', 8]));
+    const failing = [batches.rows(page(TEXT, ['w', 'assets', 'u', 'x', 8])), batches.rows(page(TEXT, ['w', 'assets', 'u', 'fail', 8]))];
+    const other = batches.rows(page(OTHER, ['w', 'assets', 'lost', 'u', 'y', 8]));
     held.open();
     await first;
     for (const p of failing) await assert.rejects(p, /the batch failed/);
     assert.deepEqual(await other, [['y', 'u', 'doc of y']]);
-    assert.deepEqual(await batches.rows(TEXT, ['w', 'assets', 'u', 'z', 8]), [['z', 'u', 'doc of z']]);
+    assert.deepEqual(await batches.rows(page(TEXT, ['w', 'assets', 'u', 'z', 8])), [['z', 'u', 'doc of z']]);
   });
 });

@@ -1,6 +1,6 @@
 /**
- * Read-ahead of walks (ADR 17): when a request continues a walk this process answered, the next
- * page is read at once on an idle page thread, and the next request takes it. A client must not
+ * Read-ahead of walks (ADR 17, on the event loop since ADR 25): when a request continues a walk
+ * this process answered, the next page is read right after the response, and the next request takes it. A client must not
  * be able to tell, except by speed: the page read ahead is the same bytes as one read at request
  * time, and a commit in between makes the request read it again. SQLite proves a page current
  * by its data version, PostgreSQL by the snapshot the page was read in.
@@ -8,7 +8,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { correctRecord } from '../../src/actions/correct.js';
+import { filterDigest } from '../../src/api/cursor.js';
 import type { PageBody, PageJob } from '../../src/api/page-body.js';
+import { PageReader } from '../../src/api/page-reader.js';
 import { pageKey, READ_AHEAD_TTL_MS, ReadAhead, readAheadCurrency } from '../../src/api/read-ahead.js';
 import type { Logger } from '../../src/logger.js';
 import { DIALECTS } from '../helpers/databases.js';
@@ -24,6 +26,16 @@ for (const dialect of DIALECTS) {
     /** Every page of a walk of assets at `limit`, as the bytes sent. */
     const walk = async (limit: number) => (await walkPages(h, key, '/api/v1/assets', limit)).map((p) => p.body);
     const readAhead = () => h.services.pages.readAhead;
+    /** The first page of assets at `limit`, as the list route asks for it. */
+    const pageJob = (limit: number): PageJob => ({
+      workspaceId: workspace,
+      register: 'assets',
+      filters: {},
+      searchWords: [],
+      limit,
+      digest: filterDigest({ search: undefined, updated_since: undefined }),
+      issuedAt: h.clock(),
+    });
 
     before(async () => {
       h = await createHarness(dialect);
@@ -32,29 +44,40 @@ for (const dialect of DIALECTS) {
     });
     after(() => h.close());
 
-    it('a walk reads each next page ahead on the idle thread, and sends the same bytes as a walk without read-ahead', async () => {
-      const reference = await walk(7); // no thread yet: every page read at request time, nothing ahead
-      assert.ok(reference.length >= 5, 'the seeded register spans several pages');
-      assert.equal(readAhead().hits, 0);
-      await h.services.startPageThreads();
+    it('a walk reads each next page ahead, and sends the same bytes as pages read at request time', async () => {
+      const hitsBefore = readAhead().hits;
+      const missesBefore = readAhead().misses;
       const walked = await walk(7);
-      assert.deepEqual(walked, reference);
+      assert.ok(walked.length >= 5, 'the seeded register spans several pages');
+      // Each page again, read at request time by a reader of the same queries without a currency.
+      const plain = new PageReader(h.services.pages.queries, h.services.cursors);
+      let at: PageJob['after'];
+      for (const [i, body] of walked.entries()) {
+        const alone = await plain.read({ ...pageJob(7), ...(at ? { after: at } : {}) });
+        assert.equal(alone.body.toString('utf8'), body, `page ${i}`);
+        const last = (JSON.parse(body) as { data: { updated_at: string; id: string }[] }).data.at(-1);
+        at = last && { updatedAt: last.updated_at, id: last.id };
+      }
+      assert.equal(plain.readAhead.hits + plain.readAhead.misses, 0, 'without a currency nothing is read ahead');
       // Page 1 starts no read-ahead (a first page is not yet a walk); page 2 continues one and
       // reads page 3 ahead, and so on: every page from the third on was read ahead.
       if (dialect === 'sqlite') {
-        assert.equal(readAhead().hits, reference.length - 2, 'pages 3 and later came from read-ahead');
+        assert.equal(readAhead().hits - hitsBefore, walked.length - 2, 'pages 3 and later came from read-ahead');
       } else {
         // A PostgreSQL snapshot moves with any transaction that writes anywhere in the cluster,
         // and the suite's other files write all the time: each page read ahead was taken or
         // refused, and which one is theirs to decide (the unit tests below pin both).
-        assert.equal(readAhead().hits + readAhead().misses, reference.length - 2, 'pages 3 and later were read ahead');
+        assert.equal(
+          readAhead().hits - hitsBefore + readAhead().misses - missesBefore,
+          walked.length - 2,
+          'pages 3 and later were read ahead',
+        );
       }
     });
 
     it('the first page of an updated_since sync reads its second page ahead (a sync reads on until has_more is false)', async () => {
       const since = '2000-01-01T00:00:00.000Z';
       const sync = `/api/v1/assets?updated_since=${encodeURIComponent(since)}`;
-      if (h.services.pages.readyThreads === 0) await h.services.startPageThreads();
       const reference = (await walkPages(h, key, sync, 6)).map((p) => p.body);
       assert.ok(reference.length >= 3, 'the sync spans several pages');
       const taken = () => (dialect === 'sqlite' ? readAhead().hits : readAhead().hits + readAhead().misses);
@@ -101,7 +124,6 @@ describe('ReadAhead (the bookkeeping, with a clock moved by hand)', () => {
     limit: 2,
     digest: 'd',
     issuedAt: 0,
-    coding: 'identity',
   };
   const body = (n: number): PageBody => ({ body: Buffer.alloc(n), next: { updatedAt: 'u', id: `x${n}` } });
 
@@ -152,7 +174,7 @@ describe('ReadAhead (the bookkeeping, with a clock moved by hand)', () => {
     assert.equal(await ra.take(key), undefined, 'a page without its snapshot (no rows) is never taken');
 
     ra.answered(job, next, async () => {
-      throw new Error('the thread exited');
+      throw new Error('the page statement failed');
     });
     assert.equal(await ra.take(key), undefined, 'a failed read is read again');
     assert.deepEqual([ra.hits, ra.misses], [1, 3]);
@@ -203,7 +225,7 @@ describe('ReadAhead (the bookkeeping, with a clock moved by hand)', () => {
     });
     assert.equal(reads, 0);
     const base = pageKey(job);
-    for (const change of [{ workspaceId: 'ws_2' }, { register: 'people' }, { digest: 'e' }, { limit: 3 }, { coding: 'br' as const }]) {
+    for (const change of [{ workspaceId: 'ws_2' }, { register: 'people' }, { digest: 'e' }, { limit: 3 }]) {
       assert.notEqual(pageKey({ ...job, ...change }), base, JSON.stringify(change));
     }
     assert.equal(pageKey({ ...job, issuedAt: 99 }), base, 'the issue time does not select bytes');

@@ -312,7 +312,7 @@ describe('the start-up log', () => {
       WSOPS_SECRET: TEST_SECRET,
       WSOPS_OPERATOR_TOKEN: token,
       WSOPS_PORT: String(port),
-      WSOPS_PAGE_THREADS: '0',
+      WSOPS_KEY_CACHE: 'off',
     });
     try {
       const line = await until(
@@ -332,7 +332,7 @@ describe('the start-up log', () => {
       assert.equal(settings.WSOPS_PORT, String(port));
       assert.equal(settings.WSOPS_SECRET, '(set, hidden)');
       assert.equal(settings.WSOPS_OPERATOR_TOKEN, '(set, hidden)');
-      assert.equal(settings.WSOPS_PAGE_THREADS, '0');
+      assert.equal(settings.WSOPS_KEY_CACHE, 'off');
       assert.ok(!server.output().includes(TEST_SECRET) && !server.output().includes(token) && !server.output().includes('hunter2'));
     } finally {
       await server.stop();

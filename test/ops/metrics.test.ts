@@ -6,14 +6,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { filterDigest } from '../../src/api/cursor.js';
 import { buildInternalApp } from '../../src/api/internal-app.js';
 import { Metrics } from '../../src/metrics.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint } from '../../src/webhooks/endpoints.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
-import { until } from '../helpers/processes.js';
 import { answer, Receiver } from '../helpers/receiver.js';
 
 /** The value of one series, labels given in any order; undefined when absent. */
@@ -105,27 +103,10 @@ for (const dialect of DIALECTS) {
       assert.equal(sample(text, 'wsops_webhook_endpoints', { state: 'unverified' }), 1);
     });
 
-    it('reports the page threads ready and the shared page slots held by bodies whose response has not closed', async () => {
-      assert.equal(sample(await scrape(), 'wsops_page_threads_ready'), 0, 'no thread until serve starts them');
-      await h.services.startPageThreads();
-      await until(() => h.services.pages.readyThreads === 1, 10_000, 'the page thread', 20);
-      const workspaceId = await h.workspace();
-      assert.equal(sample(await scrape(), 'wsops_page_threads_ready'), 1);
-      assert.equal(sample(await scrape(), 'wsops_page_slots_held'), 0);
-      const page = await h.services.pages.read({
-        workspaceId,
-        register: 'assets',
-        filters: {},
-        searchWords: [],
-        limit: 3,
-        digest: filterDigest({ search: undefined, updated_since: undefined }),
-        issuedAt: h.clock(),
-        coding: 'identity',
-      });
-      assert.equal(sample(await scrape(), 'wsops_page_slots_held'), 1, 'a body read for a request holds its slot');
-      page.release?.();
-      assert.equal(sample(await scrape(), 'wsops_page_slots_held'), 0);
-      await h.services.pages.stopThreads();
+    it('no longer reports page threads or page slots (ADR 25: pages are read on the event loop)', async () => {
+      const text = await scrape();
+      assert.equal(sample(text, 'wsops_page_threads_ready'), undefined);
+      assert.equal(sample(text, 'wsops_page_slots_held'), undefined);
     });
 
     it('the operator API counts on the internal listener too, under its route pattern', async () => {

@@ -80,7 +80,6 @@ for (const dialect of DIALECTS) {
         WSOPS_DATABASE_URL: db.url,
         WSOPS_SECRET: TEST_SECRET,
         WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true',
-        WSOPS_PAGE_THREADS: '0',
       };
       await runWsops(['migrate'], env);
       const ws = JSON.parse(await runWsops(['workspace', 'create', '--name', 'Cluster', '--json'], env)).id as string;

@@ -1,8 +1,8 @@
 /**
  * `wsops serve` as real processes: the internal listener starts with WSOPS_INTERNAL_PORT (for
  * the worker too), the public port never serves it, and a test deployment without WSOPS_SECRET
- * says in its log that the generated secret is stored in the database. `serve` starts its page
- * threads before it listens; a worker alone starts none.
+ * says in its log that the generated secret is stored in the database. WSOPS_PAGE_THREADS, gone
+ * with the page threads (ADR 25), is still accepted, with a warning to remove it.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -28,12 +28,13 @@ for (const dialect of DIALECTS) {
     });
     after(() => db.drop());
 
-    it('`serve --only worker` with WSOPS_INTERNAL_PORT answers /readyz, /healthz and /metrics; without WSOPS_SECRET (test) it logs that the secret is stored in the database', async () => {
+    it('`serve --only worker` with WSOPS_INTERNAL_PORT answers /readyz, /healthz and /metrics; without WSOPS_SECRET (test) it logs that the secret is stored in the database; WSOPS_PAGE_THREADS starts with a warning to remove it', async () => {
       const internalPort = await freePort();
       const worker = startWsops(['serve', '--only', 'worker'], {
         WSOPS_DATABASE_URL: db.url,
         WSOPS_SECRET: '',
         WSOPS_INTERNAL_PORT: String(internalPort),
+        WSOPS_PAGE_THREADS: '1',
       });
       try {
         const ready = await waitFor(`http://127.0.0.1:${internalPort}/readyz`, worker);
@@ -51,7 +52,13 @@ for (const dialect of DIALECTS) {
         assert.match(warning[0] as string, /"level":40/, 'logged as a warning');
         assert.match(warning[0] as string, /stored in the database/);
         assert.match(warning[0] as string, /openssl rand -hex 32/);
-        assert.match(startLine(worker.output()), /"page_threads":0/, 'a worker alone reads no page: no page thread');
+        const deprecated = worker
+          .output()
+          .split('\n')
+          .filter((l) => l.includes('WSOPS_PAGE_THREADS'));
+        assert.equal(deprecated.length, 1, worker.output());
+        assert.match(deprecated[0] as string, /"level":40/, 'logged as a warning, not refused');
+        assert.match(deprecated[0] as string, /no longer used.*Remove the setting/);
       } finally {
         await worker.stop();
       }
@@ -79,8 +86,8 @@ for (const dialect of DIALECTS) {
         const refused = await fetch(`http://127.0.0.1:${internalPort}/internal/v1/actions/asset.return`, { method: 'POST' });
         assert.equal(refused.status, 403, 'no operator token configured: the internal API refuses everything');
         assert.ok(!server.output().includes('WSOPS_SECRET is unset'), server.output());
-        // The threads start before the port listens, so the first pages are read on them (ADR 16).
-        assert.match(startLine(server.output()), /"page_threads":1/, 'WSOPS_PAGE_THREADS defaults to 1, ready before listening');
+        assert.ok(startLine(server.output()).includes('"wsops starting"'));
+        assert.ok(!server.output().includes('WSOPS_PAGE_THREADS'), 'no warning for a setting not given');
       } finally {
         await server.stop();
       }
