@@ -18,7 +18,7 @@ import {
   type MetricValue,
   Registry,
 } from 'prom-client';
-import type { KeyCacheStats } from './api/key-cache.js';
+import type { KeyCacheStats } from './auth/key-cache.js';
 import type { Database } from './store/database.js';
 import type { DeliveryObserver } from './webhooks/delivery-observer.js';
 

@@ -87,8 +87,8 @@ function openapiCommand(program: Command): void {
     .option('--internal', "the internal listener's document: record writes, import, export")
     .action(async (opts: { internal?: boolean }) => {
       const doc = opts.internal
-        ? (await import('../api/internal-openapi.js')).buildInternalOpenApi()
-        : (await import('../api/openapi.js')).buildOpenApi(loadConfig().baseUrl);
+        ? (await import('../developers/internal-openapi.js')).buildInternalOpenApi()
+        : (await import('../developers/openapi.js')).buildOpenApi(loadConfig().baseUrl);
       process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
     });
 }

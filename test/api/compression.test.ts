@@ -10,8 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import zlib from 'node:zlib';
 import { WsopsClient } from '@wsops/client';
 import { request } from 'undici';
-import { negotiateEncoding } from '../../src/api/accept-encoding.js';
-import { AVAILABLE_CODINGS, MIN_COMPRESSED_BYTES } from '../../src/api/content-codings.js';
+import { negotiateEncoding } from '../../src/http/accept-encoding.js';
+import { AVAILABLE_CODINGS, MIN_COMPRESSED_BYTES } from '../../src/http/content-codings.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 

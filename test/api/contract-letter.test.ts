@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { INSTANT_PATTERN, SEARCH_PATTERN } from '../../src/api/openapi.js';
+import { INSTANT_PATTERN, SEARCH_PATTERN } from '../../src/developers/openapi.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { OpenApiValidator } from '../helpers/openapi-validator.js';

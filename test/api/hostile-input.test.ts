@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { buildInternalApp } from '../../src/api/internal-app.js';
+import { buildInternalApp } from '../../src/http/internal-app.js';
 import { REGISTERS } from '../../src/registers/catalogue.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';

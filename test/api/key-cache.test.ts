@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { KeyCache } from '../../src/api/key-cache.js';
+import { KeyCache } from '../../src/auth/key-cache.js';
 import { loadConfig } from '../../src/config.js';
 import { READ_SCOPES } from '../../src/registers/define.js';
 import { seedWorkspace } from '../../src/seed/seed.js';

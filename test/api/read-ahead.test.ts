@@ -8,11 +8,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { correctRecord } from '../../src/actions/correct.js';
-import { filterDigest } from '../../src/api/cursor.js';
-import type { PageBody, PageJob } from '../../src/api/page-body.js';
-import { PageReader } from '../../src/api/page-reader.js';
-import { pageKey, READ_AHEAD_TTL_MS, ReadAhead, readAheadCurrency } from '../../src/api/read-ahead.js';
 import type { Logger } from '../../src/logger.js';
+import { filterDigest } from '../../src/read/cursor.js';
+import type { PageBody, PageJob } from '../../src/read/page-body.js';
+import { PageReader } from '../../src/read/page-reader.js';
+import { pageKey, READ_AHEAD_TTL_MS, ReadAhead, readAheadCurrency } from '../../src/read/read-ahead.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { page, walkPages } from '../helpers/pages.js';

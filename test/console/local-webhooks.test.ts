@@ -169,7 +169,7 @@ describe('wsops listen checks signatures as the client package does', () => {
 
 describe('the developer portal on the first verification and local testing', () => {
   it('says events before activation are not delivered, that a receiver may answer before it has the secret, how to resend, and how to test locally', async () => {
-    const { gettingStartedPage } = await import('../../src/api/portal-routes.js');
+    const { gettingStartedPage } = await import('../../src/developers/portal-routes.js');
     const text = gettingStartedPage('http://localhost:8080');
     assert.match(text, /Events that happen before it is active are not delivered to it/);
     assert.match(text, /Your receiver may answer the verification before it has the secret/);

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/api/app.js';
 import { loadConfig } from '../../src/config.js';
+import { buildApp } from '../../src/http/app.js';
 import { READ_SCOPES } from '../../src/registers/define.js';
 import { seedWorkspace } from '../../src/seed/seed.js';
 import { createServices, type Services } from '../../src/services.js';

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { buildOpenApi } from '../../src/api/openapi.js';
+import { buildOpenApi } from '../../src/developers/openapi.js';
 import { OpenApiValidator } from './openapi-validator.js';
 
 /** Every delivery a test receives is checked against the `webhooks` section of the served document. */

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { buildInternalApp } from '../../src/api/internal-app.js';
+import { buildInternalApp } from '../../src/http/internal-app.js';
 import { Metrics } from '../../src/metrics.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint } from '../../src/webhooks/endpoints.js';

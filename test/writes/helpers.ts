@@ -1,6 +1,6 @@
 /** Shared by the write-side tests: the internal listener with an operator token, and small valid records. */
 import type { FastifyInstance } from 'fastify';
-import { buildInternalApp } from '../../src/api/internal-app.js';
+import { buildInternalApp } from '../../src/http/internal-app.js';
 import type { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 

@@ -4,8 +4,8 @@
  * events (transactional outbox), and the helpers actions use to read, write and emit.
  */
 import type { Kysely } from 'kysely';
-import { parseInstant } from '../../api/timestamp.js';
 import { AppError } from '../../errors.js';
+import { parseInstant } from '../../read/timestamp.js';
 import type { Register } from '../../registers/define.js';
 import { ID_PATTERN_BODY } from '../../registers/fields.js';
 import { assertValidRecord } from '../../registers/validate.js';

@@ -9,8 +9,8 @@
  *   they used before whatever others send. Emails are not secrets; this needs none to be.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { Budget } from '../../api/failure-throttle.js';
-import { addressBucket } from '../../api/rate-limit.js';
+import type { Budget } from '../../auth/failure-throttle.js';
+import { addressBucket } from '../../auth/rate-limit.js';
 import { AppError } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { checkLink, createSession, endSession, MIN_PASSWORD_LENGTH, redeemLink, verifyPassword } from '../../store/admins.js';

@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
+import { UNAUTHORIZED_DETAIL } from '../http/problem.js';
 import type { Services } from '../services.js';
 import { findKeyForAuth, parseKey, secretMatches, touchKey } from '../store/keys.js';
 import type { KeyEntry } from './key-cache.js';
 import type { KeyContext } from './key-context.js';
-import { UNAUTHORIZED_DETAIL } from './problem.js';
 import { addressBucket } from './rate-limit.js';
 
 export type { KeyContext };

@@ -5,23 +5,15 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { authorizeOperator } from '../actions/internal-routes.js';
 import { AppError } from '../errors.js';
 import { idPattern, idRule } from '../registers/fields.js';
 import type { Services } from '../services.js';
 import { getWorkspace } from '../store/workspaces.js';
-import { exportRecords, exportRegisters } from '../writes/export.js';
-import { importRecords } from '../writes/import.js';
-import { etagOf } from '../writes/record-changes.js';
-import {
-  checkId,
-  deleteOne,
-  type Preconditions,
-  patchRecord,
-  putRecord,
-  registerNamed,
-  type WriteResult,
-} from '../writes/record-writes.js';
-import { authorizeOperator } from './internal-routes.js';
+import { exportRecords, exportRegisters } from './export.js';
+import { importRecords } from './import.js';
+import { etagOf } from './record-changes.js';
+import { checkId, deleteOne, type Preconditions, patchRecord, putRecord, registerNamed, type WriteResult } from './record-writes.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 export const NDJSON_TYPE = 'application/x-ndjson';

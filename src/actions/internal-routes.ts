@@ -6,12 +6,12 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { actionByName } from '../actions/domain/index.js';
+import { OPERATOR_FAILURE_LIMIT, OPERATOR_FAILURE_WINDOW_MS } from '../auth/failure-throttle.js';
 import { AppError } from '../errors.js';
 import { idPattern, idRule } from '../registers/fields.js';
 import type { Services } from '../services.js';
 import { refuseUnsafeName } from '../text-rules.js';
-import { OPERATOR_FAILURE_LIMIT, OPERATOR_FAILURE_WINDOW_MS } from './failure-throttle.js';
+import { actionByName } from './domain/index.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 

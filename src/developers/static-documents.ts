@@ -8,8 +8,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { negotiateEncoding } from './accept-encoding.js';
-import { AVAILABLE_CODINGS, type Coding, compressStatic, MIN_COMPRESSED_BYTES } from './content-codings.js';
+import { negotiateEncoding } from '../http/accept-encoding.js';
+import { AVAILABLE_CODINGS, type Coding, compressStatic, MIN_COMPRESSED_BYTES } from '../http/content-codings.js';
 
 export interface StaticDocument {
   path: string;

@@ -1,7 +1,7 @@
 import { ERROR_CATALOGUE } from '../errors.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_SEARCH_LENGTH, MAX_SEARCH_WORDS } from '../read/list-query.js';
 import { READ_SCOPES, REGISTERS } from '../registers/catalogue.js';
 import { ID_PATTERN_BODY, type JsonSchema } from '../registers/fields.js';
-import { DEFAULT_LIMIT, MAX_LIMIT, MAX_SEARCH_LENGTH, MAX_SEARCH_WORDS } from './list-query.js';
 import { buildWebhooks } from './openapi-webhooks.js';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });

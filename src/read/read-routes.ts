@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { authenticateThrottled, type KeyContext, requireScope } from '../auth/auth.js';
 import { AppError } from '../errors.js';
 import { REGISTERS } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
 import { idPattern } from '../registers/fields.js';
 import type { Services } from '../services.js';
-import { authenticateThrottled, type KeyContext, requireScope } from './auth.js';
 import { filterDigest } from './cursor.js';
 import { parseListQuery, type RawQuery, rejectUnknown } from './list-query.js';
 

@@ -7,14 +7,14 @@
 
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { sql } from 'kysely';
+import { registerInternalRoutes } from '../actions/internal-routes.js';
+import { buildInternalOpenApi } from '../developers/internal-openapi.js';
 import { randomBase62 } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
+import { registerRecordWriteRoutes } from '../writes/record-write-routes.js';
 import { serverOptions } from './app.js';
-import { buildInternalOpenApi } from './internal-openapi.js';
-import { registerInternalRoutes } from './internal-routes.js';
 import { problemErrorHandler, sendProblem } from './problem.js';
-import { registerRecordWriteRoutes } from './record-write-routes.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** A dependency that does not answer within this is not ready. */

@@ -4,16 +4,15 @@ import Fastify, { type FastifyBaseLogger, type FastifyHttpOptions, type FastifyI
 import type { Config } from '../config.js';
 
 import { registerConsole } from '../console/plugin.js';
-
+import { registerDeveloperRoutes } from '../developers/developer-routes.js';
+import { registerPortalRoutes } from '../developers/portal-routes.js';
 import { randomBase62 } from '../ids.js';
 import { type Logger, lazyChildLogger } from '../logger.js';
+import { registerReadRoutes } from '../read/read-routes.js';
 import type { Services } from '../services.js';
 import { compressApiResponses, varyApiResponse } from './compression.js';
-import { registerDeveloperRoutes } from './developer-routes.js';
 import { pathUnder } from './paths.js';
-import { registerPortalRoutes } from './portal-routes.js';
 import { frameworkErrorCode, problemErrorHandler, rawProblemResponse, sendProblem } from './problem.js';
-import { registerReadRoutes } from './read-routes.js';
 
 export interface AppOptions {
   /** Request-scoped logging goes through this logger (default: the services' logger). */
