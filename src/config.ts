@@ -2,6 +2,8 @@
  * The one settings schema. Every setting is read from the environment once, validated, and
  * documented here; the README's settings table mirrors this list (a test keeps them in step).
  */
+import { canonicalCidrs } from './ip-ranges.js';
+
 export interface Config {
   databaseUrl: string;
   port: number;
@@ -41,6 +43,8 @@ export interface Config {
   authFailuresPerMinute: number;
   /** Keep what authentication reads per key in process memory between requests (ADR 14). */
   keyCache: boolean;
+  /** CIDR ranges of reverse proxies whose X-Forwarded-For is believed (empty: none; the peer is the client). */
+  trustedProxies: string[];
 }
 
 export interface SettingSpec {
@@ -166,6 +170,12 @@ export const SETTINGS: readonly SettingSpec[] = [
     description:
       '`on` or `off`. On: each API process keeps the keys it has used in memory (at most 10,000, each reread after 5 s) and every request only checks that nothing changed since (SQLite: a version stamp; PostgreSQL: one extra `LISTEN` connection per API process). Any change that affects a key, by any process or plain SQL, is seen by the next request. Off: every request reads its key from the database.',
   },
+  {
+    env: 'WSOPS_TRUSTED_PROXIES',
+    default: '',
+    description:
+      'Comma-separated CIDR ranges (IPv4 or IPv6, e.g. `10.0.0.0/8,::1`) of the reverse proxies in front of wsops. The client address (used by every throttle, key IP allowlist, last-use record and log line) is then read from `X-Forwarded-For` through these hops only; from any other peer the header is ignored. Empty: the TCP peer is the client.',
+  },
   { env: 'WSOPS_LOG_LEVEL', default: 'info', description: '`fatal`, `error`, `warn`, `info`, `debug` or `silent`.' },
 ];
 
@@ -190,6 +200,14 @@ function int(name: string, raw: string, min: number, max: number): number {
   const n = Number(raw);
   if (n < min || n > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}; got ${n}`);
   return n;
+}
+
+function cidrList(name: string, raw: string): string[] {
+  try {
+    return canonicalCidrs([raw]);
+  } catch (err) {
+    throw new ConfigError(`${name}: ${(err as Error).message}`);
+  }
 }
 
 /** Fewer distinct characters than this is a pattern, not a secret (`abababab...`, `12341234...`). */
@@ -305,5 +323,6 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     pageThreads: int('WSOPS_PAGE_THREADS', get('WSOPS_PAGE_THREADS') ?? '1', 0, 16),
     authFailuresPerMinute: int('WSOPS_AUTH_FAILURES_PER_MINUTE', get('WSOPS_AUTH_FAILURES_PER_MINUTE') ?? '20', 1, 1_000_000),
     keyCache: onOff('WSOPS_KEY_CACHE', get('WSOPS_KEY_CACHE') ?? 'on'),
+    trustedProxies: cidrList('WSOPS_TRUSTED_PROXIES', get('WSOPS_TRUSTED_PROXIES') ?? ''),
   };
 }

@@ -1,5 +1,5 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
-import { createAuthChangeSignals } from './auth-change-triggers.js';
+import { createAuthChangeSignals, KEY_COLUMNS_SINCE_0018, watchKeyColumns } from './auth-change-triggers.js';
 import type { Database, Dialect } from './database.js';
 import { MAX_WORD_LENGTH, PG_SEARCH_VECTOR } from './search-text.js';
 
@@ -453,6 +453,17 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .addColumn('report', 'text', (c) => c.notNull())
           .execute();
         await db.schema.createIndex('record_imports_workspace').on('record_imports').columns(['workspace_id', 'started_at']).execute();
+      },
+    },
+    '0018_key_checksums_last_use_allowlists': {
+      async up(db: Kysely<unknown>) {
+        // Issue 29. Existing keys keep `checksummed = 0`: their secrets end in random characters,
+        // so authentication looks them up even though their checksum does not match.
+        await db.schema.alterTable('api_keys').addColumn('checksummed', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+        await db.schema.alterTable('api_keys').addColumn('last_used_ip', 'text').execute();
+        await db.schema.alterTable('api_keys').addColumn('allowed_ips', 'text').execute();
+        // Authentication now reads allowed_ips: a change to it must reach every key cache.
+        await watchKeyColumns(db, dialect, KEY_COLUMNS_SINCE_0018);
       },
     },
   };
