@@ -88,6 +88,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const keyCache = createKeyCache(database, config.databaseUrl, config.keyCache, options.logger ?? silentLogger);
     const metrics = new Metrics(database);
     metrics.observeKeyCache(keyCache);
+    metrics.observeExpiringKeys(clock);
     const cursors = new CursorCodec(secret);
     // On PostgreSQL, pages read on the event loop (no page thread, or one still starting) run on
     // generic-plan sessions like a thread's (ADR 18); searches run on the main pool.

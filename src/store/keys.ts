@@ -2,10 +2,10 @@ import crypto, { createHash, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
+import { canonicalCidrs } from '../ip-ranges.js';
 import { splitList } from '../lists.js';
 import { ALL_SCOPES } from '../registers/define.js';
 import { refuseUnsafeName } from '../text-rules.js';
-import { canonicalCidrs } from '../ip-ranges.js';
 import { recordAudit } from './audit.js';
 import type { Dialect } from './database.js';
 import type { HotQueries } from './hot-queries.js';
@@ -163,7 +163,9 @@ async function checkPlanLimit(trx: Kysely<DB>, workspaceId: string, nowIso: stri
 }
 
 /** A new key's row and its full text (shown once): the secret is 37 random characters and the checksum. */
-function newKeyRow(fields: Omit<DB['api_keys'], 'key_id' | 'secret_hash' | 'checksummed' | 'revoked_at' | 'last_used_at' | 'last_used_ip'>) {
+function newKeyRow(
+  fields: Omit<DB['api_keys'], 'key_id' | 'secret_hash' | 'checksummed' | 'revoked_at' | 'last_used_at' | 'last_used_ip'>,
+) {
   const keyId = randomBase62(KEY_ID_LENGTH);
   const { key, secret } = formatKey(fields.environment as 'live' | 'test', keyId, randomBase62(SECRET_LENGTH - CHECKSUM_LENGTH));
   const row: DB['api_keys'] = {
@@ -265,9 +267,13 @@ export interface RolledKey {
 export function parseGrace(text: string): number {
   const ms = ROLL_GRACES[text.trim()];
   if (ms === undefined) {
-    throw new AppError('invalid_parameter', `grace must be one of ${Object.keys(ROLL_GRACES).join(', ')} (0: revoke the old key now); got "${text.slice(0, 20)}"`, {
-      param: 'grace',
-    });
+    throw new AppError(
+      'invalid_parameter',
+      `grace must be one of ${Object.keys(ROLL_GRACES).join(', ')} (0: revoke the old key now); got "${text.slice(0, 20)}"`,
+      {
+        param: 'grace',
+      },
+    );
   }
   return ms;
 }
@@ -293,7 +299,10 @@ export async function rollKey(db: Kysely<DB>, input: RollKeyInput): Promise<Roll
     const current = summarize(old, input.now);
     if (current.status !== 'valid' || old.revoked_at !== null) {
       const why = old.revoked_at !== null && current.status === 'valid' ? `already rolled (revoked at ${old.revoked_at})` : current.status;
-      throw new AppError('invalid_state', `key ${input.keyId} is ${why}: only a valid key can be rolled; create a new key instead (wsops key create)`);
+      throw new AppError(
+        'invalid_state',
+        `key ${input.keyId} is ${why}: only a valid key can be rolled; create a new key instead (wsops key create)`,
+      );
     }
     await trx.updateTable('api_keys').set({ revoked_at: revokesAt }).where('key_id', '=', old.key_id).execute();
     await checkPlanLimit(trx, input.workspaceId, nowIso, input.maxKeys);
@@ -316,7 +325,13 @@ export async function rollKey(db: Kysely<DB>, input: RollKeyInput): Promise<Roll
       action: 'key.created',
       keyId: row.key_id,
       target: row.key_id,
-      detail: { name: row.name, environment: row.environment, scopes: row.scopes.split(' '), expires_at: row.expires_at, rolled_from: old.key_id },
+      detail: {
+        name: row.name,
+        environment: row.environment,
+        scopes: row.scopes.split(' '),
+        expires_at: row.expires_at,
+        rolled_from: old.key_id,
+      },
     });
     await recordAudit(trx, {
       workspaceId: input.workspaceId,
