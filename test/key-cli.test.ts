@@ -28,7 +28,19 @@ for (const dialect of DIALECTS) {
     after(() => db.drop());
 
     it('key create --allow-ip (repeatable, IPv4 and IPv6) keeps the ranges; the key carries its checksum', () => {
-      const created = run('key', 'create', '--workspace', ws, '--scopes', 'assets:read', '--allow-ip', '203.0.113.0/24', '--allow-ip', '2001:DB8::/48', '--json');
+      const created = run(
+        'key',
+        'create',
+        '--workspace',
+        ws,
+        '--scopes',
+        'assets:read',
+        '--allow-ip',
+        '203.0.113.0/24',
+        '--allow-ip',
+        '2001:DB8::/48',
+        '--json',
+      );
       assert.equal(created.status, 0, created.stderr);
       const k = created.json();
       assert.deepEqual(k.allowed_ips, ['203.0.113.0/24', '2001:db8::/48']);

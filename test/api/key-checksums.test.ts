@@ -55,6 +55,16 @@ describe('secret scanner (secretlint with the published rule)', () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
+  it('the README and the portal publish the pattern the server checks, and the checksum rule', async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    assert.ok(readme.includes(`\n${KEY_REGEX_SOURCE}\n`), 'README shows the regular expression');
+    assert.match(readme, /last 6 characters of `<secret>` are the CRC32/);
+    const { gettingStartedPage } = await import('../../src/api/portal-routes.js');
+    const portal = gettingStartedPage('http://localhost');
+    assert.ok(portal.includes(`<pre>${KEY_REGEX_SOURCE}</pre>`), 'the portal shows the regular expression');
+    assert.match(portal, /last 6 characters of <code>&lt;secret&gt;<\/code> are a checksum: the CRC32/);
+  });
+
   it('docs/secretlint/.secretlintrc.json holds the pattern the server checks', () => {
     const config = JSON.parse(readFileSync(join(ROOT, 'docs/secretlint/.secretlintrc.json'), 'utf8'));
     assert.equal(config.rules[0].options.patterns[0].patterns[0], `/${KEY_REGEX_SOURCE}/`);
@@ -69,7 +79,14 @@ describe('secret scanner (secretlint with the published rule)', () => {
     const scan = (file: string) =>
       spawnSync(
         process.execPath,
-        [join(ROOT, 'node_modules/secretlint/bin/secretlint.js'), '--secretlintrc', join(ROOT, 'docs/secretlint/.secretlintrc.json'), '--format', 'json', file],
+        [
+          join(ROOT, 'node_modules/secretlint/bin/secretlint.js'),
+          '--secretlintrc',
+          join(ROOT, 'docs/secretlint/.secretlintrc.json'),
+          '--format',
+          'json',
+          file,
+        ],
         { cwd: dir, encoding: 'utf8' },
       );
     const leaked = scan('leaked.env');

@@ -137,11 +137,20 @@ for (const dialect of DIALECTS) {
       );
       assert.equal(rolled.revoked_at, new Date(h.clock() + 3_600_000).toISOString());
       assert.equal(rolled.status, 'valid');
-      assert.deepEqual([(await h.get('/api/v1/scopes', old.key)).status, (await h.get('/api/v1/scopes', successor.key)).status], [200, 200]);
+      assert.deepEqual(
+        [(await h.get('/api/v1/scopes', old.key)).status, (await h.get('/api/v1/scopes', successor.key)).status],
+        [200, 200],
+      );
       h.clock.advance(3_600_000 - 1000);
-      assert.deepEqual([(await h.get('/api/v1/scopes', old.key)).status, (await h.get('/api/v1/scopes', successor.key)).status], [200, 200]);
+      assert.deepEqual(
+        [(await h.get('/api/v1/scopes', old.key)).status, (await h.get('/api/v1/scopes', successor.key)).status],
+        [200, 200],
+      );
       h.clock.advance(1000);
-      assert.deepEqual([(await h.get('/api/v1/scopes', old.key)).status, (await h.get('/api/v1/scopes', successor.key)).status], [401, 200]);
+      assert.deepEqual(
+        [(await h.get('/api/v1/scopes', old.key)).status, (await h.get('/api/v1/scopes', successor.key)).status],
+        [401, 200],
+      );
       assert.equal((await summary(old.key_id)).status, 'revoked');
       const audit = await listAudit(db(), ws);
       const entry = audit.find((e) => e.action === 'key.rolled' && e.key_id === old.key_id);
@@ -206,7 +215,10 @@ for (const dialect of DIALECTS) {
         await assert.rejects(
           create({ allowedIps: [bad] }),
           (err: Error & { code?: string; extra?: { param?: string } }) =>
-            err.code === 'invalid_parameter' && err.extra?.param === 'allowed_ips' && why.test(err.message) && /203\.0\.113\.0\/24/.test(err.message),
+            err.code === 'invalid_parameter' &&
+            err.extra?.param === 'allowed_ips' &&
+            why.test(err.message) &&
+            /203\.0\.113\.0\/24/.test(err.message),
           bad,
         );
       }
@@ -245,7 +257,13 @@ for (const dialect of DIALECTS) {
         // A client cannot pick its address by prepending entries: only what the trusted hop added counts.
         assert.equal(await get(wrong, '203.0.113.10, 198.51.100.66'), 429);
         // The allowlist sees the client address too.
-        await setAllowedIps(h.services.database.db, { workspaceId: ws, keyId: user.keyId, allowedIps: ['203.0.113.0/24'], actor: 'cli', now: h.clock() });
+        await setAllowedIps(h.services.database.db, {
+          workspaceId: ws,
+          keyId: user.keyId,
+          allowedIps: ['203.0.113.0/24'],
+          actor: 'cli',
+          now: h.clock(),
+        });
         assert.deepEqual([await get(user.key, '203.0.113.10'), await get(user.key, '192.0.2.1')], [200, 403]);
       } finally {
         await h.close();

@@ -191,7 +191,12 @@ for (const dialect of DIALECTS) {
         const w = await fresh.workspace({ seed: false });
         const used = await fresh.key(w, ['assets:read']);
         await fresh.key(w, ['assets:read'], { days: 10 });
-        await fresh.app.inject({ method: 'GET', url: '/api/v1/scopes', remoteAddress: '203.0.113.77', headers: { authorization: `Bearer ${used.key}` } });
+        await fresh.app.inject({
+          method: 'GET',
+          url: '/api/v1/scopes',
+          remoteAddress: '203.0.113.77',
+          headers: { authorization: `Bearer ${used.key}` },
+        });
         await new Promise((r) => setTimeout(r, 80));
         const a = await signedInAdmin(fresh, w);
         const page = await a.get('/console/keys');
