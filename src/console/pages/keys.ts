@@ -200,7 +200,7 @@ function newKeyCard(created: KeySummary & { key: string }): Html {
 
 async function renderPage(
   ctx: PageContext,
-  options: { form?: KeyForm; errors?: FieldErrors; created?: KeySummary & { key: string }; notice?: string; status?: number },
+  options: { form?: KeyForm; errors?: FieldErrors; created?: KeySummary & { key: string }; notice?: string },
 ): Promise<Html> {
   const { services, admin } = ctx;
   const [keys, workspace] = await Promise.all([
