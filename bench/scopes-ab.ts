@@ -2,6 +2,8 @@
  * A/B of `/api/v1/scopes` between two built checkouts (issue 29: the key checksum and the IP
  * allowlist must add under 2%). Each checkout serves its own SQLite database; loads alternate
  * A, B, B with an allowlisted key, then again, so drift on a shared machine hits every variant.
+ * Besides requests/s it reports the server's CPU time per request (from /proc), which a busy
+ * shared machine disturbs far less than throughput.
  *   node --import tsx bench/scopes-ab.ts BASE_CHECKOUT [--rounds 6] [--duration 5] [--connections 10]
  * BASE_CHECKOUT is a built checkout of the version to compare with (npm run build in it).
  */
@@ -9,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, type LoadResult, load, ROOT, startProcess, stopProcess } from './processes.js';
+import { cpuSeconds, freePort, type LoadResult, load, ROOT, startProcess, stopProcess } from './processes.js';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -52,15 +54,21 @@ async function serve(checkout: string, name: string, allowIp?: string) {
 
 const a = await serve(base, 'a');
 const b = await serve(ROOT, 'b', '127.0.0.0/8');
-const run = (url: string, key: string) => load(url, { authorization: `Bearer ${key}` }, ['/api/v1/scopes'], connections, duration);
-const results: Record<'base' | 'checksum' | 'checksum+allowlist', LoadResult[]> = { base: [], checksum: [], 'checksum+allowlist': [] };
+type Measured = LoadResult & { cpuMicros: number };
+const run = async (server: { child: { pid?: number }; url: string }, key: string): Promise<Measured> => {
+  const pid = server.child.pid as number;
+  const cpu = cpuSeconds(pid);
+  const r = await load(server.url, { authorization: `Bearer ${key}` }, ['/api/v1/scopes'], connections, duration);
+  return { ...r, cpuMicros: ((cpuSeconds(pid) - cpu) * 1e6) / Math.max(1, r.total) };
+};
+const results: Record<'base' | 'checksum' | 'checksum+allowlist', Measured[]> = { base: [], checksum: [], 'checksum+allowlist': [] };
 try {
-  await run(a.url, a.key); // warm both
-  await run(b.url, b.key);
+  await run(a, a.key); // warm both
+  await run(b, b.key);
   for (let i = 0; i < rounds; i++) {
-    results.base.push(await run(a.url, a.key));
-    results.checksum.push(await run(b.url, b.key));
-    results['checksum+allowlist'].push(await run(b.url, b.allowed as string));
+    results.base.push(await run(a, a.key));
+    results.checksum.push(await run(b, b.key));
+    results['checksum+allowlist'].push(await run(b, b.allowed as string));
   }
 } finally {
   await stopProcess(a.child);
@@ -69,10 +77,13 @@ try {
 }
 const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] as number;
 const baseRps = median(results.base.map((r) => r.rps));
+const baseCpu = median(results.base.map((r) => r.cpuMicros));
 for (const [name, rs] of Object.entries(results)) {
   const rps = median(rs.map((r) => r.rps));
+  const cpu = median(rs.map((r) => r.cpuMicros));
   const errors = rs.reduce((n, r) => n + r.errors + r.non2xx, 0);
   process.stdout.write(
-    `${name.padEnd(20)} median ${rps.toFixed(0)} req/s (${((rps / baseRps - 1) * 100).toFixed(1)}%), runs ${rs.map((r) => r.rps.toFixed(0)).join(' ')}, p99 ${median(rs.map((r) => r.p99))} ms, errors ${errors}\n`,
+    `${name.padEnd(20)} CPU ${cpu.toFixed(1)} µs/request (${((cpu / baseCpu - 1) * 100).toFixed(1)}%; runs ${rs.map((r) => r.cpuMicros.toFixed(1)).join(' ')}), ` +
+      `${rps.toFixed(0)} req/s (${((rps / baseRps - 1) * 100).toFixed(1)}%; runs ${rs.map((r) => r.rps.toFixed(0)).join(' ')}), errors ${errors}\n`,
   );
 }
