@@ -32,8 +32,9 @@ for (const dialect of DIALECTS) {
     let server: ConsoleServer;
     let page: Page;
     const violations: string[] = [];
-    const visit = async (name: string) => {
+    const visit = async (name: string, scrollTo?: string) => {
       violations.push(...(await axeViolations(page, `${name} [${dialect}]`)));
+      if (scrollTo) await page.locator(scrollTo).scrollIntoViewIfNeeded(); // the shot shows that part of the page
       if (dialect === 'sqlite') await screenshot(page, name);
     };
     const api = (key: string) => fetch(`${server.baseUrl}/api/v1/scopes`, { headers: { authorization: `Bearer ${key}` } });
@@ -87,7 +88,7 @@ for (const dialect of DIALECTS) {
         'the last use with its address in the list',
         200,
       );
-      await visit('keys-last-use');
+      await visit('keys-last-use', '#all-keys');
 
       // Roll with a grace of one hour.
       await page.getByRole('link', { name: `Roll key ${firstId}` }).click();
@@ -107,7 +108,7 @@ for (const dialect of DIALECTS) {
         /127\.0\.0\.0\/8/,
         'the successor keeps the allowlist',
       );
-      await visit('keys-rolled');
+      await visit('keys-rolled', '#all-keys');
 
       // Narrow the successor's allowlist to a range this client is not in.
       await page.getByRole('link', { name: `IP allowlist of key ${successorId}` }).click();
