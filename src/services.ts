@@ -12,7 +12,7 @@ import { type Logger, silentLogger } from './logger.js';
 import { Metrics } from './metrics.js';
 import { type Database, openDatabase } from './store/database.js';
 import { HotQueries } from './store/hot-queries.js';
-import { migrate } from './store/migrations.js';
+import { migrate } from './store/migrate.js';
 import { PageQueries } from './store/page-queries.js';
 import { pageSessions } from './store/page-sessions.js';
 import { RecordStore } from './store/records.js';

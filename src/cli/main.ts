@@ -44,7 +44,7 @@ function migrateCommand(program: Command): void {
     .option('--json', 'machine output')
     .action(async (opts: { json?: boolean }) => {
       const { openDatabase } = await import('../store/database.js');
-      const { migrate } = await import('../store/migrations.js');
+      const { migrate } = await import('../store/migrate.js');
       const database = openDatabase(loadConfig().databaseUrl);
       try {
         const applied = await migrate(database);

@@ -8,7 +8,7 @@
 import { type Kysely, sql } from 'kysely';
 import { AppError } from '../errors.js';
 import { type Database, preparedStatement } from './database.js';
-import { migrate } from './migrations.js';
+import { migrate } from './migrate.js';
 import type { DB } from './schema.js';
 
 export interface CopiedTable {

@@ -21,7 +21,7 @@ export interface NodeBuild {
   sqliteAddon: string;
 }
 
-/** This machine's Node.js, then those scripts/node-versions.mjs prepared in .cache/node (24 and 26 in CI). */
+/** This machine's Node.js, then those scripts/node-versions.mjs prepared in .cache/node (22, 24 and 26 in CI). */
 export function nodeBuilds(): NodeBuild[] {
   const here = {
     version: process.version,

@@ -5,7 +5,7 @@
  * --help, migrate on PostgreSQL), the client by ESM import, CommonJS require and TypeScript, a
  * signed delivery from the installed server's worker verified by the installed client, and
  * `wsops-mirror --once` into SQLite. On this machine's Node.js, and on each Node.js that
- * scripts/node-versions.mjs prepared (24 and 26 in CI; `.ci/run` prepares them).
+ * scripts/node-versions.mjs prepared (22, 24 and 26 in CI; `.ci/run` prepares them).
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
@@ -195,6 +195,21 @@ describe('the packed packages, installed into a project outside the repository',
       assert.ok(clientFiles.includes(f), `client tarball has ${f}`);
     for (const f of [...serverFiles, ...clientFiles])
       assert.doesNotMatch(f, /\/(test|src|scripts)\/|\.ts$(?<!\.d\.ts$)|tsbuildinfo|build-stamp/, f);
+  });
+
+  it('npm publish --dry-run accepts both packages, with the files npm pack put in the tarballs', async () => {
+    // What `npm publish` would upload, checked by npm itself (name, version, bin, files); the
+    // build is fresh (packBoth ran it), so the packages' prepare scripts are skipped.
+    for (const [cwd, tgz] of [
+      [ROOT, 'wsops-0.1.0.tgz'],
+      [join(ROOT, 'packages/client'), 'wsops-client-0.1.0.tgz'],
+    ] as const) {
+      const { stdout } = await run('npm', ['publish', '--dry-run', '--ignore-scripts', '--json'], { cwd });
+      const published = Object.values(JSON.parse(stdout) as Record<string, { files: { path: string }[] }>)[0];
+      assert.ok(published, stdout);
+      const packed = (await run('tar', ['tzf', join(packs, tgz)])).stdout.split('\n').filter((f) => f && !f.endsWith('/'));
+      assert.deepEqual(published.files.map((f) => `package/${f.path}`).sort(), packed.sort(), cwd);
+    }
   });
 
   if (SERVER_BUILDS.length > 0) {

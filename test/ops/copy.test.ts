@@ -17,7 +17,7 @@ import { createAdminLink, createSession, loadSession } from '../../src/store/adm
 import { listAudit, recordAudit } from '../../src/store/audit.js';
 import { COPY_ORDER, whyNotCopied } from '../../src/store/copy.js';
 import { openDatabase, redactUrl } from '../../src/store/database.js';
-import { migrate } from '../../src/store/migrations.js';
+import { migrate } from '../../src/store/migrate.js';
 import { type DeliveryPage, deliveryStats, listDeliveries } from '../../src/webhooks/deliveries.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint, signingSecrets } from '../../src/webhooks/endpoints.js';
