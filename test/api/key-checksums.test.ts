@@ -57,7 +57,7 @@ describe('secret scanner (secretlint with the published rule)', () => {
 
   it('the README and the portal publish the pattern the server checks, and the checksum rule', async () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    assert.ok(readme.includes(`\n${KEY_REGEX_SOURCE}\n`), 'README shows the regular expression');
+    assert.ok(readme.includes(`  ${KEY_REGEX_SOURCE}\n`), 'README shows the regular expression');
     assert.match(readme, /last 6 characters of `<secret>` are the CRC32/);
     const { gettingStartedPage } = await import('../../src/api/portal-routes.js');
     const portal = gettingStartedPage('http://localhost');
