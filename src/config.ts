@@ -10,6 +10,7 @@
  * `npm run readme-settings`. A rule between two settings goes in CROSS_RULES.
  */
 import { z } from 'zod';
+import { canonicalCidrs } from './ip-ranges.js';
 import { redactUrl } from './redact-url.js';
 
 export class ConfigError extends Error {}
@@ -49,6 +50,16 @@ function wholeNumber(min: number, max: number) {
         .max(max, { error: (issue) => `${rule}; got ${issue.input}` }),
     );
 }
+
+/** Comma-separated CIDR ranges, IPv4 or IPv6 (empty: none), in their canonical form. */
+const cidrList = z.string().transform((raw, ctx) => {
+  try {
+    return canonicalCidrs([raw]);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: `must be comma-separated CIDR ranges: ${(error as Error).message}` });
+    return z.NEVER;
+  }
+});
 
 const TRUE = ['1', 'true', 'yes', 'on'] as const;
 const FALSE = ['0', 'false', 'no', 'off'] as const;
@@ -259,6 +270,13 @@ export const SETTINGS = {
     schema: onOrOff,
     default: 'on',
     doc: '`on` or `off`. On: each API process keeps the keys it has used in memory (at most 10,000, each reread after 5 s) and every request only checks that nothing changed since (SQLite: a version stamp; PostgreSQL: one extra `LISTEN` connection per API process). Any change that affects a key, by any process or plain SQL, is seen by the next request. Off: every request reads its key from the database.',
+  },
+  /** Reverse proxies whose X-Forwarded-For is believed (empty: the TCP peer is the client). */
+  trustedProxies: {
+    env: 'WSOPS_TRUSTED_PROXIES',
+    schema: cidrList,
+    default: '',
+    doc: 'Comma-separated CIDR ranges (IPv4 or IPv6, e.g. `10.0.0.0/8,::1`) of the reverse proxies in front of wsops. The client address (used by every throttle, key IP allowlist, last-use record and log line) is then read from `X-Forwarded-For` through these hops only; from any other peer the header is ignored. Empty: the TCP peer is the client.',
   },
   logLevel: {
     env: 'WSOPS_LOG_LEVEL',

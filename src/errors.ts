@@ -61,6 +61,13 @@ export const ERROR_CATALOGUE = {
     meaning: 'The key is valid but lacks the scope this endpoint requires; `missing_scope` names it.',
     fix: 'Create a key that holds the named scope (keys cannot be changed), deploy it, then revoke the old one.',
   },
+  ip_not_allowed: {
+    status: 403,
+    title: 'IP address not allowed',
+    meaning:
+      'The key is valid but holds an IP allowlist, and the request came from an address outside it (behind a reverse proxy: the client address the trusted proxies report).',
+    fix: "Send the request from an address on the key's allowlist, or have an admin of the workspace add this address (console: API keys, or `wsops key allow-ip`).",
+  },
   forbidden: {
     status: 403,
     title: 'Forbidden',

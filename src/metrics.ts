@@ -8,6 +8,7 @@
  * fixed set. Database gauges are read at scrape time with one grouped query each.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { sql } from 'kysely';
 import {
   AggregatorRegistry,
   Counter,
@@ -19,7 +20,8 @@ import {
   Registry,
 } from 'prom-client';
 import type { KeyCacheStats } from './auth/key-cache.js';
-import type { Database } from './store/database.js';
+import { type Database, preparedStatement } from './store/database.js';
+import { countExpiringKeys, EXPIRING_DAYS } from './store/keys.js';
 import type { DeliveryObserver } from './webhooks/delivery-observer.js';
 
 /** Seconds; covers a fast page (1 ms) to a pathological one (10 s). */
@@ -99,6 +101,19 @@ export class Metrics implements DeliveryObserver {
         if (!db) return;
         const counts = await groupCount(db, 'SELECT status AS k, COUNT(*) AS n FROM webhook_endpoints GROUP BY status');
         for (const state of ENDPOINT_STATES) this.set({ state }, counts.get(state) ?? 0);
+      },
+    });
+  }
+
+  /** Valid API keys expiring within 14 days, every workspace (issue 29), counted at scrape time against `clock`. */
+  observeExpiringKeys(clock: () => number): void {
+    const db = this.database;
+    new Gauge({
+      name: 'wsops_api_keys_expiring_soon',
+      help: `Valid API keys that expire within ${EXPIRING_DAYS} days, all workspaces (read from the database at scrape time). Roll them before they expire.`,
+      registers: [this.registry],
+      async collect() {
+        if (db) this.set(await countExpiringKeys(db.db, clock()));
       },
     });
   }

@@ -83,6 +83,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const keyCache = createKeyCache(database, config.keyCache, options.logger ?? silentLogger);
     const metrics = new Metrics(database);
     metrics.observeKeyCache(keyCache);
+    metrics.observeExpiringKeys(clock);
     const cursors = new CursorCodec(secret);
     // On PostgreSQL, pages run on generic-plan sessions (ADR 18); searches run on the main pool.
     const sessions =

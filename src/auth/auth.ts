@@ -2,9 +2,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { UNAUTHORIZED_DETAIL } from '../http/problem.js';
 import type { Services } from '../services.js';
-import { findKeyForAuth, parseKey, secretMatches, touchKey } from '../store/keys.js';
+import { parseKey } from '../store/key-format.js';
+import { findKeyForAuth, secretMatches, touchKey } from '../store/keys.js';
 import type { KeyEntry } from './key-cache.js';
 import type { KeyContext } from './key-context.js';
+import { legacyKeyIds } from './legacy-keys.js';
 import { addressBucket } from './rate-limit.js';
 
 export type { KeyContext };
@@ -35,17 +37,19 @@ function refusalReason(
   if (!secretOk) return 'wrong secret';
   if (entry.environment !== environment) return 'key id of another environment';
   if (environment !== deployment) return `key of the ${environment} environment; this deployment serves ${deployment}`;
-  if (entry.revoked) return 'revoked key';
+  if (entry.revokedAtMs !== null && entry.revokedAtMs <= now) return 'revoked key';
   if (entry.expiresAtMs <= now) return 'expired key';
   return undefined;
 }
 
 /**
  * Authenticates `Authorization: Bearer <key>`; nothing else is read (no cookies, no query
- * parameter). Every refusal is the same error so no reason leaks. The key's row comes from the
- * key cache when it may be trusted (ADR 14); every check below runs on every request either way.
+ * parameter). Every refusal is the same error so no reason leaks. A key whose checksum is wrong
+ * is refused before any lookup unless it is one of the keys made before checksums. The key's
+ * row comes from the key cache when it may be trusted (ADR 14); every check below runs on every
+ * request either way.
  */
-export async function authenticate(services: AuthServices, request: FastifyRequest): Promise<KeyContext> {
+export async function authenticate(services: AuthServices, request: FastifyRequest): Promise<KeyEntry> {
   const header = request.headers.authorization;
   if (typeof header !== 'string') throw refused(request, 'no Authorization header');
   if (header.length > 200) throw refused(request, 'Authorization header longer than 200 characters');
@@ -53,21 +57,30 @@ export async function authenticate(services: AuthServices, request: FastifyReque
   if (!m) throw refused(request, 'Authorization is not "Bearer <key>"');
   const parsed = parseKey(m[1] as string);
   if (!parsed) throw refused(request, 'not of the form svc_sk_<env>_<key_id>_<secret>');
+  if (!parsed.checksumOk && !(await legacyKeyIds(services)).has(parsed.keyId)) {
+    throw refused(request, 'wrong checksum (a mistyped or made-up key)', parsed.keyId);
+  }
   const entry = await services.keyCache.resolve(parsed.keyId, () => findKeyForAuth(services.hot, parsed.keyId));
   const now = services.clock();
   // The hash comparison runs whether or not the key exists, so timing says nothing either.
   const secretOk = secretMatches(parsed.secret, entry?.secretHash);
   const reason = refusalReason(entry, secretOk, parsed.environment, services.config.env, now);
   if (reason !== undefined || !entry) throw refused(request, reason ?? 'unknown key id', parsed.keyId);
-  // Recorded by this process at most once a minute per key; the write touches no column the
-  // cache depends on, so it invalidates nothing (migration 0014's triggers ignore it).
-  if (entry.lastUsedMs === null || now - entry.lastUsedMs >= LAST_USE_RESOLUTION_MS) {
-    entry.lastUsedMs = now;
-    touchKey(services.database.db, entry.keyId, new Date(now).toISOString()).catch((err: unknown) =>
-      request.log.warn({ err, key_id: entry.keyId }, 'could not record last use'),
-    );
-  }
-  return entry.context;
+  return entry;
+}
+
+/**
+ * Records the key's use at most once a minute per key: this process skips the write within the
+ * minute, and the write's own condition skips it when another process wrote within the minute.
+ * It touches no column the cache depends on, so it invalidates nothing (the triggers ignore it).
+ */
+function recordUse(services: AuthServices, request: FastifyRequest, entry: KeyEntry, now: number): void {
+  if (entry.lastUsedMs !== null && now - entry.lastUsedMs < LAST_USE_RESOLUTION_MS) return;
+  entry.lastUsedMs = now;
+  const notBefore = new Date(now - LAST_USE_RESOLUTION_MS).toISOString();
+  touchKey(services.database.db, entry.keyId, new Date(now).toISOString(), request.ip, notBefore).catch((err: unknown) =>
+    request.log.warn({ err, key_id: entry.keyId }, 'could not record last use'),
+  );
 }
 
 /**
@@ -82,10 +95,10 @@ export async function authenticateThrottled(services: AuthServices, request: Fas
   const failures = services.config.authFailuresPerMinute;
   const bucket = addressBucket(request.ip);
   const budgets = [{ key: `api:${bucket}`, limit: failures, windowMs: 60_000 }];
-  let context: KeyContext | undefined;
+  let entry: KeyEntry | undefined;
   let refusal: AppError | undefined;
   try {
-    context = await authenticate(services, request);
+    entry = await authenticate(services, request);
   } catch (err) {
     if (!(err instanceof AppError) || err.code !== 'unauthorized') throw err;
     refusal = err;
@@ -99,8 +112,17 @@ export async function authenticateThrottled(services: AuthServices, request: Fas
       `Too many failed authentications from this address (at most ${failures} per minute); every request from it is refused for ${gate.retryAfter} s. Check the API key your client sends.`,
     );
   }
-  if (refusal || !context) throw refusal ?? new AppError('unauthorized', UNAUTHORIZED_DETAIL);
-  return context;
+  if (refusal || !entry) throw refusal ?? new AppError('unauthorized', UNAUTHORIZED_DETAIL);
+  // Only after the throttle: a right guess from a throttled address must not learn it was right.
+  if (entry.allows !== undefined && !entry.allows(request.ip)) {
+    request.log.debug({ key_id: entry.keyId, address: request.ip }, 'refused: address outside the key allowlist');
+    throw new AppError(
+      'ip_not_allowed',
+      `Key ${entry.keyId} may only be used from the addresses on its allowlist, and this request came from ${request.ip}. Send it from an allowed address, or ask an admin of the workspace to add this one (console: API keys, or wsops key allow-ip).`,
+    );
+  }
+  recordUse(services, request, entry, services.clock());
+  return entry.context;
 }
 
 export function requireScope(ctx: KeyContext, scope: string): void {

@@ -6,6 +6,7 @@
  * check found, notifications, the listener lost or back). What is cached is never a decision: revocation, expiry (against
  * the injected clock), environment and the secret are checked on every request, cached or not.
  */
+import { addressMatcher } from '../ip-ranges.js';
 import { ALWAYS_INSTALLED } from '../registers/define.js';
 import type { AuthRow } from '../store/keys.js';
 import type { KeyContext } from './key-context.js';
@@ -17,7 +18,10 @@ export interface KeyEntry {
   /** SHA-256 of the secret, decoded once (compared in constant time on every request). */
   readonly secretHash: Buffer;
   readonly expiresAtMs: number;
-  readonly revoked: boolean;
+  /** When it is (or was) revoked; a rolled key's lies in the future until its grace ends. */
+  readonly revokedAtMs: number | null;
+  /** The key's IP allowlist as a test of the client address; undefined: any address. */
+  readonly allows: ((address: string) => boolean) | undefined;
   /** Last use as this process knows it; moved forward when this process records a use. */
   lastUsedMs: number | null;
   /** Handed to the routes as is on every request (frozen: shared by every request of the key). */
@@ -38,7 +42,8 @@ export function keyEntry(row: AuthRow): KeyEntry {
     environment: row.environment,
     secretHash: Buffer.from(row.secret_hash, 'hex'),
     expiresAtMs: Date.parse(row.expires_at),
-    revoked: row.revoked_at !== null,
+    revokedAtMs: row.revoked_at === null ? null : Date.parse(row.revoked_at),
+    allows: row.allowed_ips ? addressMatcher(row.allowed_ips.split(' ')) : undefined,
     lastUsedMs: row.last_used_at === null ? null : Date.parse(row.last_used_at),
     context,
   };

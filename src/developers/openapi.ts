@@ -271,7 +271,9 @@ export function buildOpenApi(baseUrl: string): JsonSchema {
         Unauthorized: problemResponse('The key was not accepted (one answer for every reason).', {
           'WWW-Authenticate': { schema: { type: 'string' } },
         }),
-        Forbidden: problemResponse('The key lacks the scope this endpoint requires (`missing_scope` names it).'),
+        Forbidden: problemResponse(
+          'The key lacks the scope this endpoint requires (`missing_scope` names it), or the key holds an IP allowlist and the request came from elsewhere (`ip_not_allowed`).',
+        ),
         NotFound: problemResponse('No such record in this workspace.'),
         TooManyRequests: problemResponse(
           'The key exceeded its rate limit (with `key_id` and the RateLimit headers), or the client address spent its budget of failed authentications (every request from it is refused until `Retry-After`).',

@@ -13,6 +13,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ERROR_CATALOGUE, ERRORS_PAGE_PATH } from '../errors.js';
 import { REGISTERS } from '../registers/catalogue.js';
 import type { Services } from '../services.js';
+import { CHECKSUM_LENGTH, KEY_REGEX_SOURCE } from '../store/key-format.js';
 import { vendorFile } from '../vendor-files.js';
 import { ALL_EVENTS, type DataPart } from '../webhooks/event-types.js';
 import { serveStaticDocument } from './static-documents.js';
@@ -49,8 +50,13 @@ export function gettingStartedPage(baseUrl: string): string {
   return page(
     'wsops developer portal',
     `<h1>wsops developer portal</h1>
-<h2 id="keys">Keys</h2>
+<h2 id="keys">API keys</h2>
 <p>An administrator creates a key in the console (or <code>wsops key create --workspace W --scopes assets:read,people:read</code>). Send it on every request as <code>Authorization: Bearer svc_sk_…</code>. Hold it only on a server. A key reads only what its scopes name; <code>GET /api/v1/scopes</code> tells which it holds.</p>
+<p><strong>Finding leaked keys.</strong> A key is <code>svc_sk_&lt;env&gt;_&lt;key_id&gt;_&lt;secret&gt;</code> and matches this regular expression:</p>
+<pre>${html(KEY_REGEX_SOURCE)}</pre>
+<p>The last ${CHECKSUM_LENGTH} characters of <code>&lt;secret&gt;</code> are a checksum: the CRC32 (as zlib computes it) of everything before them, <code>svc_sk_</code> included, written in base62 (<code>0-9A-Za-z</code>, most significant digit first) and padded with <code>0</code> to ${CHECKSUM_LENGTH} characters. A scanner that checks it reports real keys only; a key with a wrong checksum is refused before any lookup (the usual 401). Keys made before checksums were added keep working. A ready <a href="https://github.com/secretlint/secretlint">secretlint</a> rule is in the wsops repository (<code>docs/secretlint/.secretlintrc.json</code>).</p>
+<p><strong>Rolling a key.</strong> “Roll” (console, or <code>wsops key roll --workspace W KEY_ID --grace 0|1h|24h|7d</code>) creates a successor with the same name, scopes and IP allowlist, shows its secret once, and revokes the old key after the grace; both work meanwhile. Keys expiring within 14 days are flagged in the console.</p>
+<p><strong>IP allowlists.</strong> A key may be limited to CIDR ranges (IPv4 and IPv6). A request with a valid key from elsewhere is refused with 403 <a href="${ERRORS_PAGE_PATH}#ip_not_allowed"><code>ip_not_allowed</code></a>. Behind a reverse proxy the address is the client's as the proxies the operator trusts report it.</p>
 <h2 id="client">The client</h2>
 <p><code>@wsops/client</code> is not on the npm registry yet. Install the tarball your wsops operator gives you (made in a wsops checkout with <code>npm ci &amp;&amp; npm pack -w @wsops/client</code>); it needs Node.js 20.19 or later, and is an ES module that CommonJS code can also <code>require()</code>.</p>
 <pre>npm install ./wsops-client-0.1.0.tgz

@@ -76,6 +76,10 @@ export function serverOptions(config: Config): FastifyHttpOptions<Server> {
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.headersTimeoutMs / 2))),
     },
     bodyLimit: 64 * 1024,
+    // request.ip, the client address of every throttle, allowlist, last use and log line: from
+    // X-Forwarded-For only through WSOPS_TRUSTED_PROXIES (proxy-addr walks the hops back from
+    // the peer and stops at the first untrusted one); without them the header is ignored.
+    trustProxy: config.trustedProxies.length ? config.trustedProxies : false,
     clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket) {
       if (err.code === 'ECONNRESET' || socket.destroyed) return;
       const [code, detail] =

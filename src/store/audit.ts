@@ -189,6 +189,14 @@ export function describeAudit(e: Pick<AuditRow, 'action' | 'target' | 'key_id' |
       return named('Created API key', d.name);
     case 'key.revoked':
       return `Revoked API key ${target}`;
+    case 'key.rolled':
+      return d.grace === '0'
+        ? `Rolled API key ${target} into ${text(d.successor) ?? 'a new key'} (old key revoked at once)`
+        : `Rolled API key ${target} into ${text(d.successor) ?? 'a new key'} (old key revoked at ${text(d.revoked_at) ?? 'the end of the grace'})`;
+    case 'key.allowlist_changed':
+      return Array.isArray(d.allowed_ips) && d.allowed_ips.length
+        ? `Limited API key ${target} to ${d.allowed_ips.join(', ')}`
+        : `Let API key ${target} be used from any address`;
     case 'endpoint.created':
       return text(d.url) ? `Registered webhook endpoint ${target} (${text(d.url)})` : `Registered webhook endpoint ${target}`;
     case 'endpoint.disabled':

@@ -13,13 +13,33 @@ export const AUTH_CHANNEL = 'wsops_auth';
 
 /**
  * What authentication reads of a key (src/store/keys.ts findKeyForAuth) and of its workspace.
- * A column added to that read must be added here too (in a new migration).
+ * A column added to that read must be added here too (in a new migration, with watchKeyColumns).
  */
 const KEY_COLUMNS = ['key_id', 'workspace_id', 'environment', 'secret_hash', 'scopes', 'expires_at', 'revoked_at'] as const;
+/** Migration 0018: the key's IP allowlist is checked on every request too. */
+export const KEY_COLUMNS_SINCE_0018 = [...KEY_COLUMNS, 'allowed_ips'] as const;
 const WORKSPACE_COLUMNS = ['id', 'modules'] as const;
 
 function changed(columns: readonly string[], distinct: string): string {
   return columns.map((c) => `OLD.${c} ${distinct} NEW.${c}`).join(' OR ');
+}
+
+/** Replaces the api_keys update trigger so that it watches `columns` (created by migration 0014). */
+export async function watchKeyColumns(db: Kysely<unknown>, dialect: Dialect, columns: readonly string[]): Promise<void> {
+  if (dialect === 'sqlite') {
+    await sql`DROP TRIGGER api_keys_auth_update`.execute(db);
+    await sql
+      .raw(
+        `CREATE TRIGGER api_keys_auth_update AFTER UPDATE ON api_keys WHEN ${changed(columns, 'IS NOT')} BEGIN UPDATE auth_version SET version = version + 1 WHERE id = 1; END`,
+      )
+      .execute(db);
+    return;
+  }
+  await sql`DROP TRIGGER api_keys_auth_update ON api_keys`.execute(db);
+  await sql
+    .raw(`CREATE TRIGGER api_keys_auth_update AFTER UPDATE ON api_keys FOR EACH ROW
+      WHEN (${changed(columns, 'IS DISTINCT FROM')}) EXECUTE FUNCTION wsops_auth_changed()`)
+    .execute(db);
 }
 
 export async function createAuthChangeSignals(db: Kysely<unknown>, dialect: Dialect): Promise<void> {

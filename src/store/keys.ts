@@ -2,33 +2,26 @@ import crypto, { createHash, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
+import { canonicalCidrs } from '../ip-ranges.js';
 import { splitList } from '../lists.js';
 import { ALL_SCOPES } from '../registers/define.js';
 import { refuseUnsafeName } from '../text-rules.js';
 import { recordAudit } from './audit.js';
 import type { Dialect } from './database.js';
 import type { HotQueries } from './hot-queries.js';
+import { CHECKSUM_LENGTH, formatKey, KEY_ID_LENGTH, SECRET_LENGTH } from './key-format.js';
 import type { DB } from './schema.js';
 import { lockWorkspace } from './workspaces.js';
 
 export const DEFAULT_KEY_DAYS = 90;
 export const MAX_KEY_DAYS = 365;
 const DAY_MS = 86_400_000;
-
-/** `svc_sk_<env>_<key_id>_<secret>`; key_id and secret are base62, so `_` separates cleanly. */
-const KEY_PATTERN = /^svc_sk_(live|test)_([0-9A-Za-z]{16})_([0-9A-Za-z]{43})$/;
-
-export interface ParsedKey {
-  environment: 'live' | 'test';
-  keyId: string;
-  secret: string;
-}
-
-export function parseKey(text: string): ParsedKey | undefined {
-  const m = KEY_PATTERN.exec(text);
-  if (!m) return undefined;
-  return { environment: m[1] as 'live' | 'test', keyId: m[2] as string, secret: m[3] as string };
-}
+/** A valid key not used for this long (or never) is marked so an admin can revoke it. */
+export const UNUSED_DAYS = 30;
+/** A valid key expiring within this many days is flagged (console, /metrics). */
+export const EXPIRING_DAYS = 14;
+/** Graces a roll offers: the old key is revoked this long after its successor is made. */
+export const ROLL_GRACES: Readonly<Record<string, number>> = { '0': 0, '1h': 3_600_000, '24h': DAY_MS, '7d': 7 * DAY_MS };
 
 /**
  * The secret carries 43 base62 characters (about 256 bits), so a single SHA-256 is a sound
@@ -77,11 +70,20 @@ export interface KeySummary {
   scopes: string[];
   created_at: string;
   expires_at: string;
+  /** When it was or will be revoked (a rolled key is revoked at the end of its grace). */
   revoked_at: string | null;
   last_used_at: string | null;
+  /** Client address of the last use (behind WSOPS_TRUSTED_PROXIES: the client's, not the proxy's). */
+  last_used_ip: string | null;
   status: 'valid' | 'expired' | 'revoked';
   /** Who created it: `cli`, `console:<email>`, `demo` (null for keys from before this was kept). */
   created_by: string | null;
+  /** CIDR ranges it may be used from; null: any address. */
+  allowed_ips: string[] | null;
+  /** Valid, and never used or not used in the last 30 days: a candidate for revocation. */
+  unused: boolean;
+  /** Valid and expiring within 14 days. */
+  expiring_soon: boolean;
 }
 
 export interface CreateKeyInput {
@@ -91,13 +93,21 @@ export interface CreateKeyInput {
   days?: number;
   name?: string;
   createdBy?: string;
+  /** CIDR ranges (IPv4, IPv6, or bare addresses) the key may be used from; none: anywhere. */
+  allowedIps?: readonly string[];
   now: number;
   maxKeys: number;
   dialect: Dialect;
 }
 
+/** A key is revoked once its revoked_at has come (a roll sets it in the future). */
+function isRevoked(revokedAt: string | null, now: number): boolean {
+  return revokedAt !== null && Date.parse(revokedAt) <= now;
+}
+
 function summarize(row: DB['api_keys'], now: number): KeySummary {
-  const status = row.revoked_at ? 'revoked' : Date.parse(row.expires_at) <= now ? 'expired' : 'valid';
+  const status = isRevoked(row.revoked_at, now) ? 'revoked' : Date.parse(row.expires_at) <= now ? 'expired' : 'valid';
+  const valid = status === 'valid';
   return {
     key_id: row.key_id,
     name: row.name,
@@ -107,9 +117,67 @@ function summarize(row: DB['api_keys'], now: number): KeySummary {
     expires_at: row.expires_at,
     revoked_at: row.revoked_at,
     last_used_at: row.last_used_at,
+    last_used_ip: row.last_used_ip,
     status,
     created_by: row.created_by,
+    allowed_ips: row.allowed_ips ? row.allowed_ips.split(' ') : null,
+    unused: valid && (row.last_used_at === null || Date.parse(row.last_used_at) <= now - UNUSED_DAYS * DAY_MS),
+    expiring_soon: valid && Date.parse(row.expires_at) - now <= EXPIRING_DAYS * DAY_MS,
   };
+}
+
+/** The stored form of an allowlist (canonical ranges, space-separated), or a clear 400. */
+export function allowlistColumn(items: readonly string[] | undefined): string | null {
+  try {
+    const cidrs = canonicalCidrs(items ?? []);
+    return cidrs.length ? cidrs.join(' ') : null;
+  } catch (err) {
+    throw new AppError('invalid_parameter', (err as Error).message, { param: 'allowed_ips' });
+  }
+}
+
+function checkName(raw: string | undefined): string {
+  const name = (raw ?? 'API key').trim();
+  if (name.length === 0 || name.length > 100) {
+    throw new AppError('invalid_parameter', 'key name must be 1 to 100 characters', { param: 'name' });
+  }
+  refuseUnsafeName(name, 'the key name', 'name');
+  return name;
+}
+
+/** Refuses a new key beyond the plan limit; run in the transaction that inserts it, workspace locked. */
+async function checkPlanLimit(trx: Kysely<DB>, workspaceId: string, nowIso: string, maxKeys: number): Promise<void> {
+  const { n } = await trx
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('workspace_id', '=', workspaceId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', nowIso)
+    .executeTakeFirstOrThrow();
+  if (Number(n) >= maxKeys) {
+    throw new AppError(
+      'limit_reached',
+      `the plan allows ${maxKeys} unrevoked keys per workspace and ${Number(n)} exist; revoke one first (wsops key revoke)`,
+    );
+  }
+}
+
+/** A new key's row and its full text (shown once): the secret is 37 random characters and the checksum. */
+function newKeyRow(
+  fields: Omit<DB['api_keys'], 'key_id' | 'secret_hash' | 'checksummed' | 'revoked_at' | 'last_used_at' | 'last_used_ip'>,
+) {
+  const keyId = randomBase62(KEY_ID_LENGTH);
+  const { key, secret } = formatKey(fields.environment as 'live' | 'test', keyId, randomBase62(SECRET_LENGTH - CHECKSUM_LENGTH));
+  const row: DB['api_keys'] = {
+    ...fields,
+    key_id: keyId,
+    secret_hash: hashSecret(secret),
+    checksummed: 1,
+    revoked_at: null,
+    last_used_at: null,
+    last_used_ip: null,
+  };
+  return { row, key };
 }
 
 export async function createKey(db: Kysely<DB>, input: CreateKeyInput): Promise<KeySummary & { key: string }> {
@@ -119,55 +187,40 @@ export async function createKey(db: Kysely<DB>, input: CreateKeyInput): Promise<
       param: 'days',
     });
   }
-  const name = (input.name ?? 'API key').trim();
-  if (name.length === 0 || name.length > 100) {
-    throw new AppError('invalid_parameter', 'key name must be 1 to 100 characters', { param: 'name' });
-  }
-  refuseUnsafeName(name, 'the key name', 'name');
-  const keyId = randomBase62(16);
-  const secret = randomBase62(43);
+  const name = checkName(input.name);
   const nowIso = new Date(input.now).toISOString();
-  const row: DB['api_keys'] = {
-    key_id: keyId,
+  const { row, key } = newKeyRow({
     workspace_id: input.workspaceId,
     name,
     environment: input.environment,
-    secret_hash: hashSecret(secret),
     scopes: input.scopes.join(' '),
     created_at: nowIso,
     expires_at: new Date(input.now + days * DAY_MS).toISOString(),
-    revoked_at: null,
-    last_used_at: null,
     created_by: input.createdBy ?? null,
-  };
+    allowed_ips: allowlistColumn(input.allowedIps),
+  });
   await db.transaction().execute(async (trx) => {
     // Two concurrent creations must not both pass the plan limit.
     await lockWorkspace(trx, input.dialect, input.workspaceId);
-    const { n } = await trx
-      .selectFrom('api_keys')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('workspace_id', '=', input.workspaceId)
-      .where('revoked_at', 'is', null)
-      .where('expires_at', '>', nowIso)
-      .executeTakeFirstOrThrow();
-    if (Number(n) >= input.maxKeys) {
-      throw new AppError(
-        'limit_reached',
-        `the plan allows ${input.maxKeys} unrevoked keys per workspace and ${Number(n)} exist; revoke one first (wsops key revoke)`,
-      );
-    }
+    await checkPlanLimit(trx, input.workspaceId, nowIso, input.maxKeys);
     await trx.insertInto('api_keys').values(row).execute();
     await recordAudit(trx, {
       workspaceId: input.workspaceId,
       at: nowIso,
       actor: input.createdBy ?? 'cli',
       action: 'key.created',
-      keyId,
-      target: keyId,
-      detail: { name, environment: input.environment, scopes: input.scopes, expires_at: row.expires_at },
+      keyId: row.key_id,
+      target: row.key_id,
+      detail: {
+        name,
+        environment: input.environment,
+        scopes: input.scopes,
+        expires_at: row.expires_at,
+        ...(row.allowed_ips ? { allowed_ips: row.allowed_ips.split(' ') } : {}),
+      },
     });
   });
-  return { ...summarize(row, input.now), key: `svc_sk_${input.environment}_${keyId}_${secret}` };
+  return { ...summarize(row, input.now), key };
 }
 
 export async function listKeys(db: Kysely<DB>, workspaceId: string, now: number): Promise<KeySummary[]> {
@@ -184,12 +237,172 @@ export async function revokeKey(db: Kysely<DB>, workspaceId: string, keyId: stri
       .where('workspace_id', '=', workspaceId)
       .executeTakeFirst();
     if (!row) throw new AppError('not_found', `no key ${keyId} in workspace ${workspaceId}; list them with: wsops key list`);
-    if (row.revoked_at) return summarize(row, now);
+    if (isRevoked(row.revoked_at, now)) return summarize(row, now);
+    // Also a key in the grace of a roll: revoked now rather than at the end of its grace.
     const revokedAt = new Date(now).toISOString();
     await trx.updateTable('api_keys').set({ revoked_at: revokedAt }).where('key_id', '=', keyId).execute();
     await recordAudit(trx, { workspaceId, at: revokedAt, actor, action: 'key.revoked', keyId, target: keyId });
     return summarize({ ...row, revoked_at: revokedAt }, now);
   });
+}
+
+export interface RollKeyInput {
+  workspaceId: string;
+  keyId: string;
+  /** One of ROLL_GRACES: how long the old key stays valid beside its successor. */
+  grace: string;
+  actor: string;
+  now: number;
+  maxKeys: number;
+  dialect: Dialect;
+}
+
+export interface RolledKey {
+  /** The new key: same name, scopes, environment, allowlist and life; its secret shown once. */
+  successor: KeySummary & { key: string };
+  /** The old key, revoked at `revoked_at` (now, or at the end of the grace). */
+  rolled: KeySummary;
+}
+
+export function parseGrace(text: string): number {
+  const ms = ROLL_GRACES[text.trim()];
+  if (ms === undefined) {
+    throw new AppError(
+      'invalid_parameter',
+      `grace must be one of ${Object.keys(ROLL_GRACES).join(', ')} (0: revoke the old key now); got "${text.slice(0, 20)}"`,
+      {
+        param: 'grace',
+      },
+    );
+  }
+  return ms;
+}
+
+/**
+ * Rolls a key (the description's rotation recipe in one step): creates its successor and
+ * schedules the old key's revocation at the end of the grace; both are valid meanwhile. The old
+ * key no longer counts toward the plan limit (it is on its way out), so a roll works at the limit.
+ */
+export async function rollKey(db: Kysely<DB>, input: RollKeyInput): Promise<RolledKey> {
+  const graceMs = parseGrace(input.grace);
+  const nowIso = new Date(input.now).toISOString();
+  const revokesAt = new Date(input.now + graceMs).toISOString();
+  return db.transaction().execute(async (trx) => {
+    await lockWorkspace(trx, input.dialect, input.workspaceId);
+    const old = await trx
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('key_id', '=', input.keyId)
+      .where('workspace_id', '=', input.workspaceId)
+      .executeTakeFirst();
+    if (!old) throw new AppError('not_found', `no key ${input.keyId} in workspace ${input.workspaceId}; list them with: wsops key list`);
+    const current = summarize(old, input.now);
+    if (current.status !== 'valid' || old.revoked_at !== null) {
+      const why = old.revoked_at !== null && current.status === 'valid' ? `already rolled (revoked at ${old.revoked_at})` : current.status;
+      throw new AppError(
+        'invalid_state',
+        `key ${input.keyId} is ${why}: only a valid key can be rolled; create a new key instead (wsops key create)`,
+      );
+    }
+    await trx.updateTable('api_keys').set({ revoked_at: revokesAt }).where('key_id', '=', old.key_id).execute();
+    await checkPlanLimit(trx, input.workspaceId, nowIso, input.maxKeys);
+    const lifeMs = Math.min(MAX_KEY_DAYS * DAY_MS, Math.max(DAY_MS, Date.parse(old.expires_at) - Date.parse(old.created_at)));
+    const { row, key } = newKeyRow({
+      workspace_id: input.workspaceId,
+      name: old.name,
+      environment: old.environment,
+      scopes: old.scopes,
+      created_at: nowIso,
+      expires_at: new Date(input.now + lifeMs).toISOString(),
+      created_by: input.actor,
+      allowed_ips: old.allowed_ips,
+    });
+    await trx.insertInto('api_keys').values(row).execute();
+    await recordAudit(trx, {
+      workspaceId: input.workspaceId,
+      at: nowIso,
+      actor: input.actor,
+      action: 'key.created',
+      keyId: row.key_id,
+      target: row.key_id,
+      detail: {
+        name: row.name,
+        environment: row.environment,
+        scopes: row.scopes.split(' '),
+        expires_at: row.expires_at,
+        rolled_from: old.key_id,
+      },
+    });
+    await recordAudit(trx, {
+      workspaceId: input.workspaceId,
+      at: nowIso,
+      actor: input.actor,
+      action: 'key.rolled',
+      keyId: old.key_id,
+      target: old.key_id,
+      detail: { successor: row.key_id, grace: input.grace.trim(), revoked_at: revokesAt },
+    });
+    return { successor: { ...summarize(row, input.now), key }, rolled: summarize({ ...old, revoked_at: revokesAt }, input.now) };
+  });
+}
+
+/** Replaces a key's IP allowlist (empty: any address); audited. Effective on the next request (the key caches are told). */
+export async function setAllowedIps(
+  db: Kysely<DB>,
+  input: { workspaceId: string; keyId: string; allowedIps: readonly string[]; actor: string; now: number },
+): Promise<KeySummary> {
+  const column = allowlistColumn(input.allowedIps);
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('key_id', '=', input.keyId)
+      .where('workspace_id', '=', input.workspaceId)
+      .executeTakeFirst();
+    if (!row) throw new AppError('not_found', `no key ${input.keyId} in workspace ${input.workspaceId}; list them with: wsops key list`);
+    await trx.updateTable('api_keys').set({ allowed_ips: column }).where('key_id', '=', row.key_id).execute();
+    const at = new Date(input.now).toISOString();
+    await recordAudit(trx, {
+      workspaceId: input.workspaceId,
+      at,
+      actor: input.actor,
+      action: 'key.allowlist_changed',
+      keyId: row.key_id,
+      target: row.key_id,
+      detail: { allowed_ips: column ? column.split(' ') : null },
+    });
+    return summarize({ ...row, allowed_ips: column }, input.now);
+  });
+}
+
+/**
+ * Ids of keys made before checksums that may still be accepted: authentication looks up a key
+ * whose checksum is wrong only when its id is here. Read once per process: no key made since
+ * migration 0018 is one of them, so the set only ever shrinks.
+ */
+export async function listLegacyKeyIds(db: Kysely<DB>, now: number): Promise<Set<string>> {
+  const nowIso = new Date(now).toISOString();
+  const rows = await db
+    .selectFrom('api_keys')
+    .select('key_id')
+    .where('checksummed', '=', 0)
+    .where('expires_at', '>', nowIso)
+    .where((eb) => eb.or([eb('revoked_at', 'is', null), eb('revoked_at', '>', nowIso)]))
+    .execute();
+  return new Set(rows.map((r) => r.key_id));
+}
+
+/** Valid keys expiring within EXPIRING_DAYS, every workspace: a /metrics gauge. */
+export async function countExpiringKeys(db: Kysely<DB>, now: number): Promise<number> {
+  const nowIso = new Date(now).toISOString();
+  const { n } = await db
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('expires_at', '>', nowIso)
+    .where('expires_at', '<=', new Date(now + EXPIRING_DAYS * DAY_MS).toISOString())
+    .where((eb) => eb.or([eb('revoked_at', 'is', null), eb('revoked_at', '>', nowIso)]))
+    .executeTakeFirstOrThrow();
+  return Number(n);
 }
 
 export interface AuthRow {
@@ -201,6 +414,7 @@ export interface AuthRow {
   expires_at: string;
   revoked_at: string | null;
   last_used_at: string | null;
+  allowed_ips: string | null;
   modules: string;
 }
 
@@ -210,7 +424,7 @@ export interface AuthRow {
  */
 export async function findKeyForAuth(hot: HotQueries, keyId: string): Promise<AuthRow | undefined> {
   const rows = await hot.rows(
-    `SELECT k.key_id, k.workspace_id, k.environment, k.secret_hash, k.scopes, k.expires_at, k.revoked_at, k.last_used_at, w.modules
+    `SELECT k.key_id, k.workspace_id, k.environment, k.secret_hash, k.scopes, k.expires_at, k.revoked_at, k.last_used_at, k.allowed_ips, w.modules
      FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.key_id = ?`,
     [keyId],
   );
@@ -225,10 +439,20 @@ export async function findKeyForAuth(hot: HotQueries, keyId: string): Promise<Au
     expires_at: r[5] as string,
     revoked_at: r[6] ?? null,
     last_used_at: r[7] ?? null,
-    modules: r[8] as string,
+    allowed_ips: r[8] ?? null,
+    modules: r[9] as string,
   };
 }
 
-export async function touchKey(db: Kysely<DB>, keyId: string, at: string): Promise<void> {
-  await db.updateTable('api_keys').set({ last_used_at: at }).where('key_id', '=', keyId).execute();
+/**
+ * Records a use unless one was recorded since `notBefore`: the condition is in the statement,
+ * so however many processes serve the key, the row is written at most once per interval.
+ */
+export async function touchKey(db: Kysely<DB>, keyId: string, at: string, ip: string, notBefore: string): Promise<void> {
+  await db
+    .updateTable('api_keys')
+    .set({ last_used_at: at, last_used_ip: ip })
+    .where('key_id', '=', keyId)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', notBefore)]))
+    .execute();
 }

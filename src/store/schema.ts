@@ -27,6 +27,12 @@ export interface ApiKeysTable {
   revoked_at: string | null;
   last_used_at: string | null;
   created_by: string | null;
+  /** Client address of the last use (recorded with last_used_at, at most once a minute). */
+  last_used_ip: string | null;
+  /** Space-separated CIDR ranges the key may be used from; null: anywhere. */
+  allowed_ips: string | null;
+  /** 1 when the secret ends in its checksum; 0 for keys made before checksums (migration 0018). */
+  checksummed: number;
 }
 
 export interface AuditEventsTable {

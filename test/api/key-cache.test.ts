@@ -401,6 +401,7 @@ describe('key cache rules', () => {
     expires_at: '2030-01-01T00:00:00.000Z',
     revoked_at: null,
     last_used_at: null,
+    allowed_ips: null,
     modules: 'assets',
   });
   /** A database stand-in that counts its reads; `during` runs while a read is in flight. */

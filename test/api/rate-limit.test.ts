@@ -10,6 +10,7 @@ import { addressBucket } from '../../src/auth/rate-limit.js';
 import { loadConfig } from '../../src/config.js';
 import { buildApp } from '../../src/http/app.js';
 import { createServices } from '../../src/services.js';
+import { formatKey } from '../../src/store/key-format.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness, TEST_SECRET } from '../helpers/harness.js';
 
@@ -188,11 +189,15 @@ for (const dialect of DIALECTS) {
       const logger = pino({ level: 'debug' }, { write: (line: string) => lines.push(line) });
       const app = buildApp(h.services, { logger });
       try {
-        const secret = wrong.split('_').at(-1) as string;
         const [, , , id] = key.split('_');
+        // Both with a right checksum (issue 29), so that each reaches the check it names.
+        const wrongSecret = formatKey('test', id as string, 'A'.repeat(37)).key;
+        const unknownId = formatKey('test', 'Z'.repeat(16), 'B'.repeat(37)).key;
+        const secret = wrongSecret.split('_').at(-1) as string;
         const cases: [string | undefined, string][] = [
-          [wrong, 'wrong secret'],
-          [`svc_sk_test_${'Z'.repeat(16)}_${'B'.repeat(43)}`, 'unknown key id'],
+          [wrongSecret, 'wrong secret'],
+          [wrong, 'wrong checksum'],
+          [unknownId, 'unknown key id'],
           ['not-a-key', 'not of the form'],
           [undefined, 'no Authorization header'],
         ];
@@ -209,9 +214,10 @@ for (const dialect of DIALECTS) {
           assert.equal(refusal.level, 20);
           assert.match(refusal.reason, new RegExp(reason));
           assert.ok(refusal.request_id, 'the line carries the request id');
-          if (k === wrong) assert.equal(refusal.key_id, id);
-          assert.ok(!lines.join('').includes(secret), 'the secret is never logged');
-          assert.ok(!lines.join('').includes('B'.repeat(43)), 'the secret is never logged');
+          if (k === wrongSecret || k === wrong) assert.equal(refusal.key_id, id);
+          for (const s of [secret, wrong.split('_').at(-1) as string, unknownId.split('_').at(-1) as string]) {
+            assert.ok(!lines.join('').includes(s), 'the secret is never logged');
+          }
         }
       } finally {
         await app.close();

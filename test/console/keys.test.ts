@@ -5,7 +5,8 @@ import { type SignedInAdmin, signedInAdmin } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
-const KEY_RE = /svc_sk_(live|test)_([0-9A-Za-z]{16})_[0-9A-Za-z]{43}/;
+const KEY_RE = /svc_sk_(live|test)_([0-9A-Za-z]{16})_[0-9A-Za-z]{43}/g;
+const KEY_ONE = new RegExp(KEY_RE.source);
 
 for (const dialect of DIALECTS) {
   describe(`console API keys [${dialect}]`, () => {
@@ -28,14 +29,14 @@ for (const dialect of DIALECTS) {
       const res = await create({ scopes: ['assets:read', 'people:read'] });
       assert.equal(res.status, 201, res.body);
       assert.equal(res.headers['cache-control'], 'no-store');
-      const m = KEY_RE.exec(res.body);
+      const m = KEY_ONE.exec(res.body);
       assert.ok(m, 'the full key is on the page');
       assert.match(res.body, /you won’t see it again/);
       assert.match(res.body, /data-copy="new-key-value"/);
       const api = await h.get('/api/v1/assets?limit=1', m[0]);
       assert.equal(api.status, 200);
       const list = await admin.get('/console/keys');
-      assert.ok(!KEY_RE.test(list.body), 'the list never shows a full key');
+      assert.ok(!KEY_ONE.test(list.body), 'the list never shows a full key');
       assert.ok(list.body.includes(m[2] as string), 'the list shows the key_id');
       assert.ok(list.body.includes(admin.email), 'created by the signed-in admin');
     });
@@ -106,7 +107,7 @@ for (const dialect of DIALECTS) {
         assert.match(res.body, pattern);
         if (field !== 'name') assert.match(res.body, /value="Kept name"/, 'typed values are kept');
         if (field === 'scopes' || field === 'days' || field === 'name') assert.match(res.body, new RegExp(`id="f-${field}-error"`));
-        assert.ok(!KEY_RE.test(res.body));
+        assert.ok(!KEY_ONE.test(res.body));
         assert.equal((await admin.get('/console/keys')).body.match(/(\d+) of 20 keys/)?.[1], before);
       });
     }
@@ -121,6 +122,93 @@ for (const dialect of DIALECTS) {
         assert.equal(res.status, 400);
         assert.match(res.body, /allows 1 valid keys/);
         assert.match(res.body, /1 of 1 keys/);
+      } finally {
+        await fresh.close();
+      }
+    });
+
+    it('a key can be limited to IP ranges at creation; a malformed range is refused next to the field', async () => {
+      const bad = await create({ allowed_ips: '203.0.113.0/24, 10.0.0.0/33' });
+      assert.equal(bad.status, 400);
+      assert.match(bad.body, /id="f-allowed_ips-error"/);
+      assert.match(bad.body, /&quot;10\.0\.0\.0\/33&quot; is not a CIDR range/);
+      assert.match(bad.body, /value="203\.0\.113\.0\/24, 10\.0\.0\.0\/33"/, 'what was typed is kept');
+      const res = await create({ name: 'Limited', allowed_ips: '203.0.113.0/24 2001:db8::/32' });
+      assert.equal(res.status, 201, res.body);
+      const key = KEY_ONE.exec(res.body)?.[0] as string;
+      const from = (remoteAddress: string) =>
+        h.app.inject({ method: 'GET', url: '/api/v1/assets?limit=1', remoteAddress, headers: { authorization: `Bearer ${key}` } });
+      assert.equal((await from('203.0.113.50')).statusCode, 200);
+      assert.equal((await from('198.51.100.50')).statusCode, 403);
+      const list = await admin.get('/console/keys');
+      assert.match(list.body, /<code class="chip">203\.0\.113\.0\/24<\/code>/);
+    });
+
+    it('the IP allowlist of a key can be changed; the change applies from the next request', async () => {
+      const k = await h.key(ws, ['assets:read']);
+      const form = await admin.get(`/console/keys/${k.keyId}/allowlist`);
+      assert.equal(form.status, 200);
+      const refused = await admin.post(`/console/keys/${k.keyId}/allowlist`, { allowed_ips: 'not-an-ip' });
+      assert.equal(refused.status, 400);
+      assert.match(refused.body, /is not a CIDR range/);
+      const saved = await admin.post(`/console/keys/${k.keyId}/allowlist`, { allowed_ips: '10.0.0.0/8' });
+      assert.equal(saved.status, 303);
+      assert.match((await admin.get(saved.location)).body, new RegExp(`IP allowlist of key ${k.keyId} saved`));
+      const from = (remoteAddress: string) =>
+        h.app.inject({ method: 'GET', url: '/api/v1/assets?limit=1', remoteAddress, headers: { authorization: `Bearer ${k.key}` } });
+      assert.deepEqual([(await from('10.1.1.1')).statusCode, (await from('192.0.2.1')).statusCode], [200, 403]);
+      await admin.post(`/console/keys/${k.keyId}/allowlist`, { allowed_ips: '' });
+      assert.equal((await from('192.0.2.1')).statusCode, 200, 'emptied: any address');
+    });
+
+    it('roll: the chosen grace, the successor shown once, both keys valid meanwhile, then only the successor', async () => {
+      const k = await h.key(ws, ['assets:read']);
+      const page = await admin.get(`/console/keys/${k.keyId}/roll`);
+      assert.equal(page.status, 200);
+      for (const g of ['0', '1h', '24h', '7d']) assert.match(page.body, new RegExp(`name="grace" value="${g}"`));
+      assert.equal((await h.get('/api/v1/assets?limit=1', k.key)).status, 200, 'showing the form changes nothing');
+      const bad = await admin.post(`/console/keys/${k.keyId}/roll`, { grace: '2d' });
+      assert.equal(bad.status, 400);
+      assert.match(bad.body, /grace must be one of/);
+      const res = await admin.post(`/console/keys/${k.keyId}/roll`, { grace: '1h' });
+      assert.equal(res.status, 201, res.body);
+      assert.equal(res.headers['cache-control'], 'no-store');
+      const successor = KEY_ONE.exec(res.body)?.[0] as string;
+      assert.ok(successor && !successor.includes(k.keyId));
+      assert.match(res.body, new RegExp(`Key ${k.keyId} rolled`));
+      assert.deepEqual([(await h.get('/api/v1/scopes', k.key)).status, (await h.get('/api/v1/scopes', successor)).status], [200, 200]);
+      const list = await admin.get('/console/keys');
+      assert.match(list.body, />Rolled</);
+      assert.ok(!list.body.includes(`href="/console/keys/${k.keyId}/roll"`), 'a rolled key offers no second roll');
+      h.clock.advance(3_600_000);
+      assert.deepEqual([(await h.get('/api/v1/scopes', k.key)).status, (await h.get('/api/v1/scopes', successor)).status], [401, 200]);
+      h.clock.advance(-3_600_000);
+    });
+
+    it('last use shows when and from where; never-used keys and keys expiring within 14 days are marked, on the keys page and the overview', async () => {
+      const fresh = await createHarness(dialect);
+      try {
+        const w = await fresh.workspace({ seed: false });
+        const used = await fresh.key(w, ['assets:read']);
+        await fresh.key(w, ['assets:read'], { days: 10 });
+        await fresh.app.inject({
+          method: 'GET',
+          url: '/api/v1/scopes',
+          remoteAddress: '203.0.113.77',
+          headers: { authorization: `Bearer ${used.key}` },
+        });
+        await new Promise((r) => setTimeout(r, 80));
+        const a = await signedInAdmin(fresh, w);
+        const page = await a.get('/console/keys');
+        assert.match(page.body, /from <code>203\.0\.113\.77<\/code>/);
+        assert.match(page.body, />Never used</);
+        assert.match(page.body, />Expires in 10 days</);
+        assert.match(page.body, /1 key expires<\/strong>|1 key expires within 14 days/);
+        const overview = await a.get('/console');
+        assert.match(overview.body, /1 API key expires within 14 days/);
+        fresh.clock.advance(31 * 86_400_000);
+        const later = await signedInAdmin(fresh, w, { email: 'later@example.com' }); // the first session has expired
+        assert.match((await later.get('/console/keys')).body, />Unused 30\+ days</);
       } finally {
         await fresh.close();
       }

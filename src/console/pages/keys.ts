@@ -1,12 +1,27 @@
 /**
- * API keys: create (the full key shown once), list with status in words, revoke with a
- * confirmation. The rules are those of src/store/keys.ts (the CLI's too): nothing is checked
+ * API keys: create (the full key shown once, optionally limited to IP ranges), list with status,
+ * last use and what needs attention in words, roll with a grace, change the IP allowlist,
+ * revoke with a confirmation. The rules are those of src/store/keys.ts (the CLI's too): nothing is checked
  * here a second time except that a form field holds a whole number.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
+import { CIDR_EXAMPLE } from '../../ip-ranges.js';
 import type { Services } from '../../services.js';
-import { createKey, DEFAULT_KEY_DAYS, type KeySummary, listKeys, MAX_KEY_DAYS, parseScopes, revokeKey } from '../../store/keys.js';
+import {
+  createKey,
+  DEFAULT_KEY_DAYS,
+  EXPIRING_DAYS,
+  type KeySummary,
+  listKeys,
+  MAX_KEY_DAYS,
+  parseScopes,
+  ROLL_GRACES,
+  revokeKey,
+  rollKey,
+  setAllowedIps,
+  UNUSED_DAYS,
+} from '../../store/keys.js';
 import { getWorkspace } from '../../store/workspaces.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formError, formValue, formValues, textField } from '../forms.js';
@@ -16,22 +31,53 @@ import { SCOPE_INFO } from '../scopes.js';
 
 const KEY_ID = /^[0-9A-Za-z]{16}$/;
 
+const DAY_MS = 86_400_000;
+
 interface KeyForm {
   name: string;
   scopes: string[];
   environment: string;
   days: string;
+  allowedIps: string;
 }
 
-/** Counted as createKey counts toward the plan limit: unrevoked and unexpired, both environments. */
+/** The roll form's choices, in the order shown. */
+const GRACE_LABELS: Record<string, string> = {
+  '0': 'Now: the old key stops working at once',
+  '1h': 'In 1 hour',
+  '24h': 'In 24 hours',
+  '7d': 'In 7 days',
+};
+
+/** Counted as createKey counts toward the plan limit: valid and not on its way out after a roll. */
 function countsTowardLimit(k: KeySummary): boolean {
-  return k.status === 'valid';
+  return k.status === 'valid' && k.revoked_at === null;
 }
 
-function statusBadge(k: KeySummary): Html {
+function statusBadge(k: KeySummary, now: number): Html {
+  if (k.status === 'valid' && k.revoked_at)
+    return html`${badge('warn', 'Rolled')} <span class="hint">revoked ${formatTime(k.revoked_at)}</span>`;
+  if (k.status === 'valid' && k.expiring_soon) {
+    const days = Math.max(0, Math.ceil((Date.parse(k.expires_at) - now) / DAY_MS));
+    return badge('warn', `Expires in ${days} day${days === 1 ? '' : 's'}`);
+  }
   if (k.status === 'valid') return badge('good', 'Valid');
   if (k.status === 'expired') return badge('warn', 'Expired');
   return badge('neutral', 'Revoked');
+}
+
+/** When and from where, and a mark on keys nobody uses (candidates for revocation). */
+function lastUse(k: KeySummary): Html {
+  const when = formatTime(k.last_used_at, 'never');
+  const where = k.last_used_ip ? html`<br><span class="hint">from <code>${k.last_used_ip}</code></span>` : '';
+  const mark = k.unused ? html`<br>${badge('warn', k.last_used_at ? `Unused ${UNUSED_DAYS}+ days` : 'Never used')}` : '';
+  return html`${when}${where}${mark}`;
+}
+
+function allowlistCell(k: KeySummary): Html {
+  return k.allowed_ips
+    ? html`${k.allowed_ips.map((c) => html`<code class="chip">${c}</code> `)}`
+    : html`<span class="muted">any address</span>`;
 }
 
 function actorLabel(actor: string | null): string {
@@ -42,7 +88,7 @@ function actorLabel(actor: string | null): string {
   return actor;
 }
 
-function keyTable(keys: KeySummary[]): Html {
+function keyTable(keys: KeySummary[], now: number): Html {
   if (keys.length === 0) {
     return emptyState(
       'No API keys yet',
@@ -58,14 +104,19 @@ function keyTable(keys: KeySummary[]): Html {
   <td class="wrap">${actorLabel(k.created_by)}</td>
   <td>${formatTime(k.created_at)}</td>
   <td>${formatTime(k.expires_at)}</td>
-  <td>${formatTime(k.last_used_at, 'never')}</td>
-  <td>${statusBadge(k)}</td>
-  <td>${k.status === 'revoked' ? '' : html`<a class="button small danger-outline" href="/console/keys/${k.key_id}/revoke">Revoke<span class="visually-hidden"> key ${k.key_id}</span></a>`}</td>
+  <td>${lastUse(k)}</td>
+  <td class="wrap">${allowlistCell(k)}</td>
+  <td>${statusBadge(k, now)}</td>
+  <td class="actions">${
+    k.status === 'revoked'
+      ? ''
+      : html`${k.status === 'valid' && k.revoked_at === null ? html`<a class="button small" href="/console/keys/${k.key_id}/roll">Roll<span class="visually-hidden"> key ${k.key_id}</span></a> ` : ''}<a class="button small" href="/console/keys/${k.key_id}/allowlist">IP allowlist<span class="visually-hidden"> of key ${k.key_id}</span></a> <a class="button small danger-outline" href="/console/keys/${k.key_id}/revoke">Revoke<span class="visually-hidden"> key ${k.key_id}</span></a>`
+  }</td>
 </tr>`,
   );
   return html`<div class="table-scroll" tabindex="0" role="region" aria-label="API keys">
 <table>
-  <thead><tr><th scope="col">Key ID</th><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Environment</th><th scope="col">Created by</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+  <thead><tr><th scope="col">Key ID</th><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Environment</th><th scope="col">Created by</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Allowed from</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>${rows}</tbody>
 </table>
 </div>`;
@@ -117,9 +168,21 @@ function createForm(ctx: PageContext, form: KeyForm, installed: readonly string[
     required: true,
     attrs: html`min="1" max="${MAX_KEY_DAYS}" step="1" inputmode="numeric"`,
   })}
+  ${allowlistField(form.allowedIps, errors)}
   <div><button type="submit" class="button primary">Create key</button></div>
 </form>
 </section>`;
+}
+
+function allowlistField(value: string, errors?: FieldErrors): Html {
+  return textField({
+    name: 'allowed_ips',
+    label: 'Allowed IP ranges (optional)',
+    value,
+    hint: `Only requests from these addresses are accepted with the key; others get 403 ip_not_allowed. CIDR ranges separated by commas or spaces, ${CIDR_EXAMPLE}. Empty: any address.`,
+    errors,
+    attrs: html`maxlength="2000" spellcheck="false" autocomplete="off"`,
+  });
 }
 
 function newKeyCard(created: KeySummary & { key: string }): Html {
@@ -146,7 +209,10 @@ async function renderPage(
   ]);
   const used = keys.filter(countsTowardLimit).length;
   const max = services.config.maxKeys;
-  const form = options.form ?? { name: '', scopes: [], environment: services.config.env, days: String(DEFAULT_KEY_DAYS) };
+  const form = options.form ?? { name: '', scopes: [], environment: services.config.env, days: String(DEFAULT_KEY_DAYS), allowedIps: '' };
+  const now = services.clock();
+  const expiring = keys.filter((k) => k.expiring_soon).length;
+  const unused = keys.filter((k) => k.unused).length;
   return layout(ctx, {
     title: 'API keys',
     nav: 'keys',
@@ -154,10 +220,13 @@ async function renderPage(
     body: html`<p class="lead">Keys let other systems read this workspace’s records through the API.
 <span class="meter">${used} of ${max} keys</span> <span class="hint">(valid keys count toward your plan’s limit; revoked and expired ones do not).</span></p>
 ${options.created ? newKeyCard(options.created) : ''}
+${expiring ? html`<p class="warning" role="status" id="expiring-keys"><strong>${expiring === 1 ? '1 key expires' : `${expiring} keys expire`} within ${EXPIRING_DAYS} days.</strong> Roll ${expiring === 1 ? 'it' : 'them'}: the successor gets the same name and scopes, and the old key keeps working for the grace you choose.</p>` : ''}
+${unused ? html`<p class="hint" id="unused-keys">${unused === 1 ? '1 valid key has' : `${unused} valid keys have`} not been used in ${UNUSED_DAYS} days or never: revoke what nobody needs.</p>` : ''}
 ${createForm(ctx, form, workspace.modules, options.errors)}
 <section aria-labelledby="all-keys">
 <h2 id="all-keys">All keys</h2>
-${keyTable(keys)}
+<p class="hint">Last use is recorded at most once a minute per key, with the client’s address.</p>
+${keyTable(keys, now)}
 </section>`,
   });
 }
@@ -176,6 +245,7 @@ function readForm(request: FastifyRequest): KeyForm {
     scopes: formValues(request.body, 'scopes'),
     environment: formValue(request.body, 'environment'),
     days: formValue(request.body, 'days').trim(),
+    allowedIps: formValue(request.body, 'allowed_ips').trim(),
   };
 }
 
@@ -183,7 +253,13 @@ export function registerKeyPages(scope: FastifyInstance, services: Services): vo
   scope.get('/keys', async (request, reply) => {
     const ctx = pageContext(services, request);
     const revoked = (request.query as Record<string, string | undefined>).revoked;
-    const notice = revoked && KEY_ID.test(revoked) ? `Key ${revoked} revoked. Requests with it now get 401.` : undefined;
+    const allowlist = (request.query as Record<string, string | undefined>).allowlist;
+    const notice =
+      revoked && KEY_ID.test(revoked)
+        ? `Key ${revoked} revoked. Requests with it now get 401.`
+        : allowlist && KEY_ID.test(allowlist)
+          ? `IP allowlist of key ${allowlist} saved; it applies from the next request.`
+          : undefined;
     return sendHtml(reply, await renderPage(ctx, { notice }));
   });
 
@@ -212,6 +288,7 @@ export function registerKeyPages(scope: FastifyInstance, services: Services): vo
           days: Number(form.days),
           name: form.name,
           createdBy: ctx.actor,
+          allowedIps: [form.allowedIps],
           now: services.clock(),
           maxKeys: services.config.maxKeys,
           dialect: services.database.dialect,
@@ -254,4 +331,108 @@ export function registerKeyPages(scope: FastifyInstance, services: Services): vo
     await revokeKey(services.database.db, ctx.admin.workspaceId, key.key_id, services.clock(), ctx.actor);
     return reply.redirect(`/console/keys?revoked=${key.key_id}`, 303);
   });
+
+  scope.get('/keys/:keyId/roll', async (request, reply) => {
+    const ctx = pageContext(services, request);
+    const key = await findKey(ctx, (request.params as { keyId: string }).keyId);
+    return sendHtml(reply, rollPage(ctx, key));
+  });
+
+  scope.post('/keys/:keyId/roll', async (request, reply) => {
+    const ctx = pageContext(services, request);
+    const key = await findKey(ctx, (request.params as { keyId: string }).keyId);
+    const grace = formValue(request.body, 'grace');
+    try {
+      const { successor, rolled } = await rollKey(services.database.db, {
+        workspaceId: ctx.admin.workspaceId,
+        keyId: key.key_id,
+        grace,
+        actor: ctx.actor,
+        now: services.clock(),
+        maxKeys: services.config.maxKeys,
+        dialect: services.database.dialect,
+      });
+      const when = grace === '0' ? 'now revoked' : `revoked ${rolled.revoked_at?.slice(0, 16).replace('T', ' ')} UTC; both work until then`;
+      // The full key is in this response only (sent with Cache-Control: no-store), never stored.
+      return sendHtml(
+        reply,
+        await renderPage(ctx, {
+          created: successor,
+          notice: `Key ${key.key_id} rolled: its successor is ${successor.key_id}; the old key is ${when}.`,
+        }),
+        201,
+      );
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      return sendHtml(reply, rollPage(ctx, key, err.message), 400);
+    }
+  });
+
+  scope.get('/keys/:keyId/allowlist', async (request, reply) => {
+    const ctx = pageContext(services, request);
+    const key = await findKey(ctx, (request.params as { keyId: string }).keyId);
+    return sendHtml(reply, allowlistPage(ctx, key, (key.allowed_ips ?? []).join(', ')));
+  });
+
+  scope.post('/keys/:keyId/allowlist', async (request, reply) => {
+    const ctx = pageContext(services, request);
+    const key = await findKey(ctx, (request.params as { keyId: string }).keyId);
+    const value = formValue(request.body, 'allowed_ips').trim();
+    try {
+      const updated = await setAllowedIps(services.database.db, {
+        workspaceId: ctx.admin.workspaceId,
+        keyId: key.key_id,
+        allowedIps: [value],
+        actor: ctx.actor,
+        now: services.clock(),
+      });
+      return reply.redirect(`/console/keys?allowlist=${updated.key_id}`, 303);
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      return sendHtml(reply, allowlistPage(ctx, key, value, { allowed_ips: err.message }), 400);
+    }
+  });
+}
+
+function rollPage(ctx: PageContext, key: KeySummary, error?: string): Html {
+  const body =
+    key.status !== 'valid' || key.revoked_at !== null
+      ? html`<div class="card"><p>Key <code>${key.key_id}</code> (${key.name}) cannot be rolled: it is ${key.status === 'valid' ? html`already rolled and is revoked ${formatTime(key.revoked_at)}` : key.status}. Create a new key instead.</p><p><a class="button" href="/console/keys">Back to API keys</a></p></div>`
+      : html`<div class="card stack">
+<p>Rolling key <code>${key.key_id}</code>, <strong>${key.name}</strong> (${key.scopes.join(', ')}), creates its successor with the same name, scopes and IP allowlist, and shows its secret once. Deploy the new key, then let the old one go.</p>
+${error ? html`<p class="error form-error" role="alert">${error}</p>` : ''}
+<form method="post" action="/console/keys/${key.key_id}/roll" class="stack">
+  ${csrfField(ctx)}
+  <fieldset class="field">
+    <legend>When is the old key revoked?</legend>
+    <p class="hint">Until then both keys work, so the systems using it can switch without an outage.</p>
+    <div class="radios">
+      ${Object.keys(ROLL_GRACES).map(
+        (g) =>
+          html`<label class="check"><input type="radio" name="grace" value="${g}"${g === '24h' ? html` checked` : ''}> <span>${GRACE_LABELS[g] ?? g}</span></label>`,
+      )}
+    </div>
+  </fieldset>
+  <div class="actions">
+    <button type="submit" class="button primary">Roll key ${key.key_id}</button>
+    <a class="button" href="/console/keys">Cancel</a>
+  </div>
+</form>
+</div>`;
+  return layout(ctx, { title: 'Roll API key', nav: 'keys', body });
+}
+
+function allowlistPage(ctx: PageContext, key: KeySummary, value: string, errors?: FieldErrors): Html {
+  const body = html`<div class="card stack">
+<p>Key <code>${key.key_id}</code>, <strong>${key.name}</strong>. A change applies from the next request: a request from elsewhere gets <strong>403 ip_not_allowed</strong>.</p>
+<form method="post" action="/console/keys/${key.key_id}/allowlist" class="stack" novalidate>
+  ${csrfField(ctx)}
+  ${allowlistField(value, errors)}
+  <div class="actions">
+    <button type="submit" class="button primary">Save allowlist</button>
+    <a class="button" href="/console/keys">Cancel</a>
+  </div>
+</form>
+</div>`;
+  return layout(ctx, { title: 'IP allowlist of an API key', nav: 'keys', body });
 }

@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Services } from '../../services.js';
-import { listKeys } from '../../store/keys.js';
+import { EXPIRING_DAYS, listKeys } from '../../store/keys.js';
 import type { DB } from '../../store/schema.js';
 import { type UsageSeries, usageSeries } from '../../store/usage.js';
 import { deliveryStats } from '../../webhooks/deliveries.js';
@@ -128,6 +128,11 @@ function healthSection(health: EndpointHealth[]): Html {
 </div></section>`;
 }
 
+/** Keys that stop working within EXPIRING_DAYS: seen here before integrations break. */
+function expiringNotice(count: number): Html {
+  return html`<p class="warning" role="status" id="expiring-keys"><strong>${count === 1 ? '1 API key expires' : `${count} API keys expire`} within ${EXPIRING_DAYS} days.</strong> <a href="/console/keys">Roll ${count === 1 ? 'it' : 'them'}</a> before the systems using ${count === 1 ? 'it' : 'them'} get 401.</p>`;
+}
+
 async function renderOverview(ctx: PageContext, range: Range, notice?: { kind: 'error'; text: string }) {
   const { services } = ctx;
   const workspaceId = ctx.admin.workspaceId;
@@ -141,6 +146,7 @@ async function renderOverview(ctx: PageContext, range: Range, notice?: { kind: '
   ]);
   const health = await endpointHealth(services, workspaceId, endpoints, now);
   const liveKeys = keys.filter((k) => k.status === 'valid').length;
+  const expiring = keys.filter((k) => k.expiring_soon).length;
   const delivering = endpoints.filter((e) => e.status !== 'disabled').length;
   const steps: Html[] = [];
   if (keys.length === 0) {
@@ -160,7 +166,7 @@ async function renderOverview(ctx: PageContext, range: Range, notice?: { kind: '
     title: 'Overview',
     nav: 'overview',
     notice,
-    body: html`${gettingStarted}${counts}${usageSection(usage, range)}${healthSection(health)}`,
+    body: html`${gettingStarted}${expiring ? expiringNotice(expiring) : ''}${counts}${usageSection(usage, range)}${healthSection(health)}`,
   });
 }
 
