@@ -11,7 +11,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { KeyCacheStats } from './api/key-cache.js';
+import { type Clock, systemClock } from './clock.js';
 import { type Database, preparedStatement } from './store/database.js';
+import { registerBacklogMetrics } from './webhooks/backlog-metrics.js';
 import type { DeliveryObserver } from './webhooks/delivery-observer.js';
 
 /** Seconds; covers a fast page (1 ms) to a pathological one (10 s). */
@@ -30,7 +32,10 @@ export class Metrics implements DeliveryObserver {
   private readonly attempts: Counter<'outcome' | 'error_class'>;
   private readonly commitToAttempt: Histogram;
 
-  constructor(private readonly database: Database | undefined) {
+  constructor(
+    private readonly database: Database | undefined,
+    clock: Clock = systemClock,
+  ) {
     const registers = [this.registry];
     this.requests = new Counter({
       name: 'wsops_http_requests_total',
@@ -86,6 +91,7 @@ export class Metrics implements DeliveryObserver {
         for (const state of ENDPOINT_STATES) this.set({ state }, counts.get(state) ?? 0);
       },
     });
+    if (db) registerBacklogMetrics(this.registry, db, clock);
   }
 
   /**

@@ -86,7 +86,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     // Its PostgreSQL LISTEN session opens at the first authentication, so CLI commands and
     // worker-only processes never open one.
     const keyCache = createKeyCache(database, config.databaseUrl, config.keyCache, options.logger ?? silentLogger);
-    const metrics = new Metrics(database);
+    const metrics = new Metrics(database, clock);
     metrics.observeKeyCache(keyCache);
     const cursors = new CursorCodec(secret);
     // On PostgreSQL, pages read on the event loop (no page thread, or one still starting) run on

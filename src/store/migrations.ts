@@ -455,6 +455,15 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.createIndex('record_imports_workspace').on('record_imports').columns(['workspace_id', 'started_at']).execute();
       },
     },
+    '0020_endpoint_throttle': {
+      async up(db: Kysely<unknown>) {
+        // A per-endpoint throttle (issue 26, ADR 33): at most max_per_second deliveries a second
+        // (NULL: none). throttle_next_at is when the endpoint may next be sent anything; the
+        // claim reads and moves it under its lock, so the rate holds across worker processes.
+        await db.schema.alterTable('webhook_endpoints').addColumn('max_per_second', 'integer').execute();
+        await db.schema.alterTable('webhook_endpoints').addColumn('throttle_next_at', 'text').execute();
+      },
+    },
   };
 }
 
