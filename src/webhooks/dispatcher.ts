@@ -164,11 +164,13 @@ export class Dispatcher {
         continue;
       }
       let handled = 0;
+      let drained = false;
       let throttleTurnMs: number | undefined;
       const wakes = this.wakes;
       try {
         const started = await this.claimAndStart();
         handled = started.count;
+        drained = handled < started.limit;
         if (handled === 0) throttleTurnMs = await this.untilThrottleTurn();
         // Outcomes are recorded as each endpoint's share ends; a failure there was logged
         // (record() backs off and retries) and its jobs come back after their lease.
@@ -186,6 +188,10 @@ export class Dispatcher {
         idleMs = Math.min(this.maxIdleMs, idleMs * 2);
       } else {
         idleMs = this.pollMs;
+        // The claim took every due job: what arrives next gathers for one poll interval, so a
+        // busy endpoint's rounds carry many deliveries each, not one (ADR 33). Not cut short
+        // by wake(): that is what would make the rounds small again.
+        if (drained && handled > 0 && this.running) await new Promise((r) => setTimeout(r, this.pollMs));
       }
     }
   }
@@ -257,18 +263,19 @@ export class Dispatcher {
    * Claims what this worker has room for and starts it: each endpoint's jobs are attempted and
    * recorded on their own (`done` settles when all are), so a slow endpoint delays no other.
    */
-  private async claimAndStart(): Promise<{ count: number; done: Promise<void> }> {
+  private async claimAndStart(): Promise<{ count: number; limit: number; done: Promise<void> }> {
+    const limit = Math.max(1, Math.min(this.batchSize, this.maxInFlight - this.inFlight));
     const claim = await claimDueJobs(this.services.database.db, this.services.database.dialect, {
       now: this.services.clock(),
       leaseMs: this.leaseMs,
-      limit: Math.max(1, Math.min(this.batchSize, this.maxInFlight - this.inFlight)),
+      limit,
       perEndpoint: this.maxInFlightPerEndpoint,
     });
     const leaseEnds = performance.now() + this.leaseMs;
     const byEndpoint = new Map<string, ClaimedJob[]>();
     for (const job of claim.jobs) byEndpoint.set(job.endpoint_id, [...(byEndpoint.get(job.endpoint_id) ?? []), job]);
     const shares = [...byEndpoint.values()].map((jobs) => this.deliver(claim.token, jobs, leaseEnds));
-    return { count: claim.jobs.length, done: Promise.all(shares).then(() => {}) };
+    return { count: claim.jobs.length, limit, done: Promise.all(shares).then(() => {}) };
   }
 
   /** One endpoint's share of a claim: attempted, recorded, then its room is free for the next claim. */
