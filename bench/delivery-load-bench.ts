@@ -104,11 +104,10 @@ export async function deliveryLoadBench(o: DeliveryLoadOptions, log: (s: string)
 
     // Fairness: A's flood at a 7 s receiver, B's steady trickle beside it.
     worker = await startWorker();
-    const slow = await createEndpoint(services, wsA.id, { url: `http://127.0.0.1:${rport}/slow/${SLOW_MS}/a`, ...subscribe });
-    const b = await createEndpoint(services, wsB.id, { url: `http://127.0.0.1:${rport}/b`, ...subscribe });
+    await createEndpoint(services, wsA.id, { url: `http://127.0.0.1:${rport}/slow/${SLOW_MS}/a`, ...subscribe });
+    await createEndpoint(services, wsB.id, { url: `http://127.0.0.1:${rport}/b`, ...subscribe });
     await services.database.db.updateTable('webhook_endpoints').set({ status: 'disabled' }).where('id', '=', steady.id).execute();
     await waitFor(async () => (await activeCount(services)) === 2, 'verification');
-    void slow;
     for (let i = 0; i < FLOOD; i += 500) await emitBatch(services, wsA.id, Math.min(500, FLOOD - i));
     const fairStart = Date.now();
     const trickle = await produce(services, wsB.id, 10, o.seconds * 1000);
