@@ -1,6 +1,8 @@
 /**
  * `npm run bench`: prints a table of every benchmark and writes it to bench/results/latest.md.
- *   npm run bench -- [--records N] [--duration S] [--only read|write|webhooks|client|console|cli|processes] [--dialects sqlite,postgres]
+ *   npm run bench -- [--records N] [--duration S] [--only read|write|webhooks|deliveries|client|console|cli|processes] [--dialects sqlite,postgres]
+ *     [--delivery-rate N] [--delivery-duration S] (webhooks/deliveries: the sustained and fairness rows; 1,000 events/s for 120 s
+ *     by default, e.g. --delivery-duration 20s for a short run on a shared machine)
  *     [--console-scale F] (console: records and delivery attempts are 1,000,000 × F)
  *   npm run bench -- --soak SECONDS [--records N] [--dialects sqlite|postgres]   the soak alone (bench/soak.ts)
  */
@@ -13,6 +15,7 @@ import { cliBench } from './cli-bench.js';
 import { clientBench } from './client-bench.js';
 import { clusterBench } from './cluster-bench.js';
 import { consoleBench } from './console-bench.js';
+import { deliveryLoadBench } from './delivery-load-bench.js';
 import { ROOT } from './processes.js';
 import { readBench } from './read-bench.js';
 import { soakBench } from './soak.js';
@@ -31,6 +34,14 @@ const records = Number(arg('records', soakSeconds === undefined ? '1000000' : '1
 const duration = Number(arg('duration', '10'));
 const only = arg('only', 'all');
 const dialects = arg('dialects', 'sqlite,postgres').split(',');
+const deliveryRate = Number(arg('delivery-rate', '1000'));
+const deliverySeconds = Number(arg('delivery-duration', '120').replace(/s$/, ''));
+if (!(deliveryRate > 0) || !Number.isInteger(deliverySeconds) || deliverySeconds < 10) {
+  process.stderr.write('--delivery-rate takes events per second (> 0); --delivery-duration whole seconds, at least 10 (e.g. 20s)\n');
+  process.exit(2);
+}
+// The worker's Node flags in the delivery rows, e.g. WSOPS_BENCH_WORKER_FLAGS='--cpu-prof --cpu-prof-dir=/tmp/prof'.
+const workerFlags = process.env.WSOPS_BENCH_WORKER_FLAGS?.split(' ').filter(Boolean) ?? [];
 const log = (s: string) => process.stderr.write(`[bench] ${s}\n`);
 
 const dataDir = join(ROOT, 'bench', '.data');
@@ -122,12 +133,30 @@ if (only === 'all' || only === 'client') {
   sections.push(printTable('Client and mirror', rows));
 }
 
-if (only === 'all' || only === 'webhooks') {
+if (only === 'all' || only === 'webhooks' || only === 'deliveries') {
   const rows: Row[] = [];
   for (const d of dialects) {
-    const url = d === 'sqlite' ? `sqlite:${join(dataDir, 'webhooks.db')}` : await freshPostgres('wsops_bench_webhooks');
-    rows.push(...(await webhookBench({ databaseUrl: url, events: 10_000 }, log)));
-    if (d !== 'sqlite') await dropPostgres('wsops_bench_webhooks');
+    if (only !== 'deliveries') {
+      const url = d === 'sqlite' ? `sqlite:${join(dataDir, 'webhooks.db')}` : await freshPostgres('wsops_bench_webhooks');
+      rows.push(...(await webhookBench({ databaseUrl: url, events: 10_000 }, log)));
+      if (d === 'sqlite') rmSync(join(dataDir, 'webhooks.db'), { force: true });
+      else await dropPostgres('wsops_bench_webhooks');
+    }
+    const url = d === 'sqlite' ? `sqlite:${join(dataDir, 'deliveries.db')}` : await freshPostgres('wsops_bench_deliveries');
+    rows.push(
+      ...(await deliveryLoadBench(
+        {
+          databaseUrl: url,
+          rate: deliveryRate,
+          seconds: deliverySeconds,
+          workerFlags,
+          only: process.argv.includes('--sustained-only') ? 'sustained' : undefined,
+        },
+        log,
+      )),
+    );
+    if (d === 'sqlite') rmSync(join(dataDir, 'deliveries.db'), { force: true });
+    else await dropPostgres('wsops_bench_deliveries');
   }
   sections.push(printTable('Webhooks', rows));
 }

@@ -20,8 +20,10 @@ import {
   Registry,
 } from 'prom-client';
 import type { KeyCacheStats } from './auth/key-cache.js';
+import { type Clock, systemClock } from './clock.js';
 import { type Database, preparedStatement } from './store/database.js';
 import { countExpiringKeys, EXPIRING_DAYS } from './store/keys.js';
+import { registerBacklogMetrics } from './webhooks/backlog-metrics.js';
 import type { DeliveryObserver } from './webhooks/delivery-observer.js';
 
 /** Seconds; covers a fast page (1 ms) to a pathological one (10 s). */
@@ -32,7 +34,18 @@ const REFUSALS = new Set([401, 403, 429]);
 const JOB_STATES = ['pending', 'held', 'succeeded', 'exhausted'] as const;
 const ENDPOINT_STATES = ['unverified', 'active', 'disabled'] as const;
 /** The gauges read from the database: the same whichever process reads them, so one process does. */
-const DATABASE_GAUGES = ['wsops_delivery_jobs', 'wsops_webhook_endpoints'] as const;
+const DATABASE_GAUGES = [
+  'wsops_delivery_jobs',
+  'wsops_webhook_endpoints',
+  'wsops_api_keys_expiring_soon',
+  // The delivery backlog (src/webhooks/backlog-metrics.ts).
+  'wsops_delivery_oldest_due_age_seconds',
+  'wsops_delivery_workspace_oldest_due_age_seconds',
+  'wsops_delivery_workspace_due',
+  'wsops_endpoint_attempts',
+  'wsops_endpoint_success_ratio',
+  'wsops_endpoint_mean_latency_seconds',
+] as const;
 
 /** One registry's metrics as JSON, the form processes exchange (src/cluster-metrics.ts). */
 export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
@@ -47,7 +60,10 @@ export class Metrics implements DeliveryObserver {
   /** The other processes of a `wsops serve --processes N`, asked at each scrape (serve-command.ts). */
   private peers: (() => Promise<MetricsJson[]>) | undefined;
 
-  constructor(private readonly database: Database | undefined) {
+  constructor(
+    private readonly database: Database | undefined,
+    clock: Clock = systemClock,
+  ) {
     const registers = [this.registry];
     this.requests = new Counter({
       name: 'wsops_http_requests_total',
@@ -103,6 +119,7 @@ export class Metrics implements DeliveryObserver {
         for (const state of ENDPOINT_STATES) this.set({ state }, counts.get(state) ?? 0);
       },
     });
+    if (db) registerBacklogMetrics(this.registry, db, clock);
   }
 
   /** Valid API keys expiring within 14 days, every workspace (issue 29), counted at scrape time against `clock`. */

@@ -81,7 +81,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     // Its PostgreSQL LISTEN session opens at the first authentication, so CLI commands and
     // worker-only processes never open one.
     const keyCache = createKeyCache(database, config.keyCache, options.logger ?? silentLogger);
-    const metrics = new Metrics(database);
+    const metrics = new Metrics(database, clock);
     metrics.observeKeyCache(keyCache);
     metrics.observeExpiringKeys(clock);
     const cursors = new CursorCodec(secret);

@@ -5,6 +5,7 @@ import { sendTestEvent } from '../webhooks/deliveries.js';
 import { createEndpoint, disableEndpoint, enableEndpoint, listEndpoints, rotateSecret, verifyEndpoint } from '../webhooks/endpoints.js';
 import { checkRenewals } from '../webhooks/renewals.js';
 import { deliveryRefusalWarning } from '../webhooks/served-url-policy.js';
+import { MAX_THROTTLE_PER_SECOND, parseThrottle, setThrottle } from '../webhooks/throttle.js';
 import { withServices } from './context.js';
 import { print, table, UsageError } from './output.js';
 
@@ -47,7 +48,9 @@ export function endpointCommands(program: Command): void {
     .option('--json', 'machine output')
     .action(async (opts: { workspace: string; json?: boolean }) => {
       const all = await inWorkspace(opts.workspace, (s) => listEndpoints(s, opts.workspace));
-      print(!!opts.json, all, () => table(all, ['id', 'status', 'disabled_reason', 'url', 'events', 'consecutive_failures']));
+      print(!!opts.json, all, () =>
+        table(all, ['id', 'status', 'disabled_reason', 'url', 'events', 'consecutive_failures', 'max_per_second']),
+      );
     });
   const simple = [
     ['disable', 'switch an endpoint off: deliveries stop at once and its slot is freed', disableEndpoint],
@@ -88,6 +91,27 @@ export function endpointCommands(program: Command): void {
         throw new UsageError(`--grace-hours must be a number of hours from 0 to 168; got "${opts.graceHours}"`);
       const rotated = await inWorkspace(opts.workspace, (s) => rotateSecret(s, opts.workspace, id, Number(opts.graceHours)));
       print(!!opts.json, rotated, () => `new signing secret for ${rotated.id}: ${rotated.secret}\nThe secret is shown only now.`);
+    });
+
+  ep.command('throttle')
+    .description('cap the deliveries per second to one endpoint (throttled deliveries wait in the queue; never dropped, never failures)')
+    .requiredOption('--workspace <id>', 'workspace id')
+    .argument('<endpoint_id>', 'endpoint id')
+    .requiredOption('--max-per-second <n>', `deliveries per second, 1 to ${MAX_THROTTLE_PER_SECOND}, or "none" to remove the throttle`)
+    .option('--json', 'machine output')
+    .action(async (id: string, opts: { workspace: string; maxPerSecond: string; json?: boolean }) => {
+      let rate: number | null;
+      try {
+        rate = parseThrottle(opts.maxPerSecond);
+      } catch (err) {
+        throw new UsageError(`--max-per-second: ${(err as Error).message}`);
+      }
+      const result = await inWorkspace(opts.workspace, (s) => setThrottle(s, opts.workspace, id, rate));
+      print(!!opts.json, result, () =>
+        result.max_per_second === null
+          ? `endpoint ${id} is not throttled`
+          : `endpoint ${id} is sent at most ${result.max_per_second} deliveries per second; the rest wait in the queue`,
+      );
     });
 
   ep.command('test')

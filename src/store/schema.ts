@@ -160,6 +160,10 @@ export interface WebhookEndpointsTable {
   updated_at: string;
   verified_at: string | null;
   disabled_at: string | null;
+  /** The throttle: deliveries per second at most (null: none). */
+  max_per_second: number | null;
+  /** When a throttled endpoint may next be sent a delivery (moved by each claim). */
+  throttle_next_at: string | null;
 }
 
 export interface EventsTable {

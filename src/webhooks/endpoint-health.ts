@@ -77,14 +77,17 @@ export async function applyAttemptOutcomes(trx: Kysely<DB>, reports: readonly At
   // Endpoints in id order: concurrent batches lock their rows in the same order (no deadlock).
   const tallies = [...tallyOutcomes(reports)].sort(([a], [b]) => (a < b ? -1 : 1));
   for (const [endpointId, t] of tallies) {
-    await trx
+    let count = trx
       .updateTable('webhook_endpoints')
       .set((eb) => ({
         consecutive_failures: t.reset ? t.failures : eb('consecutive_failures', '+', t.failures),
         ...(t.lastFailure ? { last_failure: t.lastFailure } : {}),
       }))
-      .where('id', '=', endpointId)
-      .execute();
+      .where('id', '=', endpointId);
+    // Successes only: nothing to write unless a failure count is to be reset (a busy endpoint's
+    // row is otherwise rewritten by every round of its deliveries; ADR 33).
+    if (t.reset && t.failures === 0) count = count.where('consecutive_failures', '!=', 0);
+    await count.execute();
     if (t.verified) {
       const verified = await trx
         .updateTable('webhook_endpoints')

@@ -36,6 +36,8 @@ export interface EndpointView {
   verified_at: string | null;
   disabled_at: string | null;
   previous_secret_expires_at: string | null;
+  /** The throttle: deliveries per second at most (null: none). */
+  max_per_second: number | null;
 }
 
 export function toView(row: WebhookEndpointsTable): EndpointView {
@@ -53,6 +55,7 @@ export function toView(row: WebhookEndpointsTable): EndpointView {
     verified_at: row.verified_at,
     disabled_at: row.disabled_at,
     previous_secret_expires_at: row.previous_secret_expires_at,
+    max_per_second: row.max_per_second,
   };
 }
 
@@ -163,6 +166,8 @@ export async function createEndpoint(
     updated_at: at,
     verified_at: null,
     disabled_at: null,
+    max_per_second: null,
+    throttle_next_at: null,
   };
   const verification = await services.database.db.transaction().execute(async (trx) => {
     await lockWorkspace(trx, services.database.dialect, workspaceId);

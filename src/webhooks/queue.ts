@@ -10,6 +10,7 @@ import type { Dialect } from '../store/database.js';
 import { insertBatches } from '../store/insert-batches.js';
 import type { DB, DeliveryAttemptsTable } from '../store/schema.js';
 import { TEST_EVENT, VERIFICATION_EVENT } from './event-types.js';
+import { nextThrottleAt, THROTTLE_SLOTS_PER_SECOND } from './throttle.js';
 
 /** What an attempt needs of a claimed job, read in the same shape by both dialects' claims. */
 export interface ClaimedJob {
@@ -32,6 +33,13 @@ export interface Claim {
   /** The token written to `locked_by`; completion requires it. */
   token: string;
   jobs: ClaimedJob[];
+}
+
+/** A claimed job's endpoint throttle, read with the claim and moved in its transaction. */
+interface ThrottledEndpoint {
+  endpoint_id: string;
+  max_per_second: number;
+  throttle_next_at: string | null;
 }
 
 export interface ClaimOptions {
@@ -89,9 +97,16 @@ export async function claimDueJobs(db: Kysely<DB>, dialect: Dialect, options: Cl
       ? sql`webhook_endpoints e CROSS JOIN LATERAL (${oldestDue(sql`j.id, j.endpoint_id, j.created_at`, sql`delivery_jobs j`, sql`FOR UPDATE OF j SKIP LOCKED`)}) d`
       : sql`webhook_endpoints e JOIN delivery_jobs d
           ON d.id IN (${oldestDue(sql`j.id`, sql`delivery_jobs j INDEXED BY delivery_jobs_endpoint_state`, sql``)})`;
+  // An endpoint's room in this claim: its cap less its jobs in flight; a throttled endpoint
+  // (throttle.ts) nothing before its turn, then at most a tenth of a second's worth.
+  const free = sql`${perEndpoint} - COALESCE(busy.n, 0)`;
+  const burst = sql`CASE WHEN e.max_per_second >= ${THROTTLE_SLOTS_PER_SECOND} THEN e.max_per_second / ${THROTTLE_SLOTS_PER_SECOND} ELSE 1 END`;
+  const room = sql`CASE WHEN e.max_per_second IS NULL THEN ${free}
+    WHEN e.throttle_next_at > ${nowIso} THEN 0
+    WHEN ${burst} < ${free} THEN ${burst} ELSE ${free} END`;
   const due = sql`
     SELECT r.id FROM (
-      SELECT d.id, d.created_at, ${perEndpoint} - COALESCE(busy.n, 0) AS room,
+      SELECT d.id, d.created_at, ${room} AS room,
         row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.created_at, d.id) AS rn
       FROM ${heads} LEFT JOIN (${busy}) busy ON busy.endpoint_id = e.id
       WHERE e.status IN ('active', 'unverified')) r
@@ -111,28 +126,83 @@ export async function claimDueJobs(db: Kysely<DB>, dialect: Dialect, options: Cl
       await sql`SELECT pg_advisory_xact_lock(${CLAIM_LOCK}), set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true), set_config('jit', 'off', true)`.execute(
         trx,
       );
-      return sql<ClaimedJob>`
+      const claimed = await sql<ClaimedJob & ThrottledColumns>`
         WITH claimed AS (
           UPDATE delivery_jobs SET ${claim}
           WHERE id = ANY(ARRAY(${due}))
           RETURNING id, workspace_id, event_id, endpoint_id, attempts)
-        ${CLAIMED_COLUMNS} FROM claimed c ${CLAIMED_JOINS}`.execute(trx);
+        ${CLAIMED_COLUMNS}, ${THROTTLE_COLUMNS} FROM claimed c ${CLAIMED_JOINS}`.execute(trx);
+      await moveThrottles(trx, claimed.rows, options.now);
+      return claimed;
     });
-    return { token, jobs: result.rows };
+    return { token, jobs: result.rows.map(withoutThrottle) };
   }
-  // SQLite: writers are serialized, so claiming and then reading cannot race another worker.
-  const claimed = await sql<{ id: string }>`
-    UPDATE delivery_jobs SET ${claim}
-    WHERE id IN (${due}) RETURNING id`.execute(db);
-  const ids = claimed.rows.map((r) => r.id);
-  const jobs: ClaimedJob[] = [];
-  for (let i = 0; i < ids.length; i += 500) {
-    const chunk = sql.join(ids.slice(i, i + 500));
-    jobs.push(
-      ...(await sql<ClaimedJob>`${CLAIMED_COLUMNS} FROM delivery_jobs c ${CLAIMED_JOINS} WHERE c.id IN (${chunk})`.execute(db)).rows,
-    );
+  // SQLite: writers are serialized (the claim's UPDATE takes the write lock for the
+  // transaction), so claiming, reading and moving the throttles cannot race another worker.
+  const jobs = await db.transaction().execute(async (trx) => {
+    const claimed = await sql<{ id: string }>`
+      UPDATE delivery_jobs SET ${claim}
+      WHERE id IN (${due}) RETURNING id`.execute(trx);
+    const ids = claimed.rows.map((r) => r.id);
+    const rows: (ClaimedJob & ThrottledColumns)[] = [];
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = sql.join(ids.slice(i, i + 500));
+      rows.push(
+        ...(
+          await sql<
+            ClaimedJob & ThrottledColumns
+          >`${CLAIMED_COLUMNS}, ${THROTTLE_COLUMNS} FROM delivery_jobs c ${CLAIMED_JOINS} WHERE c.id IN (${chunk})`.execute(trx)
+        ).rows,
+      );
+    }
+    await moveThrottles(trx, rows, options.now);
+    return rows;
+  });
+  return { token, jobs: jobs.map(withoutThrottle) };
+}
+
+type ThrottledColumns = { max_per_second: number | null; throttle_next_at: string | null };
+const THROTTLE_COLUMNS = sql`e.max_per_second, e.throttle_next_at`;
+
+function withoutThrottle({ max_per_second: _m, throttle_next_at: _t, ...job }: ClaimedJob & ThrottledColumns): ClaimedJob {
+  return job;
+}
+
+/** Moves each throttled endpoint's turn on by the jobs this claim took of it (throttle.ts). */
+async function moveThrottles(trx: Kysely<DB>, rows: readonly (ClaimedJob & ThrottledColumns)[], now: number): Promise<void> {
+  const taken = new Map<string, ThrottledEndpoint & { sent: number }>();
+  for (const r of rows) {
+    if (r.max_per_second === null) continue;
+    const t = taken.get(r.endpoint_id) ?? {
+      endpoint_id: r.endpoint_id,
+      max_per_second: Number(r.max_per_second),
+      throttle_next_at: r.throttle_next_at,
+      sent: 0,
+    };
+    t.sent++;
+    taken.set(r.endpoint_id, t);
   }
-  return { token, jobs };
+  for (const t of taken.values()) {
+    await trx
+      .updateTable('webhook_endpoints')
+      .set({ throttle_next_at: nextThrottleAt(t.max_per_second, t.throttle_next_at, t.sent, now) })
+      .where('id', '=', t.endpoint_id)
+      .execute();
+  }
+}
+
+/**
+ * The earliest turn of a throttled endpoint still to come (epoch ms), or undefined: an idle
+ * worker wakes for it rather than sleeping its whole idle interval.
+ */
+export async function nextThrottleTurn(db: Kysely<DB>, now: number): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('webhook_endpoints')
+    .select((eb) => eb.fn.min('throttle_next_at').as('next'))
+    .where('throttle_next_at', '>', new Date(now).toISOString())
+    .where('max_per_second', 'is not', null)
+    .executeTakeFirst();
+  return row?.next ? Date.parse(row.next) : undefined;
 }
 
 export interface JobCompletion {

@@ -181,5 +181,44 @@ for (const dialect of DIALECTS) {
       assert.ok(rows >= 2 && rows <= 3, `one row with the attempt and at most two collapsed runs, got ${rows}`);
       assert.match(tbody, /No attempts \(\d+ periods\)/);
     });
+
+    it('the endpoint page shows its backlog (due now and how long the oldest has waited) and sets the throttle by form', async () => {
+      const ep = await activeEndpoint();
+      const base = `/console/webhooks/${ep.id}`;
+      const quiet = await admin.get(base);
+      assert.match(quiet.body, /<dd data-backlog="due">0 <span class="muted">\(nothing waiting\)<\/span><\/dd>/);
+      assert.match(quiet.body, /<dd data-backlog="throttle">None/);
+      // Three events due, not yet claimed; 95 s later the page says how long they have waited.
+      await admin.post(`${base}/test`);
+      await admin.post(`${base}/test`);
+      await admin.post(`${base}/test`);
+      h.clock.advance(95_000);
+      const waiting = await admin.get(base);
+      assert.match(waiting.body, /<dd data-backlog="due">3; the oldest has waited <strong data-backlog="age">1 min 35 s<\/strong>/);
+      assert.equal(await drain(), 3);
+      assert.match((await admin.get(base)).body, /<dd data-backlog="due">0 /);
+
+      assert.equal((await admin.post(`${base}/throttle`, { _csrf: '', max_per_second: '5' })).status, 403, 'CSRF token required');
+      const refused = await admin.post(`${base}/throttle`, { max_per_second: '2.5' });
+      assert.equal(refused.status, 400);
+      assert.match(refused.body, /the throttle must be a whole number of deliveries per second from 1 to 10,000/);
+      const saved = await admin.post(`${base}/throttle`, { max_per_second: '5' });
+      assert.equal(saved.status, 303);
+      assert.equal(saved.location, `${base}?notice=throttle_set`);
+      const page = await admin.get(saved.location as string);
+      assert.match(page.body, /<dd data-backlog="throttle">At most 5 deliveries per second/);
+      assert.match(page.body, /name="max_per_second" type="number" value="5"/);
+      const cleared = await admin.post(`${base}/throttle`, { max_per_second: '' });
+      assert.equal(cleared.status, 303);
+      assert.match((await admin.get(base)).body, /<dd data-backlog="throttle">None/);
+      const theirs = await activeEndpoint(otherWs);
+      assert.equal((await admin.post(`/console/webhooks/${theirs.id}/throttle`, { max_per_second: '1' })).status, 404);
+      const row = await h.services.database.db
+        .selectFrom('webhook_endpoints')
+        .select('max_per_second')
+        .where('id', '=', theirs.id)
+        .executeTakeFirstOrThrow();
+      assert.equal(row.max_per_second, null, "another workspace's endpoint is untouched");
+    });
   });
 }

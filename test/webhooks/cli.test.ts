@@ -106,4 +106,25 @@ describe('wsops endpoint, deliveries and renewals commands [sqlite]', () => {
     assert.equal(r.status, 2);
     assert.match(r.stderr, /--limit/);
   });
+
+  it('endpoint throttle sets, shows and removes the per-endpoint rate; a bad value is refused with exit 2 and the rule', () => {
+    const ep = run(dev, 'endpoint', 'list', '--workspace', ws, '--json').json()[0] as { id: string; max_per_second: number | null };
+    assert.equal(ep.max_per_second, null, 'no throttle by default');
+    const set = run(dev, 'endpoint', 'throttle', '--workspace', ws, ep.id, '--max-per-second', '20', '--json');
+    assert.equal(set.status, 0, set.stderr);
+    assert.deepEqual(set.json(), { id: ep.id, max_per_second: 20 });
+    assert.equal(run(dev, 'endpoint', 'list', '--workspace', ws, '--json').json()[0].max_per_second, 20);
+    for (const bad of ['0', '2.5', 'fast', '10001']) {
+      const r = run(dev, 'endpoint', 'throttle', '--workspace', ws, ep.id, '--max-per-second', bad);
+      assert.equal(r.status, 2, bad);
+      assert.match(r.stderr, /--max-per-second: the throttle must be a whole number of deliveries per second from 1 to 10,000/);
+    }
+    const cleared = run(dev, 'endpoint', 'throttle', '--workspace', ws, ep.id, '--max-per-second', 'none');
+    assert.equal(cleared.status, 0, cleared.stderr);
+    assert.match(cleared.stdout, /is not throttled/);
+    assert.equal(run(dev, 'endpoint', 'list', '--workspace', ws, '--json').json()[0].max_per_second, null);
+    const missing = run(dev, 'endpoint', 'throttle', '--workspace', ws, 'we_nosuch', '--max-per-second', '5');
+    assert.notEqual(missing.status, 0);
+    assert.match(missing.stderr, /no webhook endpoint we_nosuch/);
+  });
 });

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import { READ_SCOPES } from '../../registers/define.js';
 import type { Services } from '../../services.js';
+import { endpointBacklog } from '../../webhooks/backlog.js';
 import { deliveryStats, heldCount, type StatsBucket, type StatsWindow, sendTestEvent } from '../../webhooks/deliveries.js';
 import {
   createEndpoint,
@@ -21,10 +22,12 @@ import {
 } from '../../webhooks/endpoints.js';
 import { EVENT_TYPES, SUBSCRIBABLE_EVENTS } from '../../webhooks/event-types.js';
 import { FAILURES_BEFORE_DISABLE } from '../../webhooks/schedule.js';
+import { parseThrottle, setThrottle } from '../../webhooks/throttle.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formError, formValue, formValues, textField } from '../forms.js';
 import { type Html, html, jsonScript } from '../html.js';
 import { type BadgeTone, badge, csrfField, formatTime, layout, sendHtml } from '../layout.js';
+import { backlogSection } from './endpoint-backlog.js';
 
 type IdParams = { Params: { id: string } };
 
@@ -145,6 +148,7 @@ const NOTICES: Record<string, { kind: 'success' | 'error' | 'info'; text: string
   verification_sent: { kind: 'success', text: 'A new verification was sent.' },
   test_sent: { kind: 'success', text: 'Test event queued: a signed endpoint.test delivery. It shows in the deliveries in a few seconds.' },
   test_waiting: { kind: 'info', text: 'Test event queued; it is delivered once the endpoint answers its verification.' },
+  throttle_set: { kind: 'success', text: 'Throttle saved: every worker applies it from its next claim.' },
 };
 
 /**
@@ -188,6 +192,7 @@ async function endpointPage(
   const services = ctx.services;
   const held = e.status === 'disabled' ? await heldCount(services, ctx.admin.workspaceId, e.id) : 0;
   const stats = await deliveryStats(services, ctx.admin.workspaceId, e.id, window);
+  const backlog = await endpointBacklog(services.database, e.id, services.clock());
   const base = `/console/webhooks/${encodeURIComponent(e.id)}`;
   const action = (path: string, label: string, opts: { confirm?: string; primary?: boolean; fields?: Html } = {}) =>
     html`<form method="post" action="${base}/${path}" class="inline-form"${opts.confirm ? html` data-confirm="${opts.confirm}"` : ''}>
@@ -220,6 +225,7 @@ async function endpointPage(
 </dl>
 <div class="actions">${actions}</div>
 <p><a href="${base}/deliveries">See deliveries</a></p>
+${backlogSection(ctx, e, backlog)}
 <section aria-labelledby="rotate-h">
   <h2 id="rotate-h">Rotate the signing secret</h2>
   <p>The new secret signs at once; the old one keeps signing beside it for the grace period, so you can update your receiver without missing a delivery.</p>
@@ -357,6 +363,11 @@ export function registerWebhookPages(scope: FastifyInstance, services: Services)
   act('test', async (ctx, id) => {
     const sent = await sendTestEvent(services, ctx.admin.workspaceId, id, ctx.actor);
     return sent.endpoint_status === 'unverified' ? 'test_waiting' : 'test_sent';
+  });
+  act('throttle', async (ctx, id, request) => {
+    const rate = parseThrottle(formValue(request.body, 'max_per_second'));
+    await setThrottle(services, ctx.admin.workspaceId, id, rate, ctx.actor);
+    return 'throttle_set';
   });
   act('rotate', async (ctx, id, request) => {
     const raw = formValue(request.body, 'grace_hours').trim();

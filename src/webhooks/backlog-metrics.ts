@@ -1,0 +1,92 @@
+/**
+ * The backlog series of /metrics (issue 26), read from the database at scrape time, so every
+ * process that serves /metrics reports the whole queue, whichever worker delivers. Labels are
+ * bounded: the BACKLOG_LABELS_TOP workspaces and endpoints by id, the rest under `other`.
+ */
+import { Gauge, type Registry } from 'prom-client';
+import type { Clock } from '../clock.js';
+import type { Database } from '../store/database.js';
+import { backlogByWorkspace, oldestDue, outcomesByEndpoint } from './backlog.js';
+
+/** Workspaces and endpoints named in labels at most; the rest are summed under `other`. */
+export const BACKLOG_LABELS_TOP = 20;
+
+/**
+ * One read shared by the series of a scrape: prom-client collects every metric at once, so
+ * the series that come from one query ask for the same promise.
+ */
+function sharedRead<T>(read: () => Promise<T>): () => Promise<T> {
+  let pending: Promise<T> | undefined;
+  return () => {
+    pending ??= read().finally(() => {
+      pending = undefined;
+    });
+    return pending;
+  };
+}
+
+export function registerBacklogMetrics(registry: Registry, database: Database, clock: Clock): void {
+  const registers = [registry];
+  new Gauge({
+    name: 'wsops_delivery_oldest_due_age_seconds',
+    help: 'How long the oldest due delivery (pending, its time come, not claimed by a worker) has waited; 0 when none is due.',
+    registers,
+    async collect() {
+      this.set((await oldestDue(database, clock())).age_seconds);
+    },
+  });
+
+  const workspaces = sharedRead(() => backlogByWorkspace(database, clock(), BACKLOG_LABELS_TOP));
+  const perWorkspace = (name: string, help: string, value: (r: Awaited<ReturnType<typeof workspaces>>[number]) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      labelNames: ['workspace'] as const,
+      async collect() {
+        const rows = await workspaces();
+        // Series of workspaces no longer due are dropped, not left at their last value.
+        this.reset();
+        for (const r of rows) this.set({ workspace: r.workspace }, value(r));
+      },
+    });
+  perWorkspace(
+    'wsops_delivery_workspace_oldest_due_age_seconds',
+    `How long the oldest due delivery has waited, per workspace: the ${BACKLOG_LABELS_TOP} workspaces waiting longest, the rest as workspace="other".`,
+    (r) => r.oldest_due_age_seconds,
+  );
+  perWorkspace(
+    'wsops_delivery_workspace_due',
+    'Due deliveries per workspace (the workspaces of wsops_delivery_workspace_oldest_due_age_seconds, the rest summed as "other").',
+    (r) => r.due,
+  );
+
+  const endpoints = sharedRead(() => outcomesByEndpoint(database, clock(), BACKLOG_LABELS_TOP));
+  const perEndpoint = (name: string, help: string, value: (r: Awaited<ReturnType<typeof endpoints>>[number]) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      labelNames: ['endpoint'] as const,
+      async collect() {
+        const rows = await endpoints();
+        this.reset();
+        for (const r of rows) this.set({ endpoint: r.endpoint }, value(r));
+      },
+    });
+  perEndpoint(
+    'wsops_endpoint_attempts',
+    `Delivery attempts over the current and previous hour, per endpoint: the ${BACKLOG_LABELS_TOP} busiest, the rest summed as endpoint="other".`,
+    (r) => r.attempts,
+  );
+  perEndpoint(
+    'wsops_endpoint_success_ratio',
+    'Share of attempts that succeeded over the current and previous hour, per endpoint (the endpoints of wsops_endpoint_attempts).',
+    (r) => (r.attempts ? r.succeeded / r.attempts : 1),
+  );
+  perEndpoint(
+    'wsops_endpoint_mean_latency_seconds',
+    'Mean attempt latency over the current and previous hour, per endpoint (the endpoints of wsops_endpoint_attempts).',
+    (r) => r.mean_latency_seconds,
+  );
+}
