@@ -1,6 +1,6 @@
 /**
  * The dispatcher's isolation rules: one endpoint's fault never delays another's deliveries, a
- * worker whose lease expired cannot overwrite a newer result, a burst opens at most 16
+ * worker whose lease expired cannot overwrite a newer result, a burst opens at most DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT (64)
  * requests at one receiver, test events never touch an endpoint's failure count, and a
  * delivery can be made due again (the console's resend).
  */
@@ -9,7 +9,7 @@ import type { ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { DeliveryObserver } from '../../src/webhooks/delivery-observer.js';
-import { Dispatcher } from '../../src/webhooks/dispatcher.js';
+import { DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT, Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint, disableEndpoint, enableEndpoint } from '../../src/webhooks/endpoints.js';
 import { TEST_EVENT } from '../../src/webhooks/event-types.js';
 import { emitEvent, emitTestEvent } from '../../src/webhooks/outbox.js';
@@ -138,7 +138,7 @@ for (const dialect of DIALECTS) {
       await disableEndpoint(h.services, ep.ws, ep.id);
     });
 
-    it('a burst of 200 deliveries opens at most 16 requests at once at one receiver, and another endpoint is not kept waiting behind it', async () => {
+    it('a burst of 200 deliveries opens at most 64 requests at once at one receiver (the per-endpoint cap), and another endpoint is not kept waiting behind it', async () => {
       const busy = await activeEndpoint();
       const other = await activeEndpoint();
       let open = 0;
@@ -166,7 +166,10 @@ for (const dialect of DIALECTS) {
       d.start();
       await until(async () => (await attemptsOf(busy.id)).length === 200 && otherArrivedAfter >= 0, 60_000, 'all deliveries');
       await d.stop();
-      assert.ok(most <= 16, `at most 16 requests open at once (saw ${most})`);
+      assert.ok(
+        most <= DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT,
+        `at most ${DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT} requests open at once (saw ${most})`,
+      );
       assert.ok(most >= 8, `requests to one endpoint still run concurrently (saw ${most})`);
       assert.ok(otherArrivedAfter < 100, `the other endpoint was served while the burst was running (after ${otherArrivedAfter} of 200)`);
       await disableEndpoint(h.services, busy.ws, busy.id);
