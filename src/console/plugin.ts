@@ -18,6 +18,7 @@ import { registerOverviewPage } from './pages/overview.js';
 import { registerSecondFactorPages } from './pages/second-factor.js';
 import { registerSecurityPages } from './pages/security.js';
 import { registerSignInPages } from './pages/sign-in.js';
+import { registerSsoPages } from './pages/sso.js';
 import { registerWebhookPages } from './pages/webhooks.js';
 import { registerConsoleSecurity, requireCsrf, requireSession } from './session.js';
 
@@ -30,6 +31,7 @@ export function registerConsole(app: FastifyInstance, services: Services): void 
       registerAssets(scope);
       registerSignInPages(scope, services);
       registerSecondFactorPages(scope, services);
+      registerSsoPages(scope, services);
       await scope.register(async (authed) => {
         authed.addHook('preHandler', requireSession(services));
         authed.addHook('preHandler', requireCsrf);

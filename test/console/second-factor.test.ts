@@ -16,7 +16,10 @@ const STEP = 30_000;
 function field(body: string, name: string): string {
   const m = new RegExp(`name="${name}" value="([^"]*)"`).exec(body) ?? new RegExp(`id="${name}"[^>]*value="([^"]*)"`).exec(body);
   assert.ok(m, `no ${name} field in the page`);
-  return (m[1] as string).replace(/&amp;/g, '&').replace(/&#x2F;/g, '/').replace(/&#x3D;/g, '=');
+  return (m[1] as string)
+    .replace(/&amp;/g, '&')
+    .replace(/&#x2F;/g, '/')
+    .replace(/&#x3D;/g, '=');
 }
 
 for (const dialect of DIALECTS) {
@@ -80,7 +83,10 @@ for (const dialect of DIALECTS) {
       const start = await a.post('/console/security/totp/start');
       const secret = field(start.body, 'totp-secret');
       const sealed = field(start.body, 'sealed');
-      const wrong = await a.post('/console/security/totp', { sealed, code: '000000' === totpCode(secret, h.clock()) ? '111111' : '000000' });
+      const wrong = await a.post('/console/security/totp', {
+        sealed,
+        code: '000000' === totpCode(secret, h.clock()) ? '111111' : '000000',
+      });
       assert.equal(wrong.status, 400);
       assert.match(wrong.body, /does not match the key/);
       const other = await signedInAdmin(h, ws);
@@ -90,7 +96,11 @@ for (const dialect of DIALECTS) {
       assert.equal(done.status, 201);
       assert.match(done.body, /shown only once/);
       assert.equal([...done.body.matchAll(/<li><code>[a-z0-9]{5}-[a-z0-9]{5}<\/code><\/li>/g)].length, 10);
-      const row = await h.services.database.db.selectFrom('admin_totp').selectAll().where('admin_id', '=', a.adminId).executeTakeFirstOrThrow();
+      const row = await h.services.database.db
+        .selectFrom('admin_totp')
+        .selectAll()
+        .where('admin_id', '=', a.adminId)
+        .executeTakeFirstOrThrow();
       assert.ok(!row.secret_ciphertext.includes(secret), 'the secret is not stored in the clear');
       const again = await a.get('/console/security');
       assert.doesNotMatch(again.body, /shown only once/, 'the recovery codes are not shown again');
@@ -164,7 +174,13 @@ for (const dialect of DIALECTS) {
     it('a new sign-in link (forgotten password) does not skip the second factor', async () => {
       const a = await signedInAdmin(h, ws);
       await enrol(a);
-      const link = await createAdminLink(h.services.database.db, { workspaceId: ws, email: a.email, actor: 'cli', now: h.clock(), dialect });
+      const link = await createAdminLink(h.services.database.db, {
+        workspaceId: ws,
+        email: a.email,
+        actor: 'cli',
+        now: h.clock(),
+        dialect,
+      });
       const r = await h.app.inject({
         method: 'POST',
         url: `/console/link/${link.token}`,
