@@ -4,7 +4,7 @@ import type { PageContext } from './context.js';
 import { type Html, html } from './html.js';
 import { assetUrl } from './pages/assets.js';
 
-export type NavKey = 'overview' | 'keys' | 'webhooks' | 'audit' | 'modules' | 'data' | 'admins';
+export type NavKey = 'overview' | 'keys' | 'webhooks' | 'audit' | 'modules' | 'data' | 'admins' | 'security';
 
 export const NAV: readonly { key: NavKey; label: string; href: string }[] = [
   { key: 'overview', label: 'Overview', href: '/console' },
@@ -14,6 +14,7 @@ export const NAV: readonly { key: NavKey; label: string; href: string }[] = [
   { key: 'modules', label: 'Modules', href: '/console/modules' },
   { key: 'data', label: 'Data', href: '/console/data' },
   { key: 'admins', label: 'Admins', href: '/console/admins' },
+  { key: 'security', label: 'Sign-in security', href: '/console/security' },
 ];
 
 export interface PageOptions {

@@ -15,7 +15,10 @@ import { registerDeliveryPages } from './pages/deliveries.js';
 import { registerKeyPages } from './pages/keys.js';
 import { registerModulePages } from './pages/modules.js';
 import { registerOverviewPage } from './pages/overview.js';
+import { registerSecondFactorPages } from './pages/second-factor.js';
+import { registerSecurityPages } from './pages/security.js';
 import { registerSignInPages } from './pages/sign-in.js';
+import { registerSsoPages } from './pages/sso.js';
 import { registerWebhookPages } from './pages/webhooks.js';
 import { registerConsoleSecurity, requireCsrf, requireSession } from './session.js';
 
@@ -27,6 +30,8 @@ export function registerConsole(app: FastifyInstance, services: Services): void 
       await registerConsoleSecurity(scope, services);
       registerAssets(scope);
       registerSignInPages(scope, services);
+      registerSecondFactorPages(scope, services);
+      registerSsoPages(scope, services);
       await scope.register(async (authed) => {
         authed.addHook('preHandler', requireSession(services));
         authed.addHook('preHandler', requireCsrf);
@@ -38,6 +43,7 @@ export function registerConsole(app: FastifyInstance, services: Services): void 
         registerModulePages(authed, services);
         registerDataPages(authed, services);
         registerAdminPages(authed, services);
+        registerSecurityPages(authed, services);
       });
     },
     { prefix: CONSOLE_PREFIX },

@@ -222,10 +222,26 @@ export function requireSession(services: Services) {
       await reply.code(303).header('cache-control', 'no-store').redirect(`/console/sign-in${next}`, 303);
       return;
     }
+    // The password was right but the second factor is still owed: only its form opens.
+    if (loaded.session.secondFactorPending) {
+      const next = request.method === 'GET' ? `?next=${encodeURIComponent(safeNext(request.url))}` : '';
+      await reply.code(303).header('cache-control', 'no-store').redirect(`${SECOND_FACTOR_PATH}${next}`, 303);
+      return;
+    }
+    // The workspace requires a second factor and this admin has none: enrolment first.
+    if (loaded.admin.mustEnrol && !/^\/console\/security(?:[/?]|$)/.test(request.url)) {
+      await reply.code(303).header('cache-control', 'no-store').redirect(`${SECURITY_PATH}?enrol=required`, 303);
+      return;
+    }
     request.consoleSession = loaded.session;
     request.consoleAdmin = loaded.admin;
   };
 }
+
+/** Where a signed-in admin manages their second factor (and enrols when the workspace requires one). */
+export const SECURITY_PATH = '/console/security';
+/** Where the second factor is asked for after a right password. */
+export const SECOND_FACTOR_PATH = '/console/sign-in/second-factor';
 
 function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();

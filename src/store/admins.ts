@@ -252,7 +252,7 @@ export async function redeemLink(
   token: string,
   password: string,
   now: number,
-): Promise<{ admin: Admin; session: NewSession }> {
+): Promise<{ admin: Admin; session: NewSession; secondFactorPending: boolean }> {
   checkPassword(password);
   const state = await checkLink(db, token, now);
   if (!state.ok) throw new AppError('invalid_request', state.reason);
@@ -270,8 +270,15 @@ export async function redeemLink(
     if (Number(claimed.numUpdatedRows) !== 1) throw new AppError('invalid_request', LINK_REFUSALS.used);
     await trx.updateTable('console_admins').set({ password_hash: passwordHash }).where('id', '=', state.admin.id).execute();
     await trx.deleteFrom('console_sessions').where('admin_id', '=', state.admin.id).execute();
-    const session = await createSession(trx, state.admin.id, now);
-    return { admin: { ...state.admin, password_set: true }, session };
+    // A new link replaces the password, never the second factor: an admin who has one still gives it.
+    const factor = await trx
+      .selectFrom('admin_totp')
+      .select('admin_id')
+      .where('admin_id', '=', state.admin.id)
+      .union(trx.selectFrom('admin_passkeys').select('admin_id').where('admin_id', '=', state.admin.id))
+      .executeTakeFirst();
+    const session = await createSession(trx, state.admin.id, now, { secondFactorPending: factor !== undefined });
+    return { admin: { ...state.admin, password_set: true }, session, secondFactorPending: factor !== undefined };
   });
 }
 
@@ -318,8 +325,20 @@ export async function verifyPassword(db: Kysely<DB>, email: string, password: st
 /** Workspaces whose passwords one sign-in tries (each costs a scrypt). */
 export const MAX_WORKSPACES_PER_ADDRESS = 10;
 
-/** Starts a session with a fresh id (never reusing one from before sign-in). */
-export async function createSession(db: Kysely<DB>, adminId: string, now: number): Promise<NewSession> {
+/** A session waiting for the second factor lasts this long: enough to open an app or find a code. */
+export const PENDING_SESSION_MS = 10 * 60_000;
+
+/**
+ * Starts a session with a fresh id (never reusing one from before sign-in). With
+ * `secondFactorPending`, the password was right but the second factor is still owed: that
+ * session opens no console page, only the second-factor form.
+ */
+export async function createSession(
+  db: Kysely<DB>,
+  adminId: string,
+  now: number,
+  options: { secondFactorPending?: boolean } = {},
+): Promise<NewSession> {
   const token = randomBase62(43);
   const csrfToken = randomBase62(43);
   const nowIso = new Date(now).toISOString();
@@ -336,15 +355,26 @@ export async function createSession(db: Kysely<DB>, adminId: string, now: number
     .execute();
   await db
     .insertInto('console_sessions')
-    .values({ id, admin_id: adminId, csrf_token: csrfToken, created_at: nowIso, last_seen_at: nowIso })
+    .values({
+      id,
+      admin_id: adminId,
+      csrf_token: csrfToken,
+      created_at: nowIso,
+      last_seen_at: nowIso,
+      second_factor_pending: options.secondFactorPending ? 1 : 0,
+    })
     .execute();
-  await db.updateTable('console_admins').set({ last_sign_in_at: nowIso }).where('id', '=', adminId).execute();
+  if (!options.secondFactorPending) {
+    await db.updateTable('console_admins').set({ last_sign_in_at: nowIso }).where('id', '=', adminId).execute();
+  }
   return { token, id, csrfToken };
 }
 
 export interface LoadedSession {
-  session: { id: string; csrfToken: string };
-  admin: { id: string; email: string; workspaceId: string; workspaceName: string };
+  /** `secondFactorPending`: the password was right, the second factor not given yet. */
+  session: { id: string; csrfToken: string; secondFactorPending: boolean };
+  /** `mustEnrol`: the workspace requires a second factor and this admin has none yet. */
+  admin: { id: string; email: string; workspaceId: string; workspaceName: string; mustEnrol: boolean };
 }
 
 /** The session of a cookie value, if it exists, its admin is active and neither expiry has passed. */
@@ -365,12 +395,31 @@ export async function loadSession(db: Kysely<DB>, token: string, now: number): P
       'a.removed_at',
       'w.id as workspace_id',
       'w.name',
+      's.second_factor_pending',
+      (eb) =>
+        eb
+          .selectFrom('workspace_sign_in as r')
+          .select('r.require_second_factor')
+          .whereRef('r.workspace_id', '=', 'a.workspace_id')
+          .as('require_second_factor'),
+      (eb) =>
+        eb
+          .or([
+            eb.exists(eb.selectFrom('admin_totp as t').select('t.admin_id').whereRef('t.admin_id', '=', 'a.id')),
+            eb.exists(eb.selectFrom('admin_passkeys as p').select('p.admin_id').whereRef('p.admin_id', '=', 'a.id')),
+          ])
+          .as('has_factor'),
     ])
     .where('s.id', '=', id)
     .executeTakeFirst();
   if (!row) return undefined;
   const lastSeen = Date.parse(row.last_seen_at);
-  if (row.removed_at || now - lastSeen >= SESSION_IDLE_MS || now - Date.parse(row.created_at) >= SESSION_ABSOLUTE_MS) {
+  const pending = row.second_factor_pending === 1;
+  if (
+    row.removed_at ||
+    now - lastSeen >= SESSION_IDLE_MS ||
+    now - Date.parse(row.created_at) >= (pending ? PENDING_SESSION_MS : SESSION_ABSOLUTE_MS)
+  ) {
     await db.deleteFrom('console_sessions').where('id', '=', id).execute();
     return undefined;
   }
@@ -382,8 +431,15 @@ export async function loadSession(db: Kysely<DB>, token: string, now: number): P
       .execute();
   }
   return {
-    session: { id: row.id, csrfToken: row.csrf_token },
-    admin: { id: row.admin_id, email: row.email, workspaceId: row.workspace_id, workspaceName: row.name },
+    session: { id: row.id, csrfToken: row.csrf_token, secondFactorPending: pending },
+    admin: {
+      id: row.admin_id,
+      email: row.email,
+      workspaceId: row.workspace_id,
+      workspaceName: row.name,
+      // PostgreSQL answers the OR of EXISTS as a boolean, SQLite as 0 or 1.
+      mustEnrol: Number(row.require_second_factor ?? 0) === 1 && !row.has_factor,
+    },
   };
 }
 

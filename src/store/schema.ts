@@ -82,6 +82,53 @@ export interface ConsoleSignInLinksTable {
   used_at: string | null;
 }
 
+/** An admin's authenticator app (one per admin); the secret sealed with the secret box. */
+export interface AdminTotpTable {
+  admin_id: string;
+  secret_ciphertext: string;
+  created_at: string;
+  /** The 30-second step of the last code accepted: a code of that step or before is refused (no replay). */
+  last_step: number;
+}
+
+/** One-time recovery codes, stored only as SHA-256 hashes. */
+export interface AdminRecoveryCodesTable {
+  code_hash: string;
+  admin_id: string;
+  created_at: string;
+  used_at: string | null;
+}
+
+/** WebAuthn passkeys: the credential's public key (COSE, base64url) and signature counter. */
+export interface AdminPasskeysTable {
+  credential_id: string;
+  admin_id: string;
+  public_key: string;
+  counter: number;
+  /** Space-separated transports the authenticator reported. */
+  transports: string;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+/** A workspace's console sign-in rules and its OpenID Connect single sign-on (absent row: defaults). */
+export interface WorkspaceSignInTable {
+  workspace_id: string;
+  /** 1: every admin must have a second factor (those without one are sent to enrol). */
+  require_second_factor: number;
+  /** 0: password sign-in is off (SSO only). */
+  password_sign_in: number;
+  sso_issuer: string | null;
+  sso_client_id: string | null;
+  sso_client_secret_ciphertext: string | null;
+  /** The email domain SSO accepts, lower case (e.g. example.com). */
+  sso_domain: string | null;
+  /** 1: an SSO sign-in of an unknown address in the domain creates the admin. */
+  sso_create_admins: number;
+  updated_at: string;
+}
+
 export interface ConsoleSessionsTable {
   /** SHA-256 of the cookie value. */
   id: string;
@@ -91,6 +138,8 @@ export interface ConsoleSessionsTable {
   created_at: string;
   /** Written at most every few minutes (idle expiry needs no finer grain). */
   last_seen_at: string;
+  /** 1 while the password was right but the second factor is still owed: such a session opens no page. */
+  second_factor_pending: number;
 }
 
 export interface RecordsTable {
@@ -249,5 +298,9 @@ export interface DB {
   console_admins: ConsoleAdminsTable;
   console_sign_in_links: ConsoleSignInLinksTable;
   console_sessions: ConsoleSessionsTable;
+  admin_totp: AdminTotpTable;
+  admin_recovery_codes: AdminRecoveryCodesTable;
+  admin_passkeys: AdminPasskeysTable;
+  workspace_sign_in: WorkspaceSignInTable;
   api_usage: ApiUsageTable;
 }

@@ -14,10 +14,20 @@ import { addressBucket } from '../../auth/rate-limit.js';
 import { AppError } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { checkLink, createSession, endSession, MIN_PASSWORD_LENGTH, redeemLink, verifyPassword } from '../../store/admins.js';
+import { factorSummary, hasSecondFactor } from '../../store/second-factor.js';
+import { signInRules } from '../../store/sign-in-rules.js';
 import { type FieldErrors, formError, formValue, textField } from '../forms.js';
 import { type Html, html } from '../html.js';
 import { bareLayout, messagePage, sendHtml } from '../layout.js';
-import { clearSessionCookie, currentSession, requireCsrf, requireSession, safeNext, setSessionCookie } from '../session.js';
+import {
+  clearSessionCookie,
+  currentSession,
+  requireCsrf,
+  requireSession,
+  SECOND_FACTOR_PATH,
+  safeNext,
+  setSessionCookie,
+} from '../session.js';
 
 const WINDOW_MS = 15 * 60_000;
 /**
@@ -39,7 +49,7 @@ function signInBudgets(email: string, address: string, known: boolean): Budget[]
 
 const knownKey = (email: string, address: string) => `console:known:${email}\n${address}`;
 
-function signInForm(values: { email: string; next: string }, errors?: FieldErrors): Html {
+function signInForm(values: { email: string; next: string }, errors?: FieldErrors, ssoWorkspace?: string): Html {
   return bareLayout(
     'Sign in',
     html`<form method="post" action="/console/sign-in" class="card stack" novalidate>
@@ -49,6 +59,7 @@ function signInForm(values: { email: string; next: string }, errors?: FieldError
   ${textField({ name: 'email', label: 'Email', type: 'email', value: values.email, errors, required: true, attrs: html`autocomplete="username" autofocus` })}
   ${textField({ name: 'password', label: 'Password', type: 'password', errors, required: true, attrs: html`autocomplete="current-password"` })}
   <button type="submit" class="button primary">Sign in</button>
+  ${ssoWorkspace ? html`<p><a class="button" href="/console/sso/${ssoWorkspace}">Sign in with single sign-on</a></p>` : ''}
   <p class="hint">Forgotten your password, or never set one? Ask another admin of your workspace for a new sign-in link,
   or your operator to run <code>wsops admin create</code> with your address again.</p>
 </form>`,
@@ -127,9 +138,23 @@ export function registerSignInPages(scope: FastifyInstance, services: Services):
     }
     await throttle.release(budgets, now);
     await throttle.remember(knownKey(email, address), KNOWN_ADDRESS_MS, now);
-    const session = await createSession(services.database.db, admin.id, now);
+    const rules = await signInRules(services.database.db, admin.workspace_id);
+    if (!rules.passwordSignIn) {
+      return sendHtml(
+        reply,
+        signInForm(
+          { email, next },
+          { _form: 'Your workspace signs in with single sign-on only; password sign-in is switched off. Use the link below.' },
+          admin.workspace_id,
+        ),
+        403,
+      );
+    }
+    // With a second factor, the password opens only the second step (a pending session).
+    const pending = hasSecondFactor(await factorSummary(services.database.db, admin.id));
+    const session = await createSession(services.database.db, admin.id, now, { secondFactorPending: pending });
     setSessionCookie(reply, services, session);
-    return reply.redirect(next, 303);
+    return reply.redirect(pending ? `${SECOND_FACTOR_PATH}?next=${encodeURIComponent(next)}` : next, 303);
   });
 
   scope.get('/link/:token', async (request, reply) => {
@@ -166,10 +191,10 @@ export function registerSignInPages(scope: FastifyInstance, services: Services):
       );
     }
     try {
-      const { admin, session } = await redeemLink(services.database.db, token, password, now);
+      const { admin, session, secondFactorPending } = await redeemLink(services.database.db, token, password, now);
       await services.failureThrottle.remember(knownKey(admin.email, addressBucket(request.ip)), KNOWN_ADDRESS_MS, now);
       setSessionCookie(reply, services, session);
-      return reply.redirect('/console', 303);
+      return reply.redirect(secondFactorPending ? SECOND_FACTOR_PATH : '/console', 303);
     } catch (err) {
       if (err instanceof AppError && err.extra.param === 'password') {
         return sendHtml(reply, passwordForm(token, state.admin.email, { password: err.message }), 400);

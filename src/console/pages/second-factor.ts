@@ -1,0 +1,167 @@
+/**
+ * The second step of sign-in for an admin with a second factor: after a right password the
+ * session is "pending" (it opens no page) until a code of the authenticator app, a recovery
+ * code or a passkey is given here. Then the pending session ends and a new one starts (a new
+ * cookie: nothing from before the second factor is reused).
+ *
+ * Wrong codes are throttled by the one failure throttle, like passwords, per (admin, address),
+ * per address, and per admin from addresses it never signed in from.
+ */
+
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Budget } from '../../auth/failure-throttle.js';
+import { addressBucket } from '../../auth/rate-limit.js';
+import type { Services } from '../../services.js';
+import { createSession, endSession, type LoadedSession } from '../../store/admins.js';
+import { recordAudit } from '../../store/audit.js';
+import { checkTotp, factorSummary, useRecoveryCode } from '../../store/second-factor.js';
+import { type FieldErrors, formError, formValue, textField } from '../forms.js';
+import { type Html, html } from '../html.js';
+import { bareLayout, sendHtml } from '../layout.js';
+import { clearSessionCookie, currentSession, SECOND_FACTOR_PATH, safeNext, setSessionCookie } from '../session.js';
+import { SIGN_IN_LIMITS } from './sign-in.js';
+
+function budgets(adminId: string, address: string): Budget[] {
+  const budget = (key: string, limit: number): Budget => ({ key: `console:2fa:${key}`, limit, windowMs: SIGN_IN_LIMITS.windowMs });
+  return [
+    budget(`pair:${adminId}\n${address}`, SIGN_IN_LIMITS.perAccountAddress),
+    budget(`address:${address}`, SIGN_IN_LIMITS.perAddress),
+    budget(`account:${adminId}`, SIGN_IN_LIMITS.perAccount),
+  ];
+}
+
+function form(loaded: LoadedSession, values: { next: string; passkeys: boolean; totp: boolean }, errors?: FieldErrors): Html {
+  const passkey = values.passkeys
+    ? html`<div class="stack" data-passkey-sign-in="${SECOND_FACTOR_PATH}/passkey">
+  <button type="button" class="button primary" data-passkey-button>Use a passkey</button>
+  <p class="hint" data-passkey-status role="status"></p>
+</div>`
+    : '';
+  return bareLayout(
+    'Second factor',
+    html`<div class="card stack">
+<p class="lead">Signing in as <strong>${loaded.admin.email}</strong>. Give your second factor to finish.</p>
+${passkey}
+<form method="post" action="${SECOND_FACTOR_PATH}" class="stack" novalidate>
+  ${formError(errors)}
+  <input type="hidden" name="_csrf" value="${loaded.session.csrfToken}">
+  <input type="hidden" name="next" value="${values.next}">
+  ${textField({
+    name: 'code',
+    label: values.totp ? 'Code from your authenticator app, or a recovery code' : 'Recovery code',
+    hint: values.totp
+      ? 'Six digits from the app (a new code every 30 seconds). Lost your phone? Type one of your recovery codes (like abcde-fghjk) instead.'
+      : 'One of the recovery codes you saved (like abcde-fghjk); each works once.',
+    errors,
+    required: true,
+    attrs: html`autocomplete="one-time-code" inputmode="${values.totp ? 'numeric' : 'text'}" autofocus spellcheck="false"`,
+  })}
+  <button type="submit" class="button${values.passkeys ? '' : ' primary'}">Continue</button>
+</form>
+<form method="post" action="${SECOND_FACTOR_PATH}/cancel">
+  <input type="hidden" name="_csrf" value="${loaded.session.csrfToken}">
+  <button type="submit" class="link">Cancel and sign in as someone else</button>
+</form>
+</div>`,
+  );
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
+/** The pending session of the request, with its CSRF token checked on a POST; otherwise undefined. */
+export async function pendingSession(services: Services, request: FastifyRequest): Promise<LoadedSession | undefined> {
+  const loaded = await currentSession(services, request);
+  if (!loaded?.session.secondFactorPending) return undefined;
+  if (request.method === 'POST') {
+    const given = formValue(request.body, '_csrf') || String(request.headers['x-csrf-token'] ?? '');
+    if (!given || !timingSafeEqual(digest(given), digest(loaded.session.csrfToken))) return undefined;
+  }
+  return loaded;
+}
+
+/** Ends the pending session and starts the real one; the cookie changes. */
+export async function completeSignIn(services: Services, reply: FastifyReply, loaded: LoadedSession, now: number): Promise<void> {
+  await endSession(services.database.db, loaded.session.id);
+  const session = await createSession(services.database.db, loaded.admin.id, now);
+  setSessionCookie(reply, services, session);
+}
+
+export function registerSecondFactorPages(scope: FastifyInstance, services: Services): void {
+  const throttle = services.failureThrottle;
+
+  scope.get(SECOND_FACTOR_PATH.slice('/console'.length), async (request, reply) => {
+    const next = safeNext((request.query as Record<string, string | undefined>).next);
+    const loaded = await pendingSession(services, request);
+    if (!loaded) return reply.redirect(`/console/sign-in?next=${encodeURIComponent(next)}`, 303);
+    const summary = await factorSummary(services.database.db, loaded.admin.id);
+    reply.header('cache-control', 'no-store');
+    return sendHtml(reply, form(loaded, { next, totp: summary.totp, passkeys: summary.passkeys > 0 }));
+  });
+
+  scope.post(SECOND_FACTOR_PATH.slice('/console'.length), async (request, reply) => {
+    const next = safeNext(formValue(request.body, 'next'));
+    const loaded = await pendingSession(services, request);
+    if (!loaded) return reply.redirect(`/console/sign-in?next=${encodeURIComponent(next)}`, 303);
+    const db = services.database.db;
+    const summary = await factorSummary(db, loaded.admin.id);
+    const values = { next, totp: summary.totp, passkeys: summary.passkeys > 0 };
+    const code = formValue(request.body, 'code').trim();
+    if (!code) return sendHtml(reply, form(loaded, values, { code: 'Enter the code.' }), 400);
+    const now = services.clock();
+    const gate = await throttle.reserve(budgets(loaded.admin.id, addressBucket(request.ip)), now);
+    if (!gate.allowed) {
+      reply.header('retry-after', String(gate.retryAfter));
+      const wait = Math.ceil(gate.retryAfter / 60);
+      return sendHtml(
+        reply,
+        form(loaded, values, {
+          _form: `Too many wrong codes. For your security, sign-in is paused: try again in ${wait <= 1 ? 'about a minute' : `${wait} minutes`}.`,
+        }),
+        429,
+      );
+    }
+    // A six-digit code is the app's; anything else is tried as a recovery code.
+    const isTotp = /^\d{3}\s?\d{3}$/.test(code);
+    const outcome = isTotp
+      ? await checkTotp(db, services.secretBox, loaded.admin.id, code, now)
+      : (await useRecoveryCode(db, loaded.admin.id, code, now))
+        ? 'ok'
+        : 'wrong';
+    if (outcome === 'replayed') {
+      return sendHtml(
+        reply,
+        form(loaded, values, { code: 'That code was already used. Wait for the next code in your app (a new one every 30 seconds).' }),
+        401,
+      );
+    }
+    if (outcome === 'wrong') {
+      const text = isTotp
+        ? 'That code is not right. Check the app shows wsops with your address, and that your phone’s clock is set automatically.'
+        : 'That is not one of your unused recovery codes. Check it, or use a code from your authenticator app.';
+      return sendHtml(reply, form(loaded, values, { code: text }), 401);
+    }
+    await throttle.release(budgets(loaded.admin.id, addressBucket(request.ip)), now);
+    if (!isTotp) {
+      await recordAudit(db, {
+        workspaceId: loaded.admin.workspaceId,
+        at: new Date(now).toISOString(),
+        actor: `console:${loaded.admin.email}`,
+        action: 'admin.recovery_code_used',
+        target: loaded.admin.id,
+        detail: { left: summary.recoveryCodesLeft - 1 },
+      });
+    }
+    await completeSignIn(services, reply, loaded, now);
+    return reply.redirect(next, 303);
+  });
+
+  scope.post(`${SECOND_FACTOR_PATH.slice('/console'.length)}/cancel`, async (request, reply) => {
+    const loaded = await pendingSession(services, request);
+    if (loaded) await endSession(services.database.db, loaded.session.id);
+    clearSessionCookie(reply, services);
+    return reply.redirect('/console/sign-in', 303);
+  });
+}
