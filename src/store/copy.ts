@@ -47,6 +47,12 @@ export const COPY_ORDER: readonly CopiedTable[] = [
   { table: 'console_admins', key: ['id'] },
   { table: 'console_sign_in_links', key: ['token_hash'] },
   { table: 'console_sessions', key: ['id'] },
+  // The admins' second factors (sealed with WSOPS_SECRET, like endpoint secrets) and each
+  // workspace's sign-in rules and single sign-on.
+  { table: 'admin_totp', key: ['admin_id'] },
+  { table: 'admin_recovery_codes', key: ['code_hash'] },
+  { table: 'admin_passkeys', key: ['credential_id'] },
+  { table: 'workspace_sign_in', key: ['workspace_id'] },
   { table: 'audit_events', key: ['seq'] },
 ];
 
