@@ -213,6 +213,10 @@ export function describeAudit(e: Pick<AuditRow, 'action' | 'target' | 'key_id' |
         : `Rotated the signing secret of webhook endpoint ${target}`;
     case 'endpoint.test_sent':
       return `Sent a test event to webhook endpoint ${target}`;
+    case 'endpoint.throttle_set':
+      return typeof d.max_per_second === 'number'
+        ? `Throttled webhook endpoint ${target} to ${d.max_per_second} deliveries per second`
+        : `Removed the throttle of webhook endpoint ${target}`;
     case 'module.installed':
       return `Installed the ${target} module`;
     case 'module.uninstalled':
@@ -223,6 +227,22 @@ export function describeAudit(e: Pick<AuditRow, 'action' | 'target' | 'key_id' |
       return text(d.email) ? `Issued a new sign-in link for ${text(d.email)}` : `Issued a new sign-in link for admin ${target}`;
     case 'admin.removed':
       return text(d.email) ? `Removed console admin ${text(d.email)}` : `Removed console admin ${target}`;
+    case 'admin.totp_enabled':
+      return `Set up an authenticator app as the second factor of admin ${target}`;
+    case 'admin.totp_disabled':
+      return `Removed the authenticator app of admin ${target}`;
+    case 'admin.recovery_code_used':
+      return `Admin ${target} signed in with a recovery code`;
+    case 'workspace.second_factor_required':
+      return 'Required a second factor for every console admin';
+    case 'workspace.second_factor_optional':
+      return 'Made the second factor optional for console admins';
+    case 'workspace.sso_set':
+      return text(d.issuer)
+        ? `Set up single sign-on with ${text(d.issuer)}${text(d.domain) ? ` for ${text(d.domain)}` : ''}`
+        : 'Set up single sign-on';
+    case 'workspace.sso_removed':
+      return 'Removed single sign-on';
     case 'delivery.resent':
       return `Resent ${text(d.event_type) ?? 'an event'} ${text(d.event_id) ?? ''} to webhook endpoint ${target}`.replace('  ', ' ');
     case 'deliveries.recovered':
