@@ -15,6 +15,7 @@ import { registerDeliveryPages } from './pages/deliveries.js';
 import { registerKeyPages } from './pages/keys.js';
 import { registerModulePages } from './pages/modules.js';
 import { registerOverviewPage } from './pages/overview.js';
+import { registerPasskeyRoutes } from './pages/passkey-routes.js';
 import { registerSecondFactorPages } from './pages/second-factor.js';
 import { registerSecurityPages } from './pages/security.js';
 import { registerSignInPages } from './pages/sign-in.js';
@@ -44,6 +45,7 @@ export function registerConsole(app: FastifyInstance, services: Services): void 
         registerDataPages(authed, services);
         registerAdminPages(authed, services);
         registerSecurityPages(authed, services);
+        registerPasskeyRoutes(authed, services);
       });
     },
     { prefix: CONSOLE_PREFIX },
