@@ -25,7 +25,8 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 
 let browser: TestBrowser;
 before(async () => {
-  browser = await launchBrowser();
+  // The console is at localhost (a passkey's site cannot be an IP address), which is 127.0.0.1.
+  browser = await launchBrowser(['--host-resolver-rules=MAP localhost 127.0.0.1']);
 });
 after(async () => {
   await browser?.close();
@@ -43,7 +44,7 @@ for (const dialect of DIALECTS) {
 
     before(async () => {
       const port = await freePort();
-      base = `http://127.0.0.1:${port}`;
+      base = `http://localhost:${port}`;
       h = await createHarness(dialect, { WSOPS_BASE_URL: base });
       // ID tokens carry the real time; the service's clock starts there and the tests move it.
       h.clock.set(Date.now());
@@ -63,7 +64,7 @@ for (const dialect of DIALECTS) {
       const c = await browser.context(base);
       // Nothing leaves this machine (the provider's sign-in page asks for a web font).
       await c.route(
-        (url) => url.hostname !== '127.0.0.1',
+        (url) => url.hostname !== '127.0.0.1' && url.hostname !== 'localhost',
         (route) => route.abort(),
       );
       contexts.push(c);
@@ -170,7 +171,7 @@ for (const dialect of DIALECTS) {
       await page.getByRole('heading', { name: 'Workspace sign-in' }).waitFor();
       assert.match(await page.content(), new RegExp(`issuer <code>${provider.issuer.replace(/[.]/g, '\\.')}</code>`));
       await axeCheck(page, 'security page with SSO');
-      if (dialect === 'sqlite') await screenshot(page, 'console-sign-in-security');
+      if (dialect === 'sqlite') await screenshot(page, 'security-sso');
     });
 
     it('wsops sso set refuses a malformed issuer or domain with what to type instead', async () => {
@@ -206,6 +207,8 @@ for (const dialect of DIALECTS) {
       const page = await (await context()).newPage();
       await ssoSignIn(page, ws, 'eve@elsewhere.org');
       assert.match(await page.content(), /eve@elsewhere\.org is outside example\.com/);
+      await axeCheck(page, `single sign-on refused [${dialect}]`);
+      if (dialect === 'sqlite') await screenshot(page, 'sso-refused');
       assert.equal((await page.goto('/console/keys'))?.url().includes('/console/sign-in'), true);
     });
 
