@@ -20,6 +20,7 @@ import { registerSecondFactorPages } from './pages/second-factor.js';
 import { registerSecurityPages } from './pages/security.js';
 import { registerSignInPages } from './pages/sign-in.js';
 import { registerSsoPages } from './pages/sso.js';
+import { registerSsoSettingsRoutes } from './pages/sso-settings-routes.js';
 import { registerWebhookPages } from './pages/webhooks.js';
 import { registerConsoleSecurity, requireCsrf, requireSession } from './session.js';
 
@@ -46,6 +47,7 @@ export function registerConsole(app: FastifyInstance, services: Services): void 
         registerAdminPages(authed, services);
         registerSecurityPages(authed, services);
         registerPasskeyRoutes(authed, services);
+        registerSsoSettingsRoutes(authed, services);
       });
     },
     { prefix: CONSOLE_PREFIX },

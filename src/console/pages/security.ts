@@ -1,7 +1,7 @@
 /**
  * Sign-in security: the signed-in admin's own second factor (authenticator app, recovery
  * codes, passkeys) and the workspace's sign-in rules (require a second factor for every admin;
- * single sign-on, configured with `wsops sso set` and shown here).
+ * single sign-on, set up here or with `wsops sso set`: sso-settings.ts).
  *
  * Enrolment of the app is stateless until confirmed: the new secret travels in the form sealed
  * with the secret box and bound to this admin, and is stored only once a code from the app
@@ -25,6 +25,7 @@ import { type FieldErrors, formError, formValue, textField } from '../forms.js';
 import { type Html, html } from '../html.js';
 import { badge, csrfField, formatTime, layout, sendHtml } from '../layout.js';
 import { passkeySection } from './passkeys.js';
+import { type SsoFormValues, ssoSection } from './sso-settings.js';
 
 export interface SecurityPageOptions {
   notice?: { kind: 'success' | 'error' | 'info'; text: string };
@@ -35,6 +36,8 @@ export interface SecurityPageOptions {
   requireErrors?: FieldErrors;
   /** The passkey form as typed, with its refusal. */
   passkeyForm?: { name: string; errors: FieldErrors };
+  /** The single sign-on form as typed (never the client secret), with its refusal. */
+  ssoForm?: { values: SsoFormValues; errors: FieldErrors };
 }
 
 function recoveryCard(codes: string[]): Html {
@@ -109,15 +112,6 @@ ${summary.recoveryCodesLeft <= 3 ? badge('warn', 'Running low') : ''}</p>
 <p class="hint">New codes replace all the old ones.</p>
 </section>`
     : '';
-  const sso = rules.sso
-    ? html`<dl class="facts">
-  <dt>Single sign-on</dt><dd>${badge('good', 'On')} OpenID Connect, issuer <code>${rules.sso.issuer}</code></dd>
-  <dt>Allowed email domain</dt><dd><code>${rules.sso.domain}</code></dd>
-  <dt>New admins</dt><dd>${rules.sso.createAdmins ? 'Created at their first SSO sign-in' : 'Must be invited first'}</dd>
-  <dt>Password sign-in</dt><dd>${rules.passwordSignIn ? 'On' : 'Off (single sign-on only)'}</dd>
-  <dt>Sign-in link</dt><dd><code>${ctx.services.config.baseUrl}/console/sso/${ctx.admin.workspaceId}</code></dd>
-</dl>`
-    : html`<p>Single sign-on ${badge('neutral', 'Off')}. Your operator sets it up with <code>wsops sso set --workspace ${ctx.admin.workspaceId} …</code>.</p>`;
   const requireForm = html`<form method="post" action="/console/security/require" class="stack" novalidate>
   ${csrfField(ctx)}
   ${formError(options.requireErrors)}
@@ -139,7 +133,7 @@ ${recovery}
 <section class="card stack" aria-labelledby="workspace-rules">
 <h2 id="workspace-rules">Workspace sign-in</h2>
 ${requireForm}
-${sso}
+${ssoSection(ctx, rules, options.ssoForm)}
 </section>`,
   });
 }
