@@ -157,7 +157,7 @@ export const SETTINGS = {
     schema: httpUrl,
     default: (text) => `http://localhost:${text('WSOPS_PORT')}`,
     defaultDoc: '`http://localhost:` and `WSOPS_PORT`',
-    doc: 'Public base address, used in the OpenAPI `servers` entry, console links and printed links.',
+    doc: 'Public base address, used in the OpenAPI `servers` entry, console links and printed links. Its host name is also the site of the console admins’ passkeys: changing it makes their passkeys unusable (they sign in with a code and add them again).',
   },
   env: {
     env: 'WSOPS_ENV',

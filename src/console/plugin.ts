@@ -15,10 +15,12 @@ import { registerDeliveryPages } from './pages/deliveries.js';
 import { registerKeyPages } from './pages/keys.js';
 import { registerModulePages } from './pages/modules.js';
 import { registerOverviewPage } from './pages/overview.js';
+import { registerPasskeyRoutes } from './pages/passkey-routes.js';
 import { registerSecondFactorPages } from './pages/second-factor.js';
 import { registerSecurityPages } from './pages/security.js';
 import { registerSignInPages } from './pages/sign-in.js';
 import { registerSsoPages } from './pages/sso.js';
+import { registerSsoSettingsRoutes } from './pages/sso-settings-routes.js';
 import { registerWebhookPages } from './pages/webhooks.js';
 import { registerConsoleSecurity, requireCsrf, requireSession } from './session.js';
 
@@ -44,6 +46,8 @@ export function registerConsole(app: FastifyInstance, services: Services): void 
         registerDataPages(authed, services);
         registerAdminPages(authed, services);
         registerSecurityPages(authed, services);
+        registerPasskeyRoutes(authed, services);
+        registerSsoSettingsRoutes(authed, services);
       });
     },
     { prefix: CONSOLE_PREFIX },

@@ -233,6 +233,12 @@ export function describeAudit(e: Pick<AuditRow, 'action' | 'target' | 'key_id' |
       return `Removed the authenticator app of admin ${target}`;
     case 'admin.recovery_code_used':
       return `Admin ${target} signed in with a recovery code`;
+    case 'admin.passkey_added':
+      return `Added a passkey${text(d.name) ? ` (${text(d.name)})` : ''} as a second factor of admin ${target}`;
+    case 'admin.passkey_removed':
+      return `Removed the passkey${text(d.name) ? ` (${text(d.name)})` : ''} of admin ${target}`;
+    case 'admin.passkey_used':
+      return `Admin ${target} signed in with a passkey${text(d.name) ? ` (${text(d.name)})` : ''}`;
     case 'workspace.second_factor_required':
       return 'Required a second factor for every console admin';
     case 'workspace.second_factor_optional':

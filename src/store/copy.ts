@@ -52,6 +52,8 @@ export const COPY_ORDER: readonly CopiedTable[] = [
   { table: 'admin_totp', key: ['admin_id'] },
   { table: 'admin_recovery_codes', key: ['code_hash'] },
   { table: 'admin_passkeys', key: ['credential_id'] },
+  // Copied like the sessions they belong to: a passkey prompt open during the copy still works.
+  { table: 'webauthn_challenges', key: ['challenge'] },
   { table: 'workspace_sign_in', key: ['workspace_id'] },
   { table: 'audit_events', key: ['seq'] },
 ];

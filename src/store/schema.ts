@@ -112,6 +112,18 @@ export interface AdminPasskeysTable {
   last_used_at: string | null;
 }
 
+/**
+ * A passkey ceremony's challenge: bound to one console session and one purpose, used once,
+ * valid until expires_at.
+ */
+export interface WebauthnChallengesTable {
+  /** base64url, as the browser signs it into clientDataJSON. */
+  challenge: string;
+  session_id: string;
+  purpose: 'register' | 'sign-in' | 'confirm';
+  expires_at: string;
+}
+
 /** A workspace's console sign-in rules and its OpenID Connect single sign-on (absent row: defaults). */
 export interface WorkspaceSignInTable {
   workspace_id: string;
@@ -301,6 +313,7 @@ export interface DB {
   admin_totp: AdminTotpTable;
   admin_recovery_codes: AdminRecoveryCodesTable;
   admin_passkeys: AdminPasskeysTable;
+  webauthn_challenges: WebauthnChallengesTable;
   workspace_sign_in: WorkspaceSignInTable;
   api_usage: ApiUsageTable;
 }

@@ -109,36 +109,62 @@ export interface SsoInput {
   actor: string;
   now: number;
   box: SealBox;
+  /** How refusals name the fields (the CLI's flags unless told). */
+  labels?: SsoLabels;
 }
 
-/** Checks an issuer URL and an email domain; refuses either with what to type instead. */
-export function checkSsoInput(issuer: string, domain: string, clientId: string, clientSecret: string): { issuer: string; domain: string } {
+/** How a refusal names each field: the CLI's flags, or the console's labels. */
+export interface SsoLabels {
+  issuer: string;
+  domain: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+export const CLI_SSO_LABELS: SsoLabels = {
+  issuer: '--issuer',
+  domain: '--domain',
+  clientId: '--client-id',
+  clientSecret: '--client-secret',
+};
+
+/**
+ * Checks an issuer URL and an email domain; refuses either with what to type instead (an
+ * AppError whose `param` is issuer, domain, client_id or client_secret).
+ */
+export function checkSsoInput(
+  issuer: string,
+  domain: string,
+  clientId: string,
+  clientSecret: string,
+  labels: SsoLabels = CLI_SSO_LABELS,
+): { issuer: string; domain: string } {
   let url: URL;
   try {
     url = new URL(issuer);
   } catch {
-    throw new AppError('invalid_parameter', `--issuer "${issuer}" is not a URL (expected e.g. https://login.example.com)`, {
+    throw new AppError('invalid_parameter', `${labels.issuer} "${issuer}" is not a URL (expected e.g. https://login.example.com)`, {
       param: 'issuer',
     });
   }
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname))) {
-    throw new AppError('invalid_parameter', `--issuer must be an https URL (plain http only on this machine): ${issuer}`, {
+    throw new AppError('invalid_parameter', `${labels.issuer} must be an https URL (plain http only on this machine): ${issuer}`, {
       param: 'issuer',
     });
   }
   const d = domain.trim().toLowerCase().replace(/^@/, '');
   if (!/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(d)) {
-    throw new AppError('invalid_parameter', `--domain "${domain}" is not an email domain (expected e.g. example.com)`, {
+    throw new AppError('invalid_parameter', `${labels.domain} "${domain}" is not an email domain (expected e.g. example.com)`, {
       param: 'domain',
     });
   }
-  if (!clientId.trim()) throw new AppError('invalid_parameter', '--client-id is required', { param: 'client_id' });
-  if (!clientSecret) throw new AppError('invalid_parameter', '--client-secret is required', { param: 'client_secret' });
+  if (!clientId.trim()) throw new AppError('invalid_parameter', `${labels.clientId} is required`, { param: 'client_id' });
+  if (!clientSecret) throw new AppError('invalid_parameter', `${labels.clientSecret} is required`, { param: 'client_secret' });
   return { issuer: url.href.replace(/\/$/, ''), domain: d };
 }
 
 export async function setSso(db: Kysely<DB>, input: SsoInput): Promise<void> {
-  const checked = checkSsoInput(input.issuer, input.domain, input.clientId, input.clientSecret);
+  const checked = checkSsoInput(input.issuer, input.domain, input.clientId, input.clientSecret, input.labels);
   const nowIso = new Date(input.now).toISOString();
   await db.transaction().execute(async (trx) => {
     await upsert(

@@ -18,7 +18,8 @@ import { freePort } from '../helpers/processes.js';
 
 let browser: TestBrowser;
 before(async () => {
-  browser = await launchBrowser();
+  // The console is at localhost (a passkey's site cannot be an IP address), which is 127.0.0.1.
+  browser = await launchBrowser(['--host-resolver-rules=MAP localhost 127.0.0.1']);
 });
 after(async () => {
   await browser?.close();
@@ -30,7 +31,7 @@ for (const dialect of DIALECTS) {
     let base: string;
     before(async () => {
       const port = await freePort();
-      base = `http://127.0.0.1:${port}`;
+      base = `http://localhost:${port}`;
       h = await createHarness(dialect, { WSOPS_BASE_URL: base });
       await h.app.listen({ port, host: '127.0.0.1' });
     });
@@ -62,22 +63,22 @@ for (const dialect of DIALECTS) {
       await page.waitForURL(`${base}/console`);
 
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Sign-in security' }).click();
-      await check(page, 'console-security');
+      await check(page, 'security-empty');
       await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
       const secret = await page.getByLabel('Setup key').inputValue();
       assert.match(secret, /^[A-Z2-7]{32}$/);
-      await check(page, 'console-security-totp-setup');
+      await check(page, 'security-totp-setup');
       await page.getByLabel('Code from the app').fill(totpCode(secret, h.clock()));
       await page.getByRole('button', { name: 'Turn on' }).click();
       await page.getByRole('heading', { name: 'Your recovery codes' }).waitFor();
       const codes = await page.getByRole('list', { name: 'Recovery codes' }).locator('code').allTextContents();
       assert.equal(codes.length, 10);
-      await check(page, 'console-security-recovery-codes');
+      await check(page, 'security-recovery-codes');
       h.clock.advance(30_000);
 
       await page.getByRole('button', { name: 'Sign out' }).click();
       await signInWithPassword(page, email);
-      await check(page, 'console-sign-in-second-factor');
+      await check(page, 'sign-in-code');
       await page.getByLabel(/Code from your authenticator app/).fill('000000' === totpCode(secret, h.clock()) ? '111111' : '000000');
       await page.getByRole('button', { name: 'Continue' }).click();
       await page.getByText('That code is not right').waitFor();

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import type { BrowserContext, Page } from 'playwright-core';
-import { createAdminLink, removeAdmin } from '../../src/store/admins.js';
+import { createAdminLink, removeAdmin, signInUrl } from '../../src/store/admins.js';
 import { setSso } from '../../src/store/sign-in-rules.js';
 import { axeCheck, launchBrowser, screenshot, type TestBrowser } from '../helpers/browser.js';
 import { encodeForm, TEST_PASSWORD } from '../helpers/console.js';
@@ -25,7 +25,8 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 
 let browser: TestBrowser;
 before(async () => {
-  browser = await launchBrowser();
+  // The console is at localhost (a passkey's site cannot be an IP address), which is 127.0.0.1.
+  browser = await launchBrowser(['--host-resolver-rules=MAP localhost 127.0.0.1']);
 });
 after(async () => {
   await browser?.close();
@@ -43,7 +44,7 @@ for (const dialect of DIALECTS) {
 
     before(async () => {
       const port = await freePort();
-      base = `http://127.0.0.1:${port}`;
+      base = `http://localhost:${port}`;
       h = await createHarness(dialect, { WSOPS_BASE_URL: base });
       // ID tokens carry the real time; the service's clock starts there and the tests move it.
       h.clock.set(Date.now());
@@ -63,7 +64,7 @@ for (const dialect of DIALECTS) {
       const c = await browser.context(base);
       // Nothing leaves this machine (the provider's sign-in page asks for a web font).
       await c.route(
-        (url) => url.hostname !== '127.0.0.1',
+        (url) => url.hostname !== '127.0.0.1' && url.hostname !== 'localhost',
         (route) => route.abort(),
       );
       contexts.push(c);
@@ -170,7 +171,46 @@ for (const dialect of DIALECTS) {
       await page.getByRole('heading', { name: 'Workspace sign-in' }).waitFor();
       assert.match(await page.content(), new RegExp(`issuer <code>${provider.issuer.replace(/[.]/g, '\\.')}</code>`));
       await axeCheck(page, 'security page with SSO');
-      if (dialect === 'sqlite') await screenshot(page, 'console-sign-in-security');
+      if (dialect === 'sqlite') await screenshot(page, 'security-sso');
+    });
+
+    it('an admin sets up single sign-on on the security page (the secret never shown back), and an admin of the domain then signs in through the provider', async () => {
+      const w = await h.workspace({ seed: false });
+      const link = await createAdminLink(h.services.database.db, {
+        workspaceId: w,
+        email: 'grace@example.com',
+        actor: 'cli',
+        now: h.clock(),
+        dialect,
+      });
+      const page = await (await context()).newPage();
+      await page.goto(signInUrl(base, link.token));
+      await page.getByLabel('New password').fill(TEST_PASSWORD);
+      await page.getByLabel('Repeat the password').fill(TEST_PASSWORD);
+      await page.getByRole('button', { name: 'Set password and sign in' }).click();
+      await page.waitForURL(`${base}/console`);
+      await page.goto('/console/security');
+      await page.getByLabel('Issuer').fill('http://sso.example.com');
+      await page.getByLabel('Client ID').fill(provider.clientId);
+      await page.getByLabel('Client secret').fill(provider.clientSecret);
+      await page.getByLabel('Allowed email domain').fill('example.com');
+      await page.getByRole('button', { name: 'Set up single sign-on' }).click();
+      await page.getByText('The issuer must be an https URL').waitFor();
+      assert.equal(await page.getByLabel('Client secret').inputValue(), '', 'the secret is not put back in the page');
+      await axeCheck(page, `single sign-on form refused [${dialect}]`);
+      if (dialect === 'sqlite') {
+        await page.getByLabel('Issuer').scrollIntoViewIfNeeded();
+        await screenshot(page, 'security-sso-form');
+      }
+      await page.getByLabel('Issuer').fill(provider.issuer);
+      await page.getByLabel('Client secret').fill(provider.clientSecret);
+      await page.getByRole('button', { name: 'Set up single sign-on' }).click();
+      await page.getByText('Single sign-on saved').waitFor();
+      assert.ok(!(await page.content()).includes(provider.clientSecret), 'the secret is never shown back');
+      await axeCheck(page, `security page, single sign-on set up [${dialect}]`);
+      const page2 = await (await context()).newPage();
+      await ssoSignIn(page2, w, 'grace@example.com');
+      assert.equal(new URL(page2.url()).pathname, '/console/keys', await page2.content());
     });
 
     it('wsops sso set refuses a malformed issuer or domain with what to type instead', async () => {
@@ -206,6 +246,8 @@ for (const dialect of DIALECTS) {
       const page = await (await context()).newPage();
       await ssoSignIn(page, ws, 'eve@elsewhere.org');
       assert.match(await page.content(), /eve@elsewhere\.org is outside example\.com/);
+      await axeCheck(page, `single sign-on refused [${dialect}]`);
+      if (dialect === 'sqlite') await screenshot(page, 'sso-refused');
       assert.equal((await page.goto('/console/keys'))?.url().includes('/console/sign-in'), true);
     });
 

@@ -117,8 +117,8 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
-/** One headless Chromium per test file. */
-export async function launchBrowser(): Promise<TestBrowser> {
+/** One headless Chromium per test file (`extraArgs`: more command-line switches). */
+export async function launchBrowser(extraArgs: string[] = []): Promise<TestBrowser> {
   // playwright-core gives every launch a new empty profile directory and removes it at close.
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -131,6 +131,7 @@ export async function launchBrowser(): Promise<TestBrowser> {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...extraArgs,
     ],
   });
   return {

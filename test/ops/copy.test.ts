@@ -18,6 +18,7 @@ import { listAudit, recordAudit } from '../../src/store/audit.js';
 import { COPY_ORDER, whyNotCopied } from '../../src/store/copy.js';
 import { openDatabase, redactUrl } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrate.js';
+import { addPasskey, issueChallenge } from '../../src/store/passkeys.js';
 import { type DeliveryPage, deliveryStats, listDeliveries } from '../../src/webhooks/deliveries.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint, signingSecrets } from '../../src/webhooks/endpoints.js';
@@ -201,6 +202,8 @@ for (const from of DIALECTS) {
         stats7d: unknown;
         deliveries: DeliveryPage[];
         audit: unknown[];
+        passkeys: unknown[];
+        challenges: unknown[];
       } = {} as never;
 
       before(async () => {
@@ -240,6 +243,24 @@ for (const from of DIALECTS) {
         await dispatcher.stop();
         const link = await createAdminLink(db, { workspaceId: ws, email: 'ops@example.com', actor: 'cli', now: h.clock(), dialect: from });
         session = await createSession(db, link.admin.id, h.clock());
+        // A passkey (with the recovery codes a first factor brings) and an open passkey prompt.
+        await addPasskey(db, {
+          adminId: link.admin.id,
+          workspaceId: ws,
+          actor: 'cli',
+          name: 'Desk key',
+          passkey: { credentialId: 'Y3JlZGVudGlhbA', publicKey: 'cHVibGljLWtleQ', counter: 7, transports: ['usb', 'nfc'] },
+          now: h.clock(),
+        });
+        await issueChallenge(db, {
+          challenge: 'Y2hhbGxlbmdl',
+          sessionId: 'session-of-the-prompt',
+          purpose: 'sign-in',
+          now: h.clock(),
+          lifeMs: 300_000,
+        });
+        before_.passkeys = await db.selectFrom('admin_passkeys').selectAll().execute();
+        before_.challenges = await db.selectFrom('webauthn_challenges').selectAll().execute();
         storedSecret = (await db.selectFrom('settings').select('value').where('name', '=', 'server_secret').executeTakeFirst())?.value;
         assert.equal(storedSecret !== undefined, recipe, 'a generated master secret is stored exactly when WSOPS_SECRET is unset');
 
@@ -281,6 +302,9 @@ for (const from of DIALECTS) {
           assert.ok((before_.counts[table] ?? 0) > 0, `the source has ${table} rows`);
         }
         assert.ok((before_.counts.console_sessions ?? 0) > 0 && (before_.counts.audit_events ?? 0) > 0);
+        for (const table of ['admin_passkeys', 'admin_recovery_codes', 'webauthn_challenges']) {
+          assert.ok((before_.counts[table] ?? 0) > 0, `the source has ${table} rows`);
+        }
 
         // 2. Copy into a new, empty database (small batches: many keyset pages per table).
         target = await createTestDatabase(to);
@@ -314,6 +338,12 @@ for (const from of DIALECTS) {
           Object.values(before_.counts).reduce((a, b) => a + b, 0),
         );
         assert.deepEqual(await countAll(running().services.database.db), before_.counts);
+      });
+
+      it('the admins’ passkeys are copied with every column (key, signature counter, transports, name), and open passkey prompts too', async () => {
+        const db = running().services.database.db;
+        assert.deepEqual(await db.selectFrom('admin_passkeys').selectAll().execute(), before_.passkeys);
+        assert.deepEqual(await db.selectFrom('webauthn_challenges').selectAll().execute(), before_.challenges);
       });
 
       it('never prints the target password, nor the master secret unless asked', () => {

@@ -167,3 +167,106 @@
   else window.addEventListener('load', draw);
 })();
 /* ==== end C3 ==== */
+/* ==== C4: passkeys (WebAuthn): the browser's side of forms marked data-passkey="create" or "get" ==== */
+(() => {
+  // The server sends the ceremony's options as JSON with base64url fields; the browser API
+  // wants ArrayBuffers, and its answer is posted back (as JSON, base64url) in the form's
+  // hidden `response` field. Without JavaScript the form posts an empty answer and the server
+  // says a passkey needs JavaScript.
+  const toBytes = (text) => {
+    const base64 = text.replace(/-/g, '+').replace(/_/g, '/') + '==='.slice((text.length + 3) % 4);
+    return Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+  };
+  const toText = (buffer) => {
+    let binary = '';
+    for (const byte of new Uint8Array(buffer)) binary += String.fromCharCode(byte);
+    return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  };
+  const withBytes = (list) => (list || []).map((c) => ({ ...c, id: toBytes(c.id) }));
+
+  const creationOptions = (o) => ({
+    ...o,
+    challenge: toBytes(o.challenge),
+    user: { ...o.user, id: toBytes(o.user.id) },
+    excludeCredentials: withBytes(o.excludeCredentials),
+  });
+  const requestOptions = (o) => ({ ...o, challenge: toBytes(o.challenge), allowCredentials: withBytes(o.allowCredentials) });
+
+  const answerOf = (credential) => {
+    const r = credential.response;
+    const response = { clientDataJSON: toText(r.clientDataJSON) };
+    if (r.attestationObject) {
+      response.attestationObject = toText(r.attestationObject);
+      response.transports = typeof r.getTransports === 'function' ? r.getTransports() : [];
+    } else {
+      response.authenticatorData = toText(r.authenticatorData);
+      response.signature = toText(r.signature);
+      if (r.userHandle) response.userHandle = toText(r.userHandle);
+    }
+    return JSON.stringify({
+      id: credential.id,
+      rawId: toText(credential.rawId),
+      type: credential.type,
+      response,
+      clientExtensionResults: credential.getClientExtensionResults(),
+      authenticatorAttachment: credential.authenticatorAttachment || undefined,
+    });
+  };
+
+  const explain = (error, kind) => {
+    if (error?.name === 'NotAllowedError') return 'The passkey prompt was closed or timed out. Nothing changed; try again.';
+    if (error?.name === 'InvalidStateError' && kind === 'create')
+      return 'This authenticator already holds one of your passkeys. Use another one, or keep the passkey you have.';
+    if (error?.name === 'SecurityError')
+      return 'The browser refused a passkey for this address. Open the console at its usual address (WSOPS_BASE_URL) and try again.';
+    return `The passkey could not be used (${error?.message || error}). Try again, or use a code.`;
+  };
+
+  for (const form of document.querySelectorAll('form[data-passkey]')) {
+    const kind = form.getAttribute('data-passkey');
+    const answer = form.querySelector('input[name="response"]');
+    const status = form.querySelector('[data-passkey-status]');
+    const say = (text) => {
+      if (status) status.textContent = text;
+    };
+    form.addEventListener('submit', async (event) => {
+      if (!answer || answer.value) return;
+      event.preventDefault();
+      if (!window.PublicKeyCredential || !navigator.credentials) {
+        say('This browser cannot use passkeys here (it needs https, or a newer browser). Use a code instead.');
+        return;
+      }
+      const name = form.querySelector('input[name="name"]');
+      if (name && name.value.trim() === '') {
+        say('Give the passkey a name first.');
+        name.focus();
+        return;
+      }
+      const buttons = form.querySelectorAll('button');
+      for (const b of buttons) b.disabled = true;
+      try {
+        say('Asking your device for the passkey…');
+        const csrf = form.querySelector('input[name="_csrf"]');
+        const reply = await fetch(form.getAttribute('data-passkey-options'), {
+          method: 'POST',
+          credentials: 'same-origin',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ _csrf: csrf ? csrf.value : '' }),
+        });
+        const options = await reply.json();
+        if (!reply.ok) throw new Error(options.error || `the console answered ${reply.status}`);
+        const credential =
+          kind === 'create'
+            ? await navigator.credentials.create({ publicKey: creationOptions(options) })
+            : await navigator.credentials.get({ publicKey: requestOptions(options) });
+        answer.value = answerOf(credential);
+        say('Checking…');
+        form.submit();
+      } catch (error) {
+        say(explain(error, kind));
+        for (const b of buttons) b.disabled = false;
+      }
+    });
+  }
+})();
+/* ==== end C4 ==== */

@@ -4,8 +4,10 @@
  * code or a passkey is given here. Then the pending session ends and a new one starts (a new
  * cookie: nothing from before the second factor is reused).
  *
- * Wrong codes are throttled by the one failure throttle, like passwords, per (admin, address),
- * per address, and per admin from addresses it never signed in from.
+ * Wrong codes and refused passkey answers are throttled by the one failure throttle, like
+ * passwords, per (admin, address), per address, and per admin. A passkey answer is checked by
+ * webauthn.ts (single-use challenge of this pending session, this console's origin, signature,
+ * counter).
  */
 
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -15,14 +17,20 @@ import { addressBucket } from '../../auth/rate-limit.js';
 import type { Services } from '../../services.js';
 import { createSession, endSession, type LoadedSession } from '../../store/admins.js';
 import { recordAudit } from '../../store/audit.js';
+import { listPasskeys, type PasskeyRow } from '../../store/passkeys.js';
 import { checkTotp, factorSummary, useRecoveryCode } from '../../store/second-factor.js';
 import { type FieldErrors, formError, formValue, textField } from '../forms.js';
 import { type Html, html } from '../html.js';
 import { bareLayout, sendHtml } from '../layout.js';
 import { clearSessionCookie, currentSession, SECOND_FACTOR_PATH, safeNext, setSessionCookie } from '../session.js';
+import { assertionOptions, PasskeyRefusal, verifyAssertion } from '../webauthn.js';
 import { SIGN_IN_LIMITS } from './sign-in.js';
 
-function budgets(adminId: string, address: string): Budget[] {
+const NEEDS_SCRIPT =
+  'Using a passkey needs JavaScript in this browser (the page asks your device for it). Turn JavaScript on for this console, or type a code below.';
+
+/** The failure budgets of second-factor codes and passkey answers (also used to confirm a passkey's removal). */
+export function secondFactorBudgets(adminId: string, address: string): Budget[] {
   const budget = (key: string, limit: number): Budget => ({ key: `console:2fa:${key}`, limit, windowMs: SIGN_IN_LIMITS.windowMs });
   return [
     budget(`pair:${adminId}\n${address}`, SIGN_IN_LIMITS.perAccountAddress),
@@ -31,12 +39,22 @@ function budgets(adminId: string, address: string): Budget[] {
   ];
 }
 
-function form(loaded: LoadedSession, values: { next: string; passkeys: boolean; totp: boolean }, errors?: FieldErrors): Html {
+function form(
+  loaded: LoadedSession,
+  values: { next: string; passkeys: boolean; totp: boolean },
+  errors?: FieldErrors,
+  passkeyErrors?: FieldErrors,
+): Html {
   const passkey = values.passkeys
-    ? html`<div class="stack" data-passkey-sign-in="${SECOND_FACTOR_PATH}/passkey">
-  <button type="button" class="button primary" data-passkey-button>Use a passkey</button>
-  <p class="hint" data-passkey-status role="status"></p>
-</div>`
+    ? html`<form method="post" action="${SECOND_FACTOR_PATH}" class="stack" data-passkey="get" data-passkey-options="${SECOND_FACTOR_PATH}/passkey/options">
+  ${formError(passkeyErrors)}
+  <input type="hidden" name="_csrf" value="${loaded.session.csrfToken}">
+  <input type="hidden" name="next" value="${values.next}">
+  <input type="hidden" name="response" value="">
+  <button type="submit" class="button primary">Use a passkey</button>
+  <p class="hint" data-passkey-status role="status" aria-live="polite"></p>
+</form>
+<p class="or">or</p>`
     : '';
   return bareLayout(
     'Second factor',
@@ -101,6 +119,17 @@ export function registerSecondFactorPages(scope: FastifyInstance, services: Serv
     return sendHtml(reply, form(loaded, { next, totp: summary.totp, passkeys: summary.passkeys > 0 }));
   });
 
+  scope.post(`${SECOND_FACTOR_PATH.slice('/console'.length)}/passkey/options`, async (request, reply) => {
+    const loaded = await pendingSession(services, request);
+    const send = (status: number, body: unknown) =>
+      reply.code(status).header('cache-control', 'no-store').type('application/json; charset=utf-8').send(JSON.stringify(body));
+    if (!loaded) return send(401, { error: 'This sign-in is no longer open. Sign in again.' });
+    const passkeys = await listPasskeys(services.database.db, loaded.admin.id);
+    if (passkeys.length === 0) return send(409, { error: 'You have no passkey. Use a code instead.' });
+    const ceremony = { db: services.database.db, baseUrl: services.config.baseUrl, sessionId: loaded.session.id, now: services.clock() };
+    return send(200, await assertionOptions(ceremony, 'sign-in', passkeys));
+  });
+
   scope.post(SECOND_FACTOR_PATH.slice('/console'.length), async (request, reply) => {
     const next = safeNext(formValue(request.body, 'next'));
     const loaded = await pendingSession(services, request);
@@ -108,20 +137,45 @@ export function registerSecondFactorPages(scope: FastifyInstance, services: Serv
     const db = services.database.db;
     const summary = await factorSummary(db, loaded.admin.id);
     const values = { next, totp: summary.totp, passkeys: summary.passkeys > 0 };
+    // The passkey form sends `response` (filled by console.js); the code form sends `code`.
+    const byPasskey = (request.body as Record<string, unknown> | undefined)?.response !== undefined;
+    const response = formValue(request.body, 'response');
     const code = formValue(request.body, 'code').trim();
-    if (!code) return sendHtml(reply, form(loaded, values, { code: 'Enter the code.' }), 400);
+    if (byPasskey && !response) return sendHtml(reply, form(loaded, values, undefined, { _form: NEEDS_SCRIPT }), 400);
+    if (!byPasskey && !code) return sendHtml(reply, form(loaded, values, { code: 'Enter the code.' }), 400);
     const now = services.clock();
-    const gate = await throttle.reserve(budgets(loaded.admin.id, addressBucket(request.ip)), now);
+    const budgets = secondFactorBudgets(loaded.admin.id, addressBucket(request.ip));
+    const gate = await throttle.reserve(budgets, now);
     if (!gate.allowed) {
       reply.header('retry-after', String(gate.retryAfter));
       const wait = Math.ceil(gate.retryAfter / 60);
-      return sendHtml(
-        reply,
-        form(loaded, values, {
-          _form: `Too many wrong codes. For your security, sign-in is paused: try again in ${wait <= 1 ? 'about a minute' : `${wait} minutes`}.`,
-        }),
-        429,
-      );
+      const paused = {
+        _form: `Too many wrong codes or refused passkeys. For your security, sign-in is paused: try again in ${wait <= 1 ? 'about a minute' : `${wait} minutes`}.`,
+      };
+      return sendHtml(reply, byPasskey ? form(loaded, values, undefined, paused) : form(loaded, values, paused), 429);
+    }
+    const actor = `console:${loaded.admin.email}`;
+    if (byPasskey) {
+      // A refused answer keeps the failure reserved above: refusals are throttled like wrong codes.
+      const ceremony = { db, baseUrl: services.config.baseUrl, sessionId: loaded.session.id, now };
+      let used: PasskeyRow;
+      try {
+        used = await verifyAssertion(ceremony, loaded.admin.id, 'sign-in', response);
+      } catch (err) {
+        if (err instanceof PasskeyRefusal) return sendHtml(reply, form(loaded, values, undefined, { _form: err.message }), 401);
+        throw err;
+      }
+      await throttle.release(budgets, now);
+      await recordAudit(db, {
+        workspaceId: loaded.admin.workspaceId,
+        at: new Date(now).toISOString(),
+        actor,
+        action: 'admin.passkey_used',
+        target: loaded.admin.id,
+        detail: { name: used.name },
+      });
+      await completeSignIn(services, reply, loaded, now);
+      return reply.redirect(next, 303);
     }
     // A six-digit code is the app's; anything else is tried as a recovery code.
     const isTotp = /^\d{3}\s?\d{3}$/.test(code);
@@ -143,12 +197,12 @@ export function registerSecondFactorPages(scope: FastifyInstance, services: Serv
         : 'That is not one of your unused recovery codes. Check it, or use a code from your authenticator app.';
       return sendHtml(reply, form(loaded, values, { code: text }), 401);
     }
-    await throttle.release(budgets(loaded.admin.id, addressBucket(request.ip)), now);
+    await throttle.release(budgets, now);
     if (!isTotp) {
       await recordAudit(db, {
         workspaceId: loaded.admin.workspaceId,
         at: new Date(now).toISOString(),
-        actor: `console:${loaded.admin.email}`,
+        actor,
         action: 'admin.recovery_code_used',
         target: loaded.admin.id,
         detail: { left: summary.recoveryCodesLeft - 1 },

@@ -1,7 +1,7 @@
 /**
  * Sign-in security: the signed-in admin's own second factor (authenticator app, recovery
  * codes, passkeys) and the workspace's sign-in rules (require a second factor for every admin;
- * single sign-on, configured with `wsops sso set` and shown here).
+ * single sign-on, set up here or with `wsops sso set`: sso-settings.ts).
  *
  * Enrolment of the app is stateless until confirmed: the new secret travels in the form sealed
  * with the secret box and bound to this admin, and is stored only once a code from the app
@@ -9,6 +9,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
+import { listPasskeys } from '../../store/passkeys.js';
 import {
   checkTotp,
   disableTotp,
@@ -23,15 +24,20 @@ import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formError, formValue, textField } from '../forms.js';
 import { type Html, html } from '../html.js';
 import { badge, csrfField, formatTime, layout, sendHtml } from '../layout.js';
-import { listPasskeys, passkeySection } from './passkeys.js';
+import { passkeySection } from './passkeys.js';
+import { type SsoFormValues, ssoSection } from './sso-settings.js';
 
-interface Options {
+export interface SecurityPageOptions {
   notice?: { kind: 'success' | 'error' | 'info'; text: string };
   /** A secret being set up: shown with its confirmation form. */
   enrolling?: { secret: string; uri: string; sealed: string; errors?: FieldErrors };
   recoveryCodes?: string[];
   totpErrors?: FieldErrors;
   requireErrors?: FieldErrors;
+  /** The passkey form as typed, with its refusal. */
+  passkeyForm?: { name: string; errors: FieldErrors };
+  /** The single sign-on form as typed (never the client secret), with its refusal. */
+  ssoForm?: { values: SsoFormValues; errors: FieldErrors };
 }
 
 function recoveryCard(codes: string[]): Html {
@@ -43,7 +49,7 @@ if you lose your phone or passkey. Keep them somewhere safe, apart from your pas
 </section>`;
 }
 
-function totpSection(ctx: PageContext, on: boolean, created: string | undefined, options: Options): Html {
+function totpSection(ctx: PageContext, on: boolean, created: string | undefined, options: SecurityPageOptions): Html {
   if (options.enrolling) {
     const e = options.enrolling;
     return html`<section class="card stack" aria-labelledby="totp">
@@ -87,7 +93,8 @@ function totpSection(ctx: PageContext, on: boolean, created: string | undefined,
 </section>`;
 }
 
-async function renderPage(ctx: PageContext, options: Options = {}): Promise<Html> {
+/** The security page; the passkey routes (passkey-routes.ts) render it too. */
+export async function renderSecurityPage(ctx: PageContext, options: SecurityPageOptions = {}): Promise<Html> {
   const db = ctx.services.database.db;
   const [summary, rules, totpRow, passkeys] = await Promise.all([
     factorSummary(db, ctx.admin.id),
@@ -105,15 +112,6 @@ ${summary.recoveryCodesLeft <= 3 ? badge('warn', 'Running low') : ''}</p>
 <p class="hint">New codes replace all the old ones.</p>
 </section>`
     : '';
-  const sso = rules.sso
-    ? html`<dl class="facts">
-  <dt>Single sign-on</dt><dd>${badge('good', 'On')} OpenID Connect, issuer <code>${rules.sso.issuer}</code></dd>
-  <dt>Allowed email domain</dt><dd><code>${rules.sso.domain}</code></dd>
-  <dt>New admins</dt><dd>${rules.sso.createAdmins ? 'Created at their first SSO sign-in' : 'Must be invited first'}</dd>
-  <dt>Password sign-in</dt><dd>${rules.passwordSignIn ? 'On' : 'Off (single sign-on only)'}</dd>
-  <dt>Sign-in link</dt><dd><code>${ctx.services.config.baseUrl}/console/sso/${ctx.admin.workspaceId}</code></dd>
-</dl>`
-    : html`<p>Single sign-on ${badge('neutral', 'Off')}. Your operator sets it up with <code>wsops sso set --workspace ${ctx.admin.workspaceId} …</code>.</p>`;
   const requireForm = html`<form method="post" action="/console/security/require" class="stack" novalidate>
   ${csrfField(ctx)}
   ${formError(options.requireErrors)}
@@ -130,12 +128,12 @@ ${summary.recoveryCodesLeft <= 3 ? badge('warn', 'Running low') : ''}</p>
 ${options.recoveryCodes?.length ? recoveryCard(options.recoveryCodes) : ''}
 <h2>Your second factor</h2>
 ${totpSection(ctx, totpRow !== undefined, totpRow?.created_at, options)}
-${passkeySection(ctx, passkeys)}
+${passkeySection(ctx, passkeys, options.passkeyForm)}
 ${recovery}
 <section class="card stack" aria-labelledby="workspace-rules">
 <h2 id="workspace-rules">Workspace sign-in</h2>
 ${requireForm}
-${sso}
+${ssoSection(ctx, rules, options.ssoForm)}
 </section>`,
   });
 }
@@ -162,13 +160,13 @@ export function registerSecurityPages(scope: FastifyInstance, services: Services
     const ctx = pageContext(services, request);
     const q = request.query as Record<string, string | undefined>;
     const notice = q.enrol === 'required' ? ENROL_REQUIRED : undefined;
-    return sendHtml(reply, await renderPage(ctx, { notice }));
+    return sendHtml(reply, await renderSecurityPage(ctx, { notice }));
   });
 
   scope.post('/security/totp/start', async (request, reply) => {
     const ctx = pageContext(services, request);
     const { secret, uri } = newTotpSecret(ctx.admin.email);
-    return sendHtml(reply, await renderPage(ctx, { enrolling: { secret, uri, sealed: sealFor(ctx.admin.id, secret) } }));
+    return sendHtml(reply, await renderSecurityPage(ctx, { enrolling: { secret, uri, sealed: sealFor(ctx.admin.id, secret) } }));
   });
 
   scope.post('/security/totp', async (request, reply) => {
@@ -178,7 +176,7 @@ export function registerSecurityPages(scope: FastifyInstance, services: Services
     if (!secret) {
       return sendHtml(
         reply,
-        await renderPage(ctx, { notice: { kind: 'error', text: 'That setup form is not valid any more. Start the setup again.' } }),
+        await renderSecurityPage(ctx, { notice: { kind: 'error', text: 'That setup form is not valid any more. Start the setup again.' } }),
         400,
       );
     }
@@ -199,11 +197,11 @@ export function registerSecurityPages(scope: FastifyInstance, services: Services
           ? 'That code does not match the key. Check the key was typed in full and your phone’s clock is set automatically, then try the newest code.'
           : 'Type the six-digit code the app shows.',
       };
-      return sendHtml(reply, await renderPage(ctx, { enrolling: { secret, uri, sealed, errors } }), 400);
+      return sendHtml(reply, await renderSecurityPage(ctx, { enrolling: { secret, uri, sealed, errors } }), 400);
     }
     return sendHtml(
       reply,
-      await renderPage(ctx, {
+      await renderSecurityPage(ctx, {
         notice: { kind: 'success', text: 'Authenticator app turned on. Sign-in now asks for a code from it.' },
         recoveryCodes: result.recoveryCodes,
       }),
@@ -220,31 +218,31 @@ export function registerSecurityPages(scope: FastifyInstance, services: Services
         check === 'replayed'
           ? 'That code was already used. Wait for the next code in your app.'
           : 'That code is not right. Type the current code from the app.';
-      return sendHtml(reply, await renderPage(ctx, { totpErrors: { code: text } }), 400);
+      return sendHtml(reply, await renderSecurityPage(ctx, { totpErrors: { code: text } }), 400);
     }
     const [summary, rules] = await Promise.all([factorSummary(db, ctx.admin.id), signInRules(db, ctx.admin.workspaceId)]);
     if (rules.requireSecondFactor && summary.passkeys === 0) {
       return sendHtml(
         reply,
-        await renderPage(ctx, {
+        await renderSecurityPage(ctx, {
           totpErrors: { _form: 'Your workspace requires a second factor, and the app is your only one. Add a passkey first.' },
         }),
         409,
       );
     }
     await disableTotp(db, { adminId: ctx.admin.id, workspaceId: ctx.admin.workspaceId, actor: ctx.actor, now });
-    return sendHtml(reply, await renderPage(ctx, { notice: { kind: 'success', text: 'Authenticator app turned off.' } }));
+    return sendHtml(reply, await renderSecurityPage(ctx, { notice: { kind: 'success', text: 'Authenticator app turned off.' } }));
   });
 
   scope.post('/security/recovery-codes', async (request, reply) => {
     const ctx = pageContext(services, request);
     if (!hasSecondFactor(await factorSummary(db, ctx.admin.id))) {
-      return sendHtml(reply, await renderPage(ctx, { notice: { kind: 'error', text: 'Set up a second factor first.' } }), 409);
+      return sendHtml(reply, await renderSecurityPage(ctx, { notice: { kind: 'error', text: 'Set up a second factor first.' } }), 409);
     }
     const codes = await replaceRecoveryCodes(db, ctx.admin.id, services.clock());
     return sendHtml(
       reply,
-      await renderPage(ctx, {
+      await renderSecurityPage(ctx, {
         notice: { kind: 'success', text: 'New recovery codes made; the old ones no longer work.' },
         recoveryCodes: codes,
       }),
@@ -258,7 +256,7 @@ export function registerSecurityPages(scope: FastifyInstance, services: Services
     if (required && !hasSecondFactor(await factorSummary(db, ctx.admin.id))) {
       return sendHtml(
         reply,
-        await renderPage(ctx, {
+        await renderSecurityPage(ctx, {
           requireErrors: { _form: 'Set up your own second factor first, so you are not the first one locked out.' },
         }),
         409,
@@ -268,6 +266,6 @@ export function registerSecurityPages(scope: FastifyInstance, services: Services
     const text = required
       ? 'A second factor is now required for every admin. Admins without one are asked to set one up.'
       : 'A second factor is now optional.';
-    return sendHtml(reply, await renderPage(ctx, { notice: { kind: 'success', text } }));
+    return sendHtml(reply, await renderSecurityPage(ctx, { notice: { kind: 'success', text } }));
   });
 }
