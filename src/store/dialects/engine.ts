@@ -10,9 +10,9 @@
  */
 import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
-import type pg from 'pg';
 import type { Logger } from '../../logger.js';
 import type { ListQuery, PageRows } from '../page-queries.js';
+import type { RecordBatch } from '../record-batches.js';
 import type { DB } from '../schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -132,15 +132,22 @@ export interface Engine extends Adapter {
   rowWriter(table: keyof DB & string): Promise<(rows: Record<string, unknown>[]) => Promise<void>>;
   /** How the key cache of this database learns of changes to keys and workspaces (ADR 14). */
   authChanges(invalidate: (what: string) => void, logger: Logger): AuthChanges;
+  /**
+   * Runs `fn` in one write transaction with the statements of a system-of-record write
+   * (record-batches.ts). SQLite: BEGIN IMMEDIATE, so writers queue rather than fail, and the
+   * statements run raw on the writer connection the transaction holds. PostgreSQL: statements
+   * of the transaction, the current rows locked in id order.
+   */
+  writeRecords<T>(fn: (batch: RecordBatch) => Promise<T>): Promise<T>;
 }
 
-/** An open database: the query builder, its dialect's engine, and the raw handles bulk code uses. */
+/** An open database: the query builder, its dialect's engine, and SQLite's raw handles. */
 export interface Database {
   db: Kysely<DB>;
   /** The dialect's name, for what only needs to say it (logs, tests); behaviour goes through `engine`. */
   dialect: Dialect;
   engine: Engine;
-  /** The raw better-sqlite3 handle, for bulk loading (SQLite only). */
+  /** The raw better-sqlite3 writer handle (SQLite only). */
   sqlite?: SQLite.Database;
   /**
    * A second, read-only SQLite connection for the hot read queries. It sees committed data
@@ -149,7 +156,5 @@ export interface Database {
    * uncommitted writes.
    */
   sqliteReader?: SQLite.Database;
-  /** The raw pg pool, for bulk loading (PostgreSQL only). */
-  pool?: pg.Pool;
   close(): Promise<void>;
 }

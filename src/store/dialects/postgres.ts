@@ -8,6 +8,7 @@ import type { Logger } from '../../logger.js';
 import { AUTH_CHANNEL, changedColumns, KEY_COLUMNS, WORKSPACE_COLUMNS } from '../auth-change-triggers.js';
 import { AuthListener } from '../listen-session.js';
 import { heedLostSessions } from '../lost-sessions.js';
+import { COLUMNS, type StoredRecord, UPDATED } from '../record-batches.js';
 import type { DB } from '../schema.js';
 import type { Adapter, Database, Engine } from './engine.js';
 import { PAGE_SESSIONS, PostgresPages, pageSessions, postgresHotQueries, snapshotCurrency } from './postgres-reads.js';
@@ -122,6 +123,35 @@ export function openPostgres(url: string, logger: Logger): Database {
     // session is not established. The session opens at the first authentication, so CLI
     // commands and worker-only processes never open one.
     authChanges: (invalidate, log) => new AuthListener(url, invalidate, log.child({ component: 'key-cache' })),
+    writeRecords: (fn) =>
+      db.transaction().execute(async (trx) => {
+        return fn({
+          async current(workspaceId, ids) {
+            const { rows } = await sql<StoredRecord>`SELECT id, register, created_at, updated_at, doc FROM records
+          WHERE workspace_id = ${workspaceId} AND id = ANY(${[...ids].sort()}::text[]) ORDER BY id FOR UPDATE`.execute(trx);
+            return new Map(rows.map((r) => [r.id, r]));
+          },
+          async existing(workspaceId, ids) {
+            const { rows } = await sql<{
+              id: string;
+            }>`SELECT id FROM records WHERE workspace_id = ${workspaceId} AND id = ANY(${[...ids]}::text[])`.execute(trx);
+            return new Set(rows.map((r) => r.id));
+          },
+          async upsert(rows) {
+            if (rows.length === 0) return;
+            // unnest() of one text array per column: one round trip per batch, rows in id order so
+            // two concurrent batches lock shared rows in the same order (no deadlock).
+            const sorted = [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+            const arrays = COLUMNS.map((c) => sql`${sorted.map((r) => r[c])}::text[]`);
+            await sql`INSERT INTO records (${sql.raw(COLUMNS.join(', '))}) SELECT * FROM unnest(${sql.join(arrays)})
+          ON CONFLICT (workspace_id, id) DO UPDATE SET ${sql.raw(UPDATED.map((c) => `${c} = excluded.${c}`).join(', '))}`.execute(trx);
+          },
+          async delete(workspaceId, ids) {
+            if (ids.length === 0) return;
+            await sql`DELETE FROM records WHERE workspace_id = ${workspaceId} AND id = ANY(${[...ids]}::text[])`.execute(trx);
+          },
+        });
+      }),
   };
-  return { db, dialect: 'postgres', engine, pool, close: () => db.destroy() };
+  return { db, dialect: 'postgres', engine, close: () => db.destroy() };
 }
