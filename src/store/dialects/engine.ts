@@ -5,8 +5,9 @@
  * the database is opened (index.ts); code above the store asks the `Engine` of its database
  * instead of testing which database it is.
  *
- * Left outside for now (issue 28): the migrations' DDL (a migration is given its dialect), and
- * the webhook queue's claim and bulk statements (src/webhooks/queue.ts).
+ * Left outside (ADR 34): the migrations' DDL (a migration is given its dialect and its history
+ * must not move with the adapter), and for now src/webhooks/ (the queue's claim and bulk
+ * statements, the dispatcher's poll interval and LISTEN, the backlog's read connection).
  */
 import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
