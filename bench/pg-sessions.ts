@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL sessions one `wsops serve` holds after 4 s of mixed load (pages, filtered
  * pages, searches, /scopes; 50 connections), by application_name (issue 28, point 3;
- * docs/postgresql-sessions.md). `WSOPS_PAGE_THREADS` is passed through (default 1).
+ * docs/postgresql-sessions.md).
  *   node --import tsx bench/pg-sessions.ts
  */
 import pg from 'pg';
@@ -13,7 +13,8 @@ import { freePort, load, stopProcess } from './processes.js';
 import { assetsReadKey, BENCH_SECRET, startWsops } from './wsops.js';
 
 const admin = 'postgres://postgres@127.0.0.1:5432/postgres';
-const name = 'wsops_bench_sessions';
+// Per process: helpers benchmarking at once on the shared server must not drop each other's database.
+const name = `wsops_bench_sessions_${process.pid}`;
 const c = new pg.Client({ connectionString: admin });
 await c.connect();
 await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -26,7 +27,7 @@ await seedRegister(services, ws.id, 'assets', 20000, { seed: 'c', now });
 const key = await assetsReadKey(services, ws.id, now);
 await services.close();
 const port = await freePort();
-const server = await startWsops(url, port, { env: { WSOPS_PAGE_THREADS: process.env.WSOPS_PAGE_THREADS ?? '1' } });
+const server = await startWsops(url, port);
 const headers = { authorization: `Bearer ${key.key}` };
 await load(
   `http://127.0.0.1:${port}`,

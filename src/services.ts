@@ -7,31 +7,21 @@ import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { type Logger, silentLogger } from './logger.js';
 import { Metrics } from './metrics.js';
-import { CursorCodec } from './read/cursor.js';
-import { PageReader } from './read/page-reader.js';
-import { readAheadCurrency } from './read/read-ahead.js';
-import { type Database, openDatabase } from './store/database.js';
-import { HotQueries } from './store/hot-queries.js';
+import { CursorCodec } from './read/list-query.js';
+import { PageReader } from './read/pages.js';
+import { type Database, type HotQueries, openDatabase } from './store/database.js';
 import { migrate } from './store/migrate.js';
-import { PageQueries } from './store/page-queries.js';
-import { pageSessions } from './store/page-sessions.js';
 import { RecordStore } from './store/records.js';
 import { ensureServerSecret } from './store/settings.js';
 import { UsageCounter } from './store/usage.js';
 import { SecretBox } from './webhooks/secret-box.js';
-
-/**
- * PostgreSQL sessions for pages (README, "Connections"). Five keep pages flowing while one
- * waits; more only queue in PostgreSQL.
- */
-const PAGE_SESSIONS = 5;
 
 /** Everything a request or a command needs, built once at start and passed down explicitly. */
 export interface Services {
   config: Config;
   database: Database;
   records: RecordStore;
-  /** List pages, with read-ahead of walks (page-reader.ts). */
+  /** List pages, with read-ahead of walks (read/pages.ts). */
   pages: PageReader;
   /** Prepared statements for the queries on every request. */
   hot: HotQueries;
@@ -72,7 +62,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const rateLimiter = shared
       ? new RedisRateLimiter(shared.Redis, shared.url, config.rateLimitPerSecond, config.rateLimitBurst)
       : new MemoryRateLimiter(config.rateLimitPerSecond, config.rateLimitBurst);
-    const hot = new HotQueries(database);
+    const hot = database.engine.hot;
     const redis = shared ? new shared.Redis(shared.url, { maxRetriesPerRequest: 1, lazyConnect: true }) : undefined;
     // Reported by /readyz; an unhandled 'error' event would only be printed by ioredis.
     redis?.on('error', () => {});
@@ -85,14 +75,9 @@ export async function createServices(config: Config, options: ServiceOptions = {
     metrics.observeKeyCache(keyCache);
     metrics.observeExpiringKeys(clock);
     const cursors = new CursorCodec(secret);
-    // On PostgreSQL, pages run on generic-plan sessions (ADR 18); searches run on the main pool.
-    const sessions =
-      database.dialect === 'postgres' ? await pageSessions(config.databaseUrl, PAGE_SESSIONS, hot, options.logger) : undefined;
-    const pages = new PageReader(
-      sessions ? new PageQueries('postgres', sessions.pages, sessions.searches) : new PageQueries(database.dialect, hot),
-      cursors,
-      readAheadCurrency(database, hot, options.logger ?? silentLogger),
-    );
+    // The dialect's pages (PostgreSQL opens their sessions on first use) and their read-ahead.
+    const queries = database.engine.openPages(options.logger ?? silentLogger);
+    const pages = new PageReader(queries, cursors, queries.currency);
     return {
       config,
       database,
@@ -115,7 +100,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
         redis?.disconnect();
         await keyCache.close();
         pages.close();
-        await sessions?.close();
+        await queries.close();
         await database.close();
       },
     };

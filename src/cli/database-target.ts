@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { redactUrl } from '../redact-url.js';
+import { redactUrl, sqliteFileOf } from '../redact-url.js';
 import { databaseFailure } from '../store/database-failure.js';
 import { UsageError } from './output.js';
 
@@ -23,7 +23,8 @@ export function isVerbose(): boolean {
 
 /** The address without its password, its dialect, and for SQLite the absolute path of the file. */
 export function describeDatabase(url: string): string {
-  return url.startsWith('sqlite:') ? `${url} (SQLite, ${resolve(url.slice('sqlite:'.length))})` : `${redactUrl(url)} (PostgreSQL)`;
+  const file = sqliteFileOf(url);
+  return file === undefined ? `${redactUrl(url)} (PostgreSQL)` : `${url} (SQLite, ${resolve(file)})`;
 }
 
 export interface TargetOptions {
@@ -40,7 +41,8 @@ export interface TargetOptions {
 export async function onDatabase<T>(url: string, open: () => Promise<T>, options: TargetOptions = {}): Promise<T> {
   if (verbose) process.stderr.write(`${options.role ?? 'database'}: ${describeDatabase(url)}\n`);
   const unset = (process.env.WSOPS_DATABASE_URL ?? '') === '';
-  if (!options.create && unset && url.startsWith('sqlite:') && !existsSync(url.slice('sqlite:'.length))) {
+  const file = sqliteFileOf(url);
+  if (!options.create && unset && file !== undefined && !existsSync(file)) {
     throw new UsageError(
       `WSOPS_DATABASE_URL is not set and the default database ${describeDatabase(url)} does not exist: set WSOPS_DATABASE_URL (in the environment or in .env), or run \`wsops migrate\` to create the default database`,
     );

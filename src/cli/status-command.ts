@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { readSettings, type SettingInForce } from '../config.js';
-import { redactUrl } from '../redact-url.js';
+import { redactUrl, sqliteFileOf } from '../redact-url.js';
 import { databaseFailure } from '../store/database-failure.js';
 import { describeDatabase } from './database-target.js';
 import { ENV_FILE, namesFromEnvFile } from './env-file.js';
@@ -44,7 +44,8 @@ async function readStatus(): Promise<Status> {
   const fromFile = namesFromEnvFile();
   const envFile = resolve(ENV_FILE);
   const url = config.databaseUrl;
-  const sqlitePath = url.startsWith('sqlite:') ? resolve(url.slice('sqlite:'.length)) : undefined;
+  const file = sqliteFileOf(url);
+  const sqlitePath = file === undefined ? undefined : resolve(file);
   const database: Status['database'] = {
     url: redactUrl(url),
     dialect: sqlitePath === undefined ? 'postgres' : 'sqlite',

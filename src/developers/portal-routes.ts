@@ -13,7 +13,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ERROR_CATALOGUE, ERRORS_PAGE_PATH } from '../errors.js';
 import { REGISTERS } from '../registers/catalogue.js';
 import type { Services } from '../services.js';
-import { CHECKSUM_LENGTH, KEY_REGEX_SOURCE } from '../store/key-format.js';
+import { CHECKSUM_LENGTH, KEY_REGEX_SOURCE } from '../store/keys.js';
 import { vendorFile } from '../vendor-files.js';
 import { ALL_EVENTS, type DataPart } from '../webhooks/event-types.js';
 import { serveStaticDocument } from './static-documents.js';

@@ -8,8 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { negotiateEncoding } from '../http/accept-encoding.js';
-import { AVAILABLE_CODINGS, type Coding, compressStatic, MIN_COMPRESSED_BYTES } from '../http/content-codings.js';
+import { AVAILABLE_CODINGS, type Coding, compressStatic, MIN_COMPRESSED_BYTES, negotiateEncoding } from '../http/compression.js';
 
 export interface StaticDocument {
   path: string;

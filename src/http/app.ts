@@ -10,14 +10,27 @@ import { randomBase62 } from '../ids.js';
 import { type Logger, lazyChildLogger } from '../logger.js';
 import { registerReadRoutes } from '../read/read-routes.js';
 import type { Services } from '../services.js';
-import { compressApiResponses, varyApiResponse } from './compression.js';
-import { pathUnder } from './paths.js';
+import { compressResponses, varyOnAcceptEncoding } from './compression.js';
 import { frameworkErrorCode, problemErrorHandler, rawProblemResponse, sendProblem } from './problem.js';
 
 export interface AppOptions {
   /** Request-scoped logging goes through this logger (default: the services' logger). */
   logger?: Logger;
 }
+
+/**
+ * Whether a request URL's path is `prefix` or lies under it, the query ignored: `/api/v1`,
+ * `/api/v1/assets` and `/api/v1?x` are under `/api/v1`; `/api/v10` is not. `prefix` has no
+ * trailing slash. It runs on every request, so it reads characters rather than splitting.
+ */
+function pathUnder(url: string, prefix: string): boolean {
+  if (!url.startsWith(prefix)) return false;
+  const next = url.charCodeAt(prefix.length);
+  return Number.isNaN(next) || next === 0x2f /* / */ || next === 0x3f /* ? */;
+}
+
+/** `/api/v1` itself, or anything under it (path or query): responses compressed and varied on Accept-Encoding. */
+const isApiRequest = (url: string) => pathUnder(url, '/api/v1');
 
 /**
  * Paths that take a request body: the console's small form posts. Every other path is
@@ -109,7 +122,7 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
       reply.header('Request-Id', request.id);
       reply.header('Cache-Control', 'no-store');
       reply.header('X-Content-Type-Options', 'nosniff');
-      varyApiResponse(request, reply);
+      if (isApiRequest(request.url)) varyOnAcceptEncoding(reply);
       const status = error.statusCode ?? 400;
       const detail = status === 414 ? 'A path segment is longer than 200 characters; ids are much shorter.' : MALFORMED_URL_DETAIL;
       return sendProblem(reply, frameworkErrorCode(status), detail);
@@ -146,7 +159,7 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
   // Metrics per route pattern; /internal/v1 and /metrics live on the internal listener only (internal-app.ts).
   services.metrics.instrument(app);
   // Content coding of /api/v1 responses as Accept-Encoding asks (compression.ts; the OpenAPI document compresses itself).
-  app.addHook('onSend', compressApiResponses);
+  app.addHook('onSend', compressResponses(isApiRequest));
 
   app.setErrorHandler(problemErrorHandler('wsops'));
 

@@ -3,7 +3,7 @@
  * each with the cursor of the last, and between two requests it is busy receiving and reading
  * the page it got. When a request continues a walk this process answered, or starts an
  * `updated_since` sync (`startsSync`), the page after it is read on the event loop right after
- * this response goes out, while the client is busy; the next request takes it (page-reader.ts).
+ * this response goes out, while the client is busy; the next request takes it (PageReader in pages.ts).
  *
  * Never stale (`Currency`). SQLite: an entry keeps the data version from before its read and is
  * used only while that version is still current (`PRAGMA data_version` on the event loop's read
@@ -16,11 +16,8 @@
  * before it (at most TTL_MS earlier).
  */
 
-import type { Logger } from '../logger.js';
-import type { Database } from '../store/database.js';
-import type { HotQueries } from '../store/hot-queries.js';
-import type { CursorPosition } from './cursor.js';
-import type { PageBody, PageJob } from './page-body.js';
+import type { Currency } from '../store/database.js';
+import type { CursorPosition } from './list-query.js';
 
 /** How long a page read ahead waits for its request; a client that takes longer reads it again. */
 export const READ_AHEAD_TTL_MS = 5000;
@@ -29,25 +26,28 @@ const MAX_BYTES = 32 * 1024 * 1024;
 /** Walks remembered as "this process answered the page before". */
 const MAX_FOLLOWED = 1024;
 
-/**
- * How a page read ahead is known to be current when its request comes. `data-version`: a number
- * that moves with every commit, read synchronously before the page (SQLite). `snapshot`: the
- * current snapshot, one round trip, compared with the one the page was read in (PostgreSQL 13+).
- */
-export type Currency =
-  | { kind: 'data-version'; read: () => number }
-  | {
-      kind: 'snapshot';
-      read: () => Promise<string>;
-      /** False once the server showed it cannot tell its snapshot (PostgreSQL before 13): nothing is read ahead from then on. */
-      usable?: () => boolean;
-    };
+/** What read-ahead reads of a page's job (PageJob in pages.ts). */
+export interface AheadJob {
+  workspaceId: string;
+  /** The register's path. */
+  register: string;
+  /** Digest of the filters. */
+  digest: string;
+  after?: CursorPosition;
+  limit: number;
+  updatedSince?: string;
+  withSnapshot?: boolean;
+}
 
-/** PostgreSQL's undefined_function: `pg_current_snapshot()` arrived in PostgreSQL 13. */
-const UNDEFINED_FUNCTION = '42883';
+/** What read-ahead keeps of a page read (PageBody in pages.ts). */
+export interface AheadPage {
+  body: Buffer;
+  /** The snapshot the page was read in (a `snapshot` currency). */
+  snapshot?: string;
+}
 
-interface Entry {
-  page: Promise<PageBody>;
+interface Entry<P> {
+  page: Promise<P>;
   /** The data version before the read (`data-version` only; a snapshot comes with the page). */
   version: number | undefined;
   at: number;
@@ -57,49 +57,11 @@ interface Entry {
 const MISSED: Promise<undefined> = Promise.resolve(undefined);
 
 /**
- * The deployment's currency: SQLite's data version on the read connection (which never
- * writes); PostgreSQL's current snapshot through the event loop's pool. None for an in-memory
- * SQLite database, which has no separate read connection.
- */
-export function readAheadCurrency(
-  database: Pick<Database, 'sqliteReader' | 'pool'>,
-  hot: Pick<HotQueries, 'rows'>,
-  logger: Logger,
-): Currency | undefined {
-  if (database.sqliteReader) {
-    const version = database.sqliteReader.prepare('PRAGMA data_version').pluck();
-    return { kind: 'data-version', read: () => version.get() as number };
-  }
-  if (database.pool) {
-    // Before PostgreSQL 13 every page read ahead would fail (its statement asks for its
-    // snapshot) and be read again: one wasted query per page of every walk. The first such
-    // failure turns read-ahead off for the life of the process.
-    let usable = true;
-    return {
-      kind: 'snapshot',
-      read: async () => {
-        try {
-          return String((await hot.rows('SELECT pg_current_snapshot()::text', []))[0]?.[0]);
-        } catch (err) {
-          if (usable && (err as { code?: unknown }).code === UNDEFINED_FUNCTION) {
-            usable = false;
-            logger.warn('this PostgreSQL has no pg_current_snapshot() (it arrived in PostgreSQL 13): walks are not read ahead');
-          }
-          throw err;
-        }
-      },
-      usable: () => usable,
-    };
-  }
-  return undefined;
-}
-
-/**
  * Everything that selects a page's bytes except the issue time: workspace, register, filters (as
  * their digest), position, size (the body is the identity one; compression comes after). Joined with NUL, which none of them can hold (ids,
  * timestamps and digests are checked shapes): cheaper than JSON, and still unambiguous.
  */
-export function pageKey(job: PageJob, after: CursorPosition | undefined = job.after): string {
+export function pageKey<J extends AheadJob>(job: J, after: CursorPosition | undefined = job.after): string {
   return `${job.workspaceId}\0${job.register}\0${job.digest}\0${after ? `${after.updatedAt}\0${after.id}` : '\0'}\0${job.limit}`;
 }
 
@@ -109,12 +71,12 @@ export function pageKey(job: PageJob, after: CursorPosition | undefined = job.af
  * walk already under way; other first pages (a list shown to a person, a poll for the newest
  * records) often stop there, and are not yet a walk.
  */
-export function startsSync(job: PageJob): boolean {
+export function startsSync(job: AheadJob): boolean {
   return job.after === undefined && job.updatedSince !== undefined;
 }
 
-export class ReadAhead {
-  private readonly entries = new Map<string, Entry>();
+export class ReadAhead<J extends AheadJob = AheadJob, P extends AheadPage = AheadPage> {
+  private readonly entries = new Map<string, Entry<P>>();
   /** Keys of pages a next cursor this process handed out points to, with when. */
   private readonly followed = new Map<string, number>();
   private bytes = 0;
@@ -138,7 +100,7 @@ export class ReadAhead {
    * The page read ahead for `key`, handed out once: undefined when there is none, else a promise
    * of the page, or of undefined when it is stale or its read failed (the request then reads it).
    */
-  take(key: string): Promise<PageBody | undefined> | undefined {
+  take(key: string): Promise<P | undefined> | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     this.drop(key, entry);
@@ -174,7 +136,7 @@ export class ReadAhead {
    * After answering `job` with a page that has a next one: remembers the walk and, when `read`
    * is given (the walk is one this process follows), reads the next page with it.
    */
-  answered(job: PageJob, next: CursorPosition, read: ((job: PageJob) => Promise<PageBody>) | undefined): void {
+  answered(job: J, next: CursorPosition, read: ((job: J) => Promise<P>) | undefined): void {
     this.expire();
     const key = pageKey(job, next);
     this.followed.delete(key);
@@ -186,7 +148,7 @@ export class ReadAhead {
     // snapshot only makes the entry unusable. A snapshot comes with the page itself.
     const snapshot = currency.kind === 'snapshot';
     const version = snapshot ? undefined : currency.read();
-    const entry: Entry = {
+    const entry: Entry<P> = {
       page: read({ ...job, after: next, ...(snapshot ? { withSnapshot: true } : {}) }),
       version,
       at: this.now(),
@@ -217,7 +179,7 @@ export class ReadAhead {
     this.bytes = 0;
   }
 
-  private drop(key: string, entry: Entry): void {
+  private drop(key: string, entry: Entry<P>): void {
     this.entries.delete(key);
     this.bytes -= entry.bytes;
   }

@@ -5,8 +5,7 @@ import { REGISTERS } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
 import { idPattern } from '../registers/fields.js';
 import type { Services } from '../services.js';
-import { filterDigest } from './cursor.js';
-import { parseListQuery, type RawQuery, rejectUnknown } from './list-query.js';
+import { filterDigest, parseListQuery, type RawQuery, rejectUnknown } from './list-query.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 

@@ -4,7 +4,7 @@
  * lines of kysely and pg frames) and no word of which address was tried (issue 27).
  */
 import { dirname, resolve } from 'node:path';
-import { redactUrl } from '../redact-url.js';
+import { redactUrl, sqliteFileOf } from '../redact-url.js';
 
 export class DatabaseUnavailableError extends Error {}
 
@@ -36,8 +36,9 @@ export function databaseFailure(err: unknown, url: string): DatabaseUnavailableE
   const code = typeof e?.code === 'string' ? e.code : typeof e?.errors?.[0]?.code === 'string' ? e.errors[0].code : undefined;
   const message = typeof e?.message === 'string' ? e.message : String(err);
   const fix = 'Check WSOPS_DATABASE_URL (in the environment or .env).';
-  if (url.startsWith('sqlite:')) {
-    const path = resolve(url.slice('sqlite:'.length));
+  const file = sqliteFileOf(url);
+  if (file !== undefined) {
+    const path = resolve(file);
     if (code === 'SQLITE_NOTADB') return new DatabaseUnavailableError(`${shown} (${path}) is not a SQLite database. ${fix}`);
     if (code?.startsWith('SQLITE_READONLY')) {
       return new DatabaseUnavailableError(`cannot write to ${shown} (${path}): the file or its directory is read-only. ${fix}`);

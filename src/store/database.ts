@@ -5,6 +5,6 @@
  */
 
 export { redactUrl } from '../redact-url.js';
-export type { Adapter, Database, Dialect, Engine, OpenOptions } from './dialects/engine.js';
+export type { Adapter, Currency, Database, Dialect, Engine, HotQueries, HotValue, OpenOptions, Pages } from './dialects/engine.js';
 export { adapterOf, openDatabase } from './dialects/index.js';
 export { preparedStatement } from './dialects/sqlite.js';

@@ -1,10 +1,9 @@
 /**
- * The few statements of a system-of-record write, per dialect: read the current rows of a batch
- * of ids (locking them on PostgreSQL), upsert rows, delete ids. Each runs inside one short
- * transaction opened by `writeTransaction`; the caller never awaits a client while it is open.
+ * The few statements of a system-of-record write: read the current rows of a batch of ids
+ * (locking them on PostgreSQL), upsert rows, delete ids. Each dialect writes them its own way
+ * (`writeRecords` in dialects/sqlite.ts and dialects/postgres.ts), inside one short
+ * transaction; the caller never awaits a client while it is open.
  */
-import { sql } from 'kysely';
-import { type Database, preparedStatement } from './database.js';
 import { RECORD_COLUMNS, type RecordsTable } from './schema.js';
 
 /** The current state of a stored record, as a batch needs it. */
@@ -25,81 +24,10 @@ export interface RecordBatch {
   delete(workspaceId: string, ids: readonly string[]): Promise<void>;
 }
 
-const COLUMNS = RECORD_COLUMNS;
-const UPDATED = COLUMNS.filter((c) => c !== 'id' && c !== 'workspace_id' && c !== 'created_at');
+/** The columns of a record row, and those an upsert of an existing record replaces. */
+export const COLUMNS = RECORD_COLUMNS;
+export const UPDATED = COLUMNS.filter((c) => c !== 'id' && c !== 'workspace_id' && c !== 'created_at');
 
 /** Rows (or lines) handled between two turns of the event loop during a batch. */
 export const YIELD_EVERY = 100;
 export const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/** Runs `fn` in one write transaction (SQLite: BEGIN IMMEDIATE, so writers queue rather than fail). */
-export async function writeTransaction<T>(database: Database, fn: (batch: RecordBatch) => Promise<T>): Promise<T> {
-  return database.db.transaction().execute(async (trx) => {
-    const { sqlite } = database;
-    if (sqlite) {
-      // The Kysely transaction holds the one writer connection; the raw statements below run on
-      // that same connection, inside it, without a round trip each.
-      const upsert = preparedStatement(
-        sqlite,
-        `INSERT INTO records (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})
-         ON CONFLICT (workspace_id, id) DO UPDATE SET ${UPDATED.map((c) => `${c} = excluded.${c}`).join(', ')}`,
-      );
-      const current = preparedStatement(
-        sqlite,
-        'SELECT id, register, created_at, updated_at, doc FROM records WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))',
-      );
-      const existing = preparedStatement(
-        sqlite,
-        'SELECT id FROM records WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))',
-      );
-      const remove = preparedStatement(sqlite, 'DELETE FROM records WHERE workspace_id = ? AND id = ?');
-      return fn({
-        async current(workspaceId, ids) {
-          const rows = current.all(workspaceId, JSON.stringify(ids)) as StoredRecord[];
-          return new Map(rows.map((r) => [r.id, r]));
-        },
-        async existing(workspaceId, ids) {
-          return new Set((existing.all(workspaceId, JSON.stringify(ids)) as { id: string }[]).map((r) => r.id));
-        },
-        async upsert(rows) {
-          // Each row costs ~30 µs (its indexes and the FTS index): let the event loop serve
-          // requests between slices, so a batch never holds it for more than a few ms.
-          for (let i = 0; i < rows.length; i++) {
-            const r = rows[i] as RecordsTable;
-            upsert.run(...COLUMNS.map((c) => r[c]));
-            if (i % YIELD_EVERY === YIELD_EVERY - 1) await yieldToEventLoop();
-          }
-        },
-        async delete(workspaceId, ids) {
-          for (const id of ids) remove.run(workspaceId, id);
-        },
-      });
-    }
-    return fn({
-      async current(workspaceId, ids) {
-        const { rows } = await sql<StoredRecord>`SELECT id, register, created_at, updated_at, doc FROM records
-          WHERE workspace_id = ${workspaceId} AND id = ANY(${[...ids].sort()}::text[]) ORDER BY id FOR UPDATE`.execute(trx);
-        return new Map(rows.map((r) => [r.id, r]));
-      },
-      async existing(workspaceId, ids) {
-        const { rows } = await sql<{
-          id: string;
-        }>`SELECT id FROM records WHERE workspace_id = ${workspaceId} AND id = ANY(${[...ids]}::text[])`.execute(trx);
-        return new Set(rows.map((r) => r.id));
-      },
-      async upsert(rows) {
-        if (rows.length === 0) return;
-        // unnest() of one text array per column: one round trip per batch, rows in id order so
-        // two concurrent batches lock shared rows in the same order (no deadlock).
-        const sorted = [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-        const arrays = COLUMNS.map((c) => sql`${sorted.map((r) => r[c])}::text[]`);
-        await sql`INSERT INTO records (${sql.raw(COLUMNS.join(', '))}) SELECT * FROM unnest(${sql.join(arrays)})
-          ON CONFLICT (workspace_id, id) DO UPDATE SET ${sql.raw(UPDATED.map((c) => `${c} = excluded.${c}`).join(', '))}`.execute(trx);
-      },
-      async delete(workspaceId, ids) {
-        if (ids.length === 0) return;
-        await sql`DELETE FROM records WHERE workspace_id = ${workspaceId} AND id = ANY(${[...ids]}::text[])`.execute(trx);
-      },
-    });
-  });
-}

@@ -1,8 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Register } from '../registers/define.js';
-import { type Database, preparedStatement } from './database.js';
-import { HotQueries } from './hot-queries.js';
-import { type DB, RECORD_COLUMNS, type RecordsTable } from './schema.js';
+import type { Database, HotQueries } from './database.js';
+import type { DB, RecordsTable } from './schema.js';
 import { searchText } from './search-text.js';
 
 export type RecordObject = Record<string, unknown>;
@@ -36,7 +35,7 @@ export function toRow(workspaceId: string, register: Register, record: RecordObj
 export class RecordStore {
   constructor(
     private readonly database: Database,
-    private readonly hot: HotQueries = new HotQueries(database),
+    private readonly hot: HotQueries = database.engine.hot,
   ) {}
 
   private get db(): Kysely<DB> {
@@ -85,28 +84,13 @@ export class RecordStore {
     return Number(result.numDeletedRows) > 0;
   }
 
-  /** Bulk insert for the seed: fast paths per dialect, in batches. */
+  /** The seed's bulk insert (the engine's row writer: one statement per row in one transaction on SQLite, one per batch on PostgreSQL). */
+  private writeRows: Promise<(rows: Record<string, unknown>[]) => Promise<void>> | undefined;
+
+  /** Bulk insert for the seed, `rows` in one transaction. */
   async insertMany(rows: readonly RecordsTable[]): Promise<void> {
     if (rows.length === 0) return;
-    const { sqlite, pool } = this.database;
-    if (sqlite) {
-      const stmt = preparedStatement(
-        sqlite,
-        `INSERT INTO records (${RECORD_COLUMNS.join(', ')}) VALUES (${RECORD_COLUMNS.map(() => '?').join(', ')})`,
-      );
-      sqlite.transaction(() => {
-        for (const r of rows) stmt.run(...RECORD_COLUMNS.map((c) => r[c]));
-      })();
-      return;
-    }
-    if (pool) {
-      // unnest() of eleven text arrays: one round trip per batch, no parameter-count limit.
-      const cols = RECORD_COLUMNS;
-      const arrays = cols.map((c) => rows.map((r) => r[c]));
-      await pool.query(
-        `INSERT INTO records (${cols.join(',')}) SELECT * FROM unnest(${cols.map((_, i) => `$${i + 1}::text[]`).join(',')})`,
-        arrays,
-      );
-    }
+    this.writeRows ??= this.database.engine.rowWriter('records');
+    await (await this.writeRows)(rows as unknown as Record<string, unknown>[]);
   }
 }

@@ -20,7 +20,7 @@ import { idPattern, idRule } from '../registers/fields.js';
 import { clip, type FieldProblem, type FieldProblemCode, type RecordObject, readRecordInput } from '../registers/record-input.js';
 import type { Services } from '../services.js';
 import { recordAudit } from '../store/audit.js';
-import { type RecordBatch, type StoredRecord, writeTransaction, YIELD_EVERY, yieldToEventLoop } from '../store/record-batches.js';
+import { type RecordBatch, type StoredRecord, YIELD_EVERY, yieldToEventLoop } from '../store/record-batches.js';
 import { getWorkspace } from '../store/workspaces.js';
 import { ndjsonLines } from './ndjson-lines.js';
 import { changeOf, danglingProblem, referencesIn } from './record-changes.js';
@@ -377,7 +377,7 @@ export async function importRecords(
         }
       }
       if (report.refusedCount === 0) {
-        await writeTransaction(services.database, async (tx) => {
+        await services.database.engine.writeRecords(async (tx) => {
           for (let i = 0; i < ops.length; i += BATCH_LINES) await applier.apply(tx, ops.slice(i, i + BATCH_LINES));
           await applier.finish(tx);
           // A refused reference undoes the whole import: roll back by throwing.
@@ -398,9 +398,9 @@ export async function importRecords(
         const ops = batch;
         batch = [];
         const lines = report.lines;
-        writing = writeTransaction(services.database, (tx) => applier.apply(tx, ops)).then(() =>
-          options.onProgress?.({ lines, refused: report.refusedCount }),
-        );
+        writing = services.database.engine
+          .writeRecords((tx) => applier.apply(tx, ops))
+          .then(() => options.onProgress?.({ lines, refused: report.refusedCount }));
       };
       for await (const line of ndjsonLines(source, MAX_LINE_BYTES)) {
         if ('text' in line) accept(line.number, line.text, batch);
@@ -412,7 +412,7 @@ export async function importRecords(
       }
       await flush();
       await writing;
-      await writeTransaction(services.database, (tx) => applier.finish(tx));
+      await services.database.engine.writeRecords((tx) => applier.finish(tx));
     }
   } catch (err) {
     // A batch still being written when the stream failed is whole or absent: wait for it, so

@@ -9,7 +9,6 @@ import type { Register } from '../registers/define.js';
 import { idPattern, idRule } from '../registers/fields.js';
 import { type FieldProblem, type RecordObject, readRecordInput } from '../registers/record-input.js';
 import type { Services } from '../services.js';
-import { writeTransaction } from '../store/record-batches.js';
 import { getWorkspace } from '../store/workspaces.js';
 import { changeOf, danglingProblem, etagOf, referencesIn } from './record-changes.js';
 
@@ -100,7 +99,7 @@ async function write(
 ): Promise<WriteResult> {
   checkId(register, id);
   await getWorkspace(services.database.db, workspaceId);
-  return writeTransaction(services.database, async (batch) => {
+  return services.database.engine.writeRecords(async (batch) => {
     const current = (await batch.current(workspaceId, [id])).get(id);
     if (mustExist && !current) throw new AppError('not_found', `No ${register.resource} ${id} in workspace ${workspaceId}.`);
     checkPreconditions(preconditions, current);
@@ -148,7 +147,7 @@ export async function deleteOne(
 ): Promise<void> {
   checkId(register, id);
   await getWorkspace(services.database.db, workspaceId);
-  await writeTransaction(services.database, async (batch) => {
+  await services.database.engine.writeRecords(async (batch) => {
     const current = (await batch.current(workspaceId, [id])).get(id);
     if (!current) throw new AppError('not_found', `No ${register.resource} ${id} in workspace ${workspaceId}.`);
     checkPreconditions(p, current);

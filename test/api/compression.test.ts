@@ -10,8 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import zlib from 'node:zlib';
 import { WsopsClient } from '@wsops/client';
 import { request } from 'undici';
-import { negotiateEncoding } from '../../src/http/accept-encoding.js';
-import { AVAILABLE_CODINGS, MIN_COMPRESSED_BYTES } from '../../src/http/content-codings.js';
+import { AVAILABLE_CODINGS, MIN_COMPRESSED_BYTES, negotiateEncoding } from '../../src/http/compression.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 

@@ -1,5 +1,5 @@
 /**
- * Pages that wait for PostgreSQL together are read in one statement (ADR 19, page-batches.ts):
+ * Pages that wait for PostgreSQL together are read in one statement (ADR 19, PageBatches in postgres-reads.ts):
  * each page still gets exactly the rows it gets when read alone; pages of other statements or
  * LIMITs are never joined; a slow statement does not hold back the pages behind it; a failure
  * fails only the pages of its own statement.
@@ -8,9 +8,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { registerByPath } from '../../src/registers/catalogue.js';
 import { seedRegister } from '../../src/seed/seed.js';
-import { type BatchablePage, PageBatches } from '../../src/store/page-batches.js';
-import { type ListQuery, PageQueries, type PageRows } from '../../src/store/page-queries.js';
-import { type PageSessions, pageSessions } from '../../src/store/page-sessions.js';
+import {
+  type BatchablePage,
+  PageBatches,
+  type PageSessions,
+  PostgresPages,
+  pageSessions,
+} from '../../src/store/dialects/postgres-reads.js';
+import type { ListQuery, PageRows } from '../../src/store/page-queries.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
@@ -30,7 +35,7 @@ describe('batched pages on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
     await seedRegister(h.services, workspace, 'assets', 400, { seed: 'batches', now: h.clock() });
     await seedRegister(h.services, other, 'assets', 120, { seed: 'other', now: h.clock() });
     // One session: the statements counted below are those of the session that ran the pages.
-    sessions = await pageSessions(h.databaseUrl, 1);
+    sessions = pageSessions(h.databaseUrl, 1);
   });
   after(async () => {
     await sessions.close();
@@ -48,7 +53,7 @@ describe('batched pages on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
 
   /** Every position of a walk of `q`, read one page at a time. */
   async function positions(q: ListQuery): Promise<(ListQuery['after'] | undefined)[]> {
-    const pages = new PageQueries('postgres', sessions.pages, sessions.searches);
+    const pages = new PostgresPages(sessions);
     const found: (ListQuery['after'] | undefined)[] = [undefined];
     let at: ListQuery['after'] | undefined;
     do {
@@ -83,7 +88,7 @@ describe('batched pages on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
     for (const shape of shapes) for (const at of await positions(shape)) jobs.push({ ...shape, ...(at ? { after: at } : {}) });
     assert.ok(jobs.length > 150, `${jobs.length} pages`);
 
-    const alone = new PageQueries('postgres', sessions.pages, sessions.searches);
+    const alone = new PostgresPages(sessions);
     const expected: ReturnType<typeof comparable>[] = [];
     for (const job of jobs) expected.push(comparable(await alone.listPage(job)));
     const count = async () => {
@@ -95,7 +100,7 @@ describe('batched pages on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
     };
     const batchesBefore = await count();
 
-    const together = new PageQueries('postgres', sessions.pages, sessions.searches);
+    const together = new PostgresPages(sessions);
     // Shuffled, so that the pages of each shape arrive among the others'.
     const order = jobs.map((_, i) => i).sort((a, b) => ((a * 7919) % 101) - ((b * 7919) % 101));
     const got = await Promise.all(order.map((i) => together.listPage(jobs[i] as ListQuery)));
@@ -115,7 +120,7 @@ describe('batched pages on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
   });
 
   it('a page alone, with a slot free, runs its own statement: a single walk is unchanged', async () => {
-    const pages = new PageQueries('postgres', sessions.pages, sessions.searches);
+    const pages = new PostgresPages(sessions);
     const before = await sessions.pages.rows(
       "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE 'SELECT p.id, p.updated_at%' AND statement LIKE '%LIMIT $6) p'",
       [],
@@ -137,7 +142,7 @@ describe('batched pages: waiting, joining and failing (a stand-in database)', ()
     'SELECT id, updated_at, doc FROM records WHERE workspace_id = ? AND register = ? AND status = ? AND (updated_at, id) > (?, ?) ORDER BY updated_at, id LIMIT ?';
   type Call = { text: string; params: readonly unknown[] };
 
-  /** A page as page-queries.ts hands it over: `params` are its values, then its LIMIT. */
+  /** A page as postgres-reads.ts hands it over: `params` are its values, then its LIMIT. */
   const page = (text: string, params: readonly (string | number)[]): BatchablePage => ({
     text,
     values: params.slice(0, -1) as string[],

@@ -9,8 +9,7 @@ import { execFile } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { registerByPath } from '../../src/registers/catalogue.js';
-import { PageQueries } from '../../src/store/page-queries.js';
-import { type PageSessions, pageSessions } from '../../src/store/page-sessions.js';
+import { type PageSessions, PostgresPages, pageSessions } from '../../src/store/dialects/postgres-reads.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { ROOT } from '../helpers/processes.js';
@@ -30,7 +29,7 @@ describe('page sessions on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
     h = await createHarness('postgres');
     workspace = await h.workspace();
     // One session each, so the statistics read below are those of the session that ran the pages.
-    sessions = await pageSessions(h.databaseUrl, 1);
+    sessions = pageSessions(h.databaseUrl, 1);
   });
   after(async () => {
     process.off('warning', onWarning);
@@ -38,7 +37,7 @@ describe('page sessions on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
     await h.close();
   });
 
-  const pages = (on: PageSessions) => new PageQueries('postgres', on.pages, on.searches);
+  const pages = (on: PageSessions) => new PostgresPages(on);
 
   /** How PostgreSQL planned the session's prepared statement whose text starts with `prefix`. */
   const plans = async (on: PageSessions['pages'], prefix: string) => {
@@ -49,7 +48,7 @@ describe('page sessions on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
   };
 
   it('a page without a text search runs on its generic plan from the first execution: it is never planned again', async () => {
-    const pages = new PageQueries('postgres', sessions.pages, sessions.searches);
+    const pages = new PostgresPages(sessions);
     let after: { updatedAt: string; id: string } | undefined;
     for (let i = 0; i < 8; i++) {
       const page = await pages.listPage({ workspaceId: workspace, register: assets, filters: {}, searchWords: [], limit: 2, after });
@@ -64,7 +63,7 @@ describe('page sessions on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
   });
 
   it('a page with a text search is planned for its words, on sessions of its own', async () => {
-    const pages = new PageQueries('postgres', sessions.pages, sessions.searches);
+    const pages = new PostgresPages(sessions);
     for (let i = 0; i < 6; i++) {
       await pages.listPage({ workspaceId: workspace, register: assets, filters: {}, searchWords: ['laptop'], limit: 2 });
     }
@@ -90,13 +89,13 @@ describe('page sessions on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
       assert.equal(res.status, 200, res.body);
       url = `/api/v1/assets?limit=2&cursor=${encodeURIComponent(res.json.next_cursor)}`;
     }
-    const queries = h.services.pages.queries;
+    const queries = h.services.pages.queries as PostgresPages;
     // Pages one after another reuse the pool's most recently released session, so the
     // statements' counts are those of the one session that ran them. Pages 2 to 8 continue the
     // walk: each was read at request time, or ahead with its snapshot (read-ahead.ts), or both
     // (a page read ahead is read again when PostgreSQL's snapshot moved, which the other test
     // files' writes do at any time).
-    const rows = await queries.hot.rows(
+    const rows = await queries.sessions.pages.rows(
       'SELECT sum(generic_plans), sum(custom_plans) FROM pg_prepared_statements WHERE statement LIKE ? OR statement LIKE ?',
       [
         'SELECT id, updated_at, doc FROM records WHERE workspace_id = $1 AND register = $2 AND (updated_at%',
@@ -106,7 +105,7 @@ describe('page sessions on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
     const [generic, custom] = (rows[0] as [string, string]).map(Number) as [number, number];
     assert.equal(custom, 0, 'never planned for its values');
     assert.ok(generic >= 7, `${generic} executions of the generic plan for pages 2 to 8`);
-    assert.equal(queries.searchHot, h.services.hot, 'searches on the event loop run on the main pool');
+    assert.equal(queries.sessions.searches, h.services.hot, 'searches on the event loop run on the main pool');
     const res = await h.get('/api/v1/assets?limit=2&search=laptop', key);
     assert.equal(res.status, 200, res.body);
   });
@@ -141,8 +140,8 @@ describe('page sessions on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
   });
 
   it('idle page sessions do not keep a process alive: one that forgot to close them still exits', async () => {
-    const script = `import { pageSessions } from './src/store/page-sessions.ts';
-      const s = await pageSessions(process.env.URL, 1);
+    const script = `import { pageSessions } from './src/store/dialects/postgres-reads.ts';
+      const s = pageSessions(process.env.URL, 1);
       await s.pages.rows('SELECT 1', []);
       console.log('read');`;
     // Without allowExitOnIdle the kept session would hold the event loop open, and this would time out.
@@ -155,7 +154,7 @@ describe('page sessions on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
   });
 
   it('a page session is set up before its first page: generic plans, no JIT, and no query queued behind the setup', async () => {
-    const fresh = await pageSessions(h.databaseUrl, 1);
+    const fresh = pageSessions(h.databaseUrl, 1);
     try {
       // The first statement on a new session: it must already see the settings.
       const [row] = await fresh.pages.rows("SELECT current_setting('plan_cache_mode'), current_setting('jit')", []);

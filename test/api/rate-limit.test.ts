@@ -10,7 +10,7 @@ import { addressBucket } from '../../src/auth/rate-limit.js';
 import { loadConfig } from '../../src/config.js';
 import { buildApp } from '../../src/http/app.js';
 import { createServices } from '../../src/services.js';
-import { formatKey } from '../../src/store/key-format.js';
+import { formatKey } from '../../src/store/keys.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness, TEST_SECRET } from '../helpers/harness.js';
 

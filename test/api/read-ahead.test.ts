@@ -9,10 +9,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { correctRecord } from '../../src/actions/correct.js';
 import type { Logger } from '../../src/logger.js';
-import { filterDigest } from '../../src/read/cursor.js';
-import type { PageBody, PageJob } from '../../src/read/page-body.js';
-import { PageReader } from '../../src/read/page-reader.js';
-import { pageKey, READ_AHEAD_TTL_MS, ReadAhead, readAheadCurrency } from '../../src/read/read-ahead.js';
+import { filterDigest } from '../../src/read/list-query.js';
+import { type PageBody, type PageJob, PageReader } from '../../src/read/pages.js';
+import { pageKey, READ_AHEAD_TTL_MS, ReadAhead } from '../../src/read/read-ahead.js';
+import { snapshotCurrency } from '../../src/store/dialects/postgres-reads.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { page, walkPages } from '../helpers/pages.js';
@@ -130,7 +130,7 @@ describe('ReadAhead (the bookkeeping, with a clock moved by hand)', () => {
   it(`a page read ahead is taken once, and not after ${READ_AHEAD_TTL_MS / 1000} s or once the data version moved`, async () => {
     let now = 0;
     let version = 1;
-    const ra = new ReadAhead({ kind: 'data-version', read: () => version }, () => now);
+    const ra = new ReadAhead<PageJob, PageBody>({ kind: 'data-version', read: () => version }, () => now);
     const next = { updatedAt: '2026-01-01T00:00:00.000Z', id: 'ast_2' };
     const key = pageKey(job, next);
     assert.equal(ra.follows(key), false);
@@ -153,7 +153,7 @@ describe('ReadAhead (the bookkeeping, with a clock moved by hand)', () => {
 
   it('with snapshots, a page is taken only if the snapshot it was read in is the current one', async () => {
     let snapshot = '100:105:101,103';
-    const ra = new ReadAhead({ kind: 'snapshot', read: async () => snapshot }, () => 0);
+    const ra = new ReadAhead<PageJob, PageBody>({ kind: 'snapshot', read: async () => snapshot }, () => 0);
     const next = { updatedAt: '2026-01-01T00:00:00.000Z', id: 'ast_2' };
     const key = pageKey(job, next);
     const asked: PageJob[] = [];
@@ -191,8 +191,8 @@ describe('ReadAhead (the bookkeeping, with a clock moved by hand)', () => {
     };
     const warnings: unknown[] = [];
     const logger = { warn: (...args: unknown[]) => warnings.push(args) } as unknown as Logger;
-    const currency = readAheadCurrency({ sqliteReader: undefined, pool: {} as never }, hot, logger);
-    const ra = new ReadAhead(currency, () => 0);
+    const currency = snapshotCurrency(hot, logger);
+    const ra = new ReadAhead<PageJob, PageBody>(currency, () => 0);
     assert.equal(ra.enabled, true, 'usable until shown otherwise');
     const next = { updatedAt: '2026-01-01T00:00:00.000Z', id: 'ast_2' };
     ra.answered(job, next, async () => {
@@ -204,12 +204,8 @@ describe('ReadAhead (the bookkeeping, with a clock moved by hand)', () => {
     assert.equal(warnings.length, 1);
 
     // Any other failure (a lost connection, say) is a miss like any other and leaves read-ahead on.
-    const flaky = readAheadCurrency(
-      { sqliteReader: undefined, pool: {} as never },
-      { rows: async () => Promise.reject(new Error('connection lost')) },
-      logger,
-    );
-    const ra2 = new ReadAhead(flaky, () => 0);
+    const flaky = snapshotCurrency({ rows: async () => Promise.reject(new Error('connection lost')) }, logger);
+    const ra2 = new ReadAhead<PageJob, PageBody>(flaky, () => 0);
     ra2.answered(job, next, async () => body(10));
     assert.equal(await ra2.take(pageKey(job, next)), undefined);
     assert.equal(ra2.enabled, true);
@@ -217,7 +213,7 @@ describe('ReadAhead (the bookkeeping, with a clock moved by hand)', () => {
   });
 
   it('reads nothing ahead without a currency, and keys pages by everything that selects their bytes', () => {
-    const ra = new ReadAhead(undefined);
+    const ra = new ReadAhead<PageJob, PageBody>(undefined);
     let reads = 0;
     ra.answered(job, { updatedAt: 'u', id: 'i' }, async () => {
       reads++;

@@ -180,7 +180,7 @@ describe('the packed packages, installed into a project outside the repository',
     for (const f of [
       'package/bin/wsops',
       'package/dist/cli/main.js',
-      'package/dist/read/page-reader.js',
+      'package/dist/read/pages.js',
       'package/dist/console/assets/console.css',
       'package/dist/cli/help.txt',
       // Browser files of dev-only packages (src/vendor-files.ts): the portal and the charts.

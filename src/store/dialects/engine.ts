@@ -1,17 +1,19 @@
 /**
  * What differs between SQLite and PostgreSQL, behind one interface with one implementation per
- * dialect (sqlite.ts, postgres.ts; Kysely's `src/dialect/<name>/` is the model). The dialect is
- * chosen once, from the database URL, when the database is opened (index.ts); code above the
- * store asks the `Engine` of its database instead of testing which database it is.
+ * dialect (sqlite.ts and sqlite-reads.ts, postgres.ts and postgres-reads.ts; Kysely's
+ * `src/dialect/<name>/` is the model). The dialect is chosen once, from the database URL, when
+ * the database is opened (index.ts); code above the store asks the `Engine` of its database
+ * instead of testing which database it is.
  *
- * Left outside for now (issue 28): the migrations' DDL, the webhook queue's claim and bulk
- * statements (queue.ts), the dispatcher's poll interval, the page pipeline's sessions, and
- * HotQueries' two executors.
+ * Left outside (ADR 34): the migrations' DDL (a migration is given its dialect and its history
+ * must not move with the adapter), and for now src/webhooks/ (the queue's claim and bulk
+ * statements, the dispatcher's poll interval and LISTEN, the backlog's read connection).
  */
 import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
-import type pg from 'pg';
 import type { Logger } from '../../logger.js';
+import type { ListQuery, PageRows } from '../page-queries.js';
+import type { RecordBatch } from '../record-batches.js';
 import type { DB } from '../schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -26,6 +28,44 @@ export interface AuthChanges {
   /** Whether the cache may be used for this request; resolves once changes committed before it are applied. */
   trusted(): Promise<boolean>;
   close?(): Promise<void>;
+}
+
+/** A bound value of a hot query; arrays only on PostgreSQL (a batch of pages). */
+export type HotValue = string | number | null | readonly string[];
+
+/**
+ * The few queries on every API request (key lookup, detail, list page) skip the query builder:
+ * their SQL is fixed text per query shape, written with `?` placeholders, prepared once and run
+ * with positional parameters on committed data, rows returned as arrays (columns in SELECT
+ * order). SQLite: a statement per text on the read connection. PostgreSQL: a named
+ * (server-side prepared) statement with `$n`.
+ */
+export interface HotQueries {
+  rows(sqlText: string, params: readonly HotValue[]): Promise<unknown[][]>;
+}
+
+/**
+ * How a page read ahead is known to be current when its request comes (read-ahead.ts).
+ * `data-version`: a number that moves with every commit, read synchronously before the page
+ * (SQLite). `snapshot`: the current snapshot, one round trip, compared with the one the page was
+ * read in (PostgreSQL 13+).
+ */
+export type Currency =
+  | { kind: 'data-version'; read: () => number }
+  | {
+      kind: 'snapshot';
+      read: () => Promise<string>;
+      /** False once the server showed it cannot tell its snapshot (PostgreSQL before 13): nothing is read ahead from then on. */
+      usable?: () => boolean;
+    };
+
+/** The list pages of one API process (page-queries.ts has what both dialects share). */
+export interface Pages {
+  /** One page in (updated_at, id) order, with its filters, search, `updated_since` and position. */
+  listPage(q: ListQuery): Promise<PageRows>;
+  /** How read-ahead tells a page is still current; none (an in-memory SQLite database): nothing is read ahead. */
+  readonly currency: Currency | undefined;
+  close(): Promise<void>;
 }
 
 /**
@@ -61,29 +101,54 @@ export interface Adapter {
    * not move by themselves, so the next insert would collide; SQLite's AUTOINCREMENT does.
    */
   afterExplicitIds(db: Kysely<DB>, tables: ReadonlySet<string>): Promise<void>;
+  /**
+   * Creates the triggers that announce, in the writing transaction, every change to the columns
+   * key authentication reads (ADR 14, migration 0014; auth-change-triggers.ts names them).
+   * SQLite: they move the one-row `auth_version` stamp. PostgreSQL: they NOTIFY the auth channel
+   * with what changed (`key:<id>`, `workspace:<id>`, `*`).
+   */
+  createAuthChangeSignals(db: Kysely<unknown>): Promise<void>;
+  /** Replaces the api_keys update trigger so that it watches `columns` (migration 0018). */
+  watchKeyColumns(db: Kysely<unknown>, columns: readonly string[]): Promise<void>;
 }
 
 /** The adapter and what needs the database's own connections: chosen once, when it is opened. */
 export interface Engine extends Adapter {
+  /** The hot queries of this database, on committed data. */
+  readonly hot: HotQueries;
+  /**
+   * The list pages of an API process (ADR 15, 18, 19), and how read-ahead tells a page is still
+   * current (ADR 17). PostgreSQL opens sessions of its own for them on first use (closed by
+   * `Pages.close`); SQLite reads them on the read connection.
+   */
+  openPages(logger: Logger): Pages;
   /** Rows of one query of committed data, on the read connection where there is one (metrics). */
   readCommitted<R>(sqlText: string): Promise<R[]>;
   /**
    * Writes pages of rows as they are (explicit ids included) into `table`, each page in one
-   * transaction (`wsops copy`). SQLite: one prepared single-row insert per row. PostgreSQL: one
-   * statement per page that unnests one array per column, typed as the target's columns.
+   * transaction (`wsops copy`, the seed). SQLite: one prepared single-row insert per row.
+   * PostgreSQL: one statement per page that unnests one array per column, typed as the
+   * target's columns.
    */
   rowWriter(table: keyof DB & string): Promise<(rows: Record<string, unknown>[]) => Promise<void>>;
   /** How the key cache of this database learns of changes to keys and workspaces (ADR 14). */
   authChanges(invalidate: (what: string) => void, logger: Logger): AuthChanges;
+  /**
+   * Runs `fn` in one write transaction with the statements of a system-of-record write
+   * (record-batches.ts). SQLite: BEGIN IMMEDIATE, so writers queue rather than fail, and the
+   * statements run raw on the writer connection the transaction holds. PostgreSQL: statements
+   * of the transaction, the current rows locked in id order.
+   */
+  writeRecords<T>(fn: (batch: RecordBatch) => Promise<T>): Promise<T>;
 }
 
-/** An open database: the query builder, its dialect's engine, and the raw handles bulk code uses. */
+/** An open database: the query builder, its dialect's engine, and SQLite's raw handles. */
 export interface Database {
   db: Kysely<DB>;
   /** The dialect's name, for what only needs to say it (logs, tests); behaviour goes through `engine`. */
   dialect: Dialect;
   engine: Engine;
-  /** The raw better-sqlite3 handle, for bulk loading (SQLite only). */
+  /** The raw better-sqlite3 writer handle (SQLite only). */
   sqlite?: SQLite.Database;
   /**
    * A second, read-only SQLite connection for the hot read queries. It sees committed data
@@ -92,7 +157,5 @@ export interface Database {
    * uncommitted writes.
    */
   sqliteReader?: SQLite.Database;
-  /** The raw pg pool, for bulk loading (PostgreSQL only). */
-  pool?: pg.Pool;
   close(): Promise<void>;
 }

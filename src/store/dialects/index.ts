@@ -1,12 +1,13 @@
 /** Chooses the dialect once, from the database URL: `sqlite:PATH` or `postgres://...`. */
 import { type Logger, silentLogger } from '../../logger.js';
+import { sqliteFileOf } from '../../redact-url.js';
 import type { Adapter, Database, Dialect, OpenOptions } from './engine.js';
 import { openPostgres, postgresAdapter } from './postgres.js';
 import { openSqlite, sqliteAdapter } from './sqlite.js';
 
 export function openDatabase(url: string, logger: Logger = silentLogger, options: OpenOptions = {}): Database {
-  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length), options);
-  return openPostgres(url, logger);
+  const file = sqliteFileOf(url);
+  return file === undefined ? openPostgres(url, logger) : openSqlite(file, options);
 }
 
 const ADAPTERS: Record<Dialect, Adapter> = { sqlite: sqliteAdapter, postgres: postgresAdapter };

@@ -1,16 +1,22 @@
-/** PostgreSQL's side of the database seam (engine.ts): one pg pool, a LISTEN session for the key cache. */
+/**
+ * PostgreSQL's side of the database seam (engine.ts): one pg pool, a LISTEN session for the key
+ * cache (listen-session.ts); what an API request reads is in postgres-reads.ts.
+ */
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from '../../logger.js';
-import { AuthListener } from '../auth-listener.js';
+import { AUTH_CHANNEL, changedColumns, KEY_COLUMNS, WORKSPACE_COLUMNS } from '../auth-change-triggers.js';
+import { AuthListener } from '../listen-session.js';
 import { heedLostSessions } from '../lost-sessions.js';
+import { COLUMNS, type StoredRecord, UPDATED } from '../record-batches.js';
 import type { DB } from '../schema.js';
 import type { Adapter, Database, Engine } from './engine.js';
+import { PAGE_SESSIONS, PostgresPages, pageSessions, postgresHotQueries, snapshotCurrency } from './postgres-reads.js';
 
 /**
  * Sessions of the main pool: queries built with Kysely (writes, the console, the operator API),
  * key lookups and searches. Pages without a text search run on sessions of their own
- * (page-sessions.ts). A process's event loop sends one query at a time and the server runs as
+ * (postgres-reads.ts). A process's event loop sends one query at a time and the server runs as
  * many at once as it has cores; five keep a write that waits on a lock, or a slow search, from
  * holding up the rest. It was 10; the sessions past the fifth only queued in PostgreSQL.
  */
@@ -45,14 +51,57 @@ export const postgresAdapter: Adapter = {
       }
     }
   },
+  // A notification is sent when (and only if) the writing transaction commits, to every session
+  // listening on the channel; identical payloads of one transaction are sent once.
+  async createAuthChangeSignals(db) {
+    await sql
+      .raw(`CREATE FUNCTION wsops_auth_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP = 'TRUNCATE' THEN
+          PERFORM pg_notify('${AUTH_CHANNEL}', '*');
+        ELSIF TG_TABLE_NAME = 'api_keys' THEN
+          PERFORM pg_notify('${AUTH_CHANNEL}', 'key:' || OLD.key_id);
+        ELSE
+          PERFORM pg_notify('${AUTH_CHANNEL}', 'workspace:' || OLD.id);
+        END IF;
+        RETURN NULL;
+      END $$`)
+      .execute(db);
+    for (const [table, columns] of [
+      ['api_keys', KEY_COLUMNS],
+      ['workspaces', WORKSPACE_COLUMNS],
+    ] as const) {
+      await sql.raw(updateTrigger(table, columns)).execute(db);
+      await sql
+        .raw(`CREATE TRIGGER ${table}_auth_delete AFTER DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION wsops_auth_changed()`)
+        .execute(db);
+      await sql
+        .raw(`CREATE TRIGGER ${table}_auth_truncate AFTER TRUNCATE ON ${table} FOR EACH STATEMENT EXECUTE FUNCTION wsops_auth_changed()`)
+        .execute(db);
+    }
+  },
+  async watchKeyColumns(db, columns) {
+    await sql`DROP TRIGGER api_keys_auth_update ON api_keys`.execute(db);
+    await sql.raw(updateTrigger('api_keys', columns)).execute(db);
+  },
 };
+
+const updateTrigger = (
+  table: string,
+  columns: readonly string[],
+) => `CREATE TRIGGER ${table}_auth_update AFTER UPDATE ON ${table} FOR EACH ROW
+        WHEN (${changedColumns(columns, 'IS DISTINCT FROM')}) EXECUTE FUNCTION wsops_auth_changed()`;
 
 export function openPostgres(url: string, logger: Logger): Database {
   const pool = new pg.Pool({ connectionString: url, max: POOL_SESSIONS, application_name: 'wsops' });
   heedLostSessions(pool, logger);
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const hot = postgresHotQueries(pool);
   const engine: Engine = {
     ...postgresAdapter,
+    hot,
+    // Pages on generic-plan sessions of their own (ADR 18); their searches on the main pool.
+    openPages: (log) => new PostgresPages(pageSessions(url, PAGE_SESSIONS, hot, log), snapshotCurrency(hot, log)),
     readCommitted: async <R>(sqlText: string) => (await sql<R>`${sql.raw(sqlText)}`.execute(db)).rows,
     async rowWriter(table) {
       const described = (await db.introspection.getTables()).find((x) => x.name === table);
@@ -73,10 +122,36 @@ export function openPostgres(url: string, logger: Logger): Database {
     // (shared by the requests that arrive together), and the cache is bypassed whenever that
     // session is not established. The session opens at the first authentication, so CLI
     // commands and worker-only processes never open one.
-    authChanges(invalidate, log) {
-      const listener = new AuthListener(url, invalidate, log.child({ component: 'key-cache' }));
-      return { trusted: () => listener.barrier(), close: () => listener.close() };
-    },
+    authChanges: (invalidate, log) => new AuthListener(url, invalidate, log.child({ component: 'key-cache' })),
+    writeRecords: (fn) =>
+      db.transaction().execute(async (trx) => {
+        return fn({
+          async current(workspaceId, ids) {
+            const { rows } = await sql<StoredRecord>`SELECT id, register, created_at, updated_at, doc FROM records
+          WHERE workspace_id = ${workspaceId} AND id = ANY(${[...ids].sort()}::text[]) ORDER BY id FOR UPDATE`.execute(trx);
+            return new Map(rows.map((r) => [r.id, r]));
+          },
+          async existing(workspaceId, ids) {
+            const { rows } = await sql<{
+              id: string;
+            }>`SELECT id FROM records WHERE workspace_id = ${workspaceId} AND id = ANY(${[...ids]}::text[])`.execute(trx);
+            return new Set(rows.map((r) => r.id));
+          },
+          async upsert(rows) {
+            if (rows.length === 0) return;
+            // unnest() of one text array per column: one round trip per batch, rows in id order so
+            // two concurrent batches lock shared rows in the same order (no deadlock).
+            const sorted = [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+            const arrays = COLUMNS.map((c) => sql`${sorted.map((r) => r[c])}::text[]`);
+            await sql`INSERT INTO records (${sql.raw(COLUMNS.join(', '))}) SELECT * FROM unnest(${sql.join(arrays)})
+          ON CONFLICT (workspace_id, id) DO UPDATE SET ${sql.raw(UPDATED.map((c) => `${c} = excluded.${c}`).join(', '))}`.execute(trx);
+          },
+          async delete(workspaceId, ids) {
+            if (ids.length === 0) return;
+            await sql`DELETE FROM records WHERE workspace_id = ${workspaceId} AND id = ANY(${[...ids]}::text[])`.execute(trx);
+          },
+        });
+      }),
   };
-  return { db, dialect: 'postgres', engine, pool, close: () => db.destroy() };
+  return { db, dialect: 'postgres', engine, close: () => db.destroy() };
 }

@@ -1,11 +1,16 @@
-/** SQLite's side of the database seam (engine.ts): better-sqlite3, a writer and a read-only connection. */
+/**
+ * SQLite's side of the database seam (engine.ts): better-sqlite3, a writer connection and a
+ * read-only one (what is read on that one is in sqlite-reads.ts).
+ */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
-import type { DB } from '../schema.js';
-import { openSqliteReader } from '../sqlite-reader.js';
-import type { Adapter, AuthChanges, Database, Engine, OpenOptions } from './engine.js';
+import { changedColumns, KEY_COLUMNS, WORKSPACE_COLUMNS } from '../auth-change-triggers.js';
+import { COLUMNS, type StoredRecord, UPDATED, YIELD_EVERY, yieldToEventLoop } from '../record-batches.js';
+import type { DB, RecordsTable } from '../schema.js';
+import type { Adapter, Database, Engine, OpenOptions } from './engine.js';
+import { openSqliteReader, sqliteHotQueries, sqlitePages, versionStamp } from './sqlite-reads.js';
 
 /**
  * Kysely prepares every query it runs; better-sqlite3's prepare costs tens of microseconds, so
@@ -64,7 +69,29 @@ export const sqliteAdapter: Adapter = {
     await sql`BEGIN DEFERRED`.execute(conn);
   },
   afterExplicitIds: async () => {},
+  // One row whose version every admission change moves, in the writing transaction. A process
+  // reads it on each request (versionStamp in sqlite-reads.ts) and trusts its cache only while
+  // the version is the one it was filled under.
+  async createAuthChangeSignals(db) {
+    await sql`CREATE TABLE auth_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`.execute(db);
+    await sql`INSERT INTO auth_version (id, version) VALUES (1, 0)`.execute(db);
+    await sql.raw(keyUpdateTrigger(KEY_COLUMNS)).execute(db);
+    await sql.raw(`CREATE TRIGGER api_keys_auth_delete AFTER DELETE ON api_keys ${BUMP}`).execute(db);
+    await sql
+      .raw(`CREATE TRIGGER workspaces_auth_update AFTER UPDATE ON workspaces WHEN ${changedColumns(WORKSPACE_COLUMNS, 'IS NOT')} ${BUMP}`)
+      .execute(db);
+    await sql.raw(`CREATE TRIGGER workspaces_auth_delete AFTER DELETE ON workspaces ${BUMP}`).execute(db);
+  },
+  async watchKeyColumns(db, columns) {
+    await sql`DROP TRIGGER api_keys_auth_update`.execute(db);
+    await sql.raw(keyUpdateTrigger(columns)).execute(db);
+  },
 };
+
+const BUMP = 'BEGIN UPDATE auth_version SET version = version + 1 WHERE id = 1; END';
+
+const keyUpdateTrigger = (columns: readonly string[]) =>
+  `CREATE TRIGGER api_keys_auth_update AFTER UPDATE ON api_keys WHEN ${changedColumns(columns, 'IS NOT')} ${BUMP}`;
 
 function quote(identifier: string): string {
   return `"${identifier.replaceAll('"', '""')}"`;
@@ -84,8 +111,11 @@ export function openSqlite(path: string, options: OpenOptions): Database {
   // An in-memory database cannot be opened by a second connection: reads use the writer's.
   const reader = path === ':memory:' ? undefined : openSqliteReader(path, options.sqliteMmapMb ?? 0);
   const committed = reader ?? raw;
+  const hot = sqliteHotQueries(committed);
   const engine: Engine = {
     ...sqliteAdapter,
+    hot,
+    openPages: () => sqlitePages(hot, reader),
     readCommitted: async <R>(sqlText: string) => preparedStatement(committed, sqlText).all() as R[],
     async rowWriter(table) {
       const statements = new Map<string, (row: Record<string, unknown>) => void>();
@@ -113,6 +143,43 @@ export function openSqlite(path: string, options: OpenOptions): Database {
       };
     },
     authChanges: (invalidate) => versionStamp(committed, invalidate),
+    writeRecords: (fn) =>
+      db.transaction().execute(async () => {
+        // The Kysely transaction holds the one writer connection; the raw statements below run on
+        // that same connection, inside it, without a round trip each.
+        const upsert = preparedStatement(
+          raw,
+          `INSERT INTO records (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})
+         ON CONFLICT (workspace_id, id) DO UPDATE SET ${UPDATED.map((c) => `${c} = excluded.${c}`).join(', ')}`,
+        );
+        const current = preparedStatement(
+          raw,
+          'SELECT id, register, created_at, updated_at, doc FROM records WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))',
+        );
+        const existing = preparedStatement(raw, 'SELECT id FROM records WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))');
+        const remove = preparedStatement(raw, 'DELETE FROM records WHERE workspace_id = ? AND id = ?');
+        return fn({
+          async current(workspaceId, ids) {
+            const rows = current.all(workspaceId, JSON.stringify(ids)) as StoredRecord[];
+            return new Map(rows.map((r) => [r.id, r]));
+          },
+          async existing(workspaceId, ids) {
+            return new Set((existing.all(workspaceId, JSON.stringify(ids)) as { id: string }[]).map((r) => r.id));
+          },
+          async upsert(rows) {
+            // Each row costs ~30 µs (its indexes and the FTS index): let the event loop serve
+            // requests between slices, so a batch never holds it for more than a few ms.
+            for (let i = 0; i < rows.length; i++) {
+              const r = rows[i] as RecordsTable;
+              upsert.run(...COLUMNS.map((c) => r[c]));
+              if (i % YIELD_EVERY === YIELD_EVERY - 1) await yieldToEventLoop();
+            }
+          },
+          async delete(workspaceId, ids) {
+            for (const id of ids) remove.run(workspaceId, id);
+          },
+        });
+      }),
   };
   return {
     db,
@@ -123,51 +190,6 @@ export function openSqlite(path: string, options: OpenOptions): Database {
     async close() {
       reader?.close();
       await db.destroy();
-    },
-  };
-}
-
-/**
- * The key cache's trust on SQLite: the one-row `auth_version` stamp, moved by triggers in every
- * writing transaction (migration 0014), read with one prepared statement on the read connection
- * (a new read sees every committed write of every process). True when the stamp could be read;
- * empties the cache first whenever it moved.
- *
- * One read serves every request that asked since the last one. A read costs 20–25 µs on a
- * 2-core VM (a read transaction takes and releases WAL locks with system calls), as much as the
- * rest of `/api/v1/scopes`. The read runs in the event loop's check phase (setImmediate), after
- * the poll phase has parsed every request that arrived together and each has asked: every
- * request sharing the read was received before it, so it sees every commit made before the
- * request was sent. A request that asks after the read waits for the next one.
- */
-function versionStamp(connection: SQLite.Database, invalidate: (what: string) => void): AuthChanges {
-  let stamp: SQLite.Statement | undefined;
-  let seen: unknown;
-  let barrier: Promise<boolean> | undefined;
-  const read = (): boolean => {
-    try {
-      // Prepared on first use: a process started before migration 0014 was applied bypasses
-      // the cache (and tries again on the next request) rather than failing every request.
-      stamp ??= connection.prepare('SELECT version FROM auth_version WHERE id = 1').pluck();
-      const version = stamp.get();
-      if (version !== seen) {
-        invalidate('*');
-        seen = version;
-      }
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  return {
-    trusted() {
-      barrier ??= new Promise<boolean>((resolve) =>
-        setImmediate(() => {
-          barrier = undefined;
-          resolve(read());
-        }),
-      );
-      return barrier;
     },
   };
 }

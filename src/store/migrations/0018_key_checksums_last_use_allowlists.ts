@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import { KEY_COLUMNS_SINCE_0018, watchKeyColumns } from '../auth-change-triggers.js';
-import type { Dialect } from '../database.js';
+import { KEY_COLUMNS_SINCE_0018 } from '../auth-change-triggers.js';
+import { adapterOf, type Dialect } from '../database.js';
 
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   // Issue 29. Existing keys keep `checksummed = 0`: their secrets end in random characters,
@@ -12,5 +12,5 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   await db.schema.alterTable('api_keys').addColumn('last_used_ip', 'text').execute();
   await db.schema.alterTable('api_keys').addColumn('allowed_ips', 'text').execute();
   // Authentication now reads allowed_ips: a change to it must reach every key cache.
-  await watchKeyColumns(db, dialect, KEY_COLUMNS_SINCE_0018);
+  await adapterOf(dialect).watchKeyColumns(db, KEY_COLUMNS_SINCE_0018);
 }
