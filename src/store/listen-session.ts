@@ -6,7 +6,8 @@
  * ends, or a user says so (`lost`, e.g. a query that got no answer). Retried after 1 s,
  * doubling up to 30 s while it keeps failing.
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { pgDriver } from './pg-driver.js';
 
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 30_000;
@@ -50,7 +51,7 @@ export class ListenSession {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url, keepAlive: true, application_name: this.applicationName });
+    const client = new (pgDriver().Client)({ connectionString: this.url, keepAlive: true, application_name: this.applicationName });
     this.current = client;
     client.on('notification', (message) => {
       if (message.channel === this.channel) this.events.notification(message.payload ?? '');

@@ -11,6 +11,7 @@ import type pg from 'pg';
 import type { Logger } from '../logger.js';
 import { HotQueries } from './hot-queries.js';
 import { heedLostSessions } from './lost-sessions.js';
+import { pgDriver } from './pg-driver.js';
 
 /**
  * A pool whose every new session runs `SET plan_cache_mode = <mode>` before anything else, and,
@@ -25,7 +26,7 @@ async function poolWithPlanCacheMode(
   applicationName: string,
   logger: Logger | undefined,
 ): Promise<pg.Pool> {
-  const { Pool } = (await import('pg')).default;
+  const { Pool } = pgDriver();
   const settings = mode === 'auto' ? undefined : `SET plan_cache_mode = ${mode}; SET jit = off`;
   const pool = new Pool({
     connectionString: url,

@@ -1,9 +1,9 @@
 /** PostgreSQL's side of the database seam (engine.ts): one pg pool, a LISTEN session for the key cache. */
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
 import type { Logger } from '../../logger.js';
 import { AuthListener } from '../auth-listener.js';
 import { heedLostSessions } from '../lost-sessions.js';
+import { pgDriver } from '../pg-driver.js';
 import type { DB } from '../schema.js';
 import type { Adapter, Database, Engine } from './engine.js';
 
@@ -15,9 +15,6 @@ import type { Adapter, Database, Engine } from './engine.js';
  * holding up the rest. It was 10; the sessions past the fifth only queued in PostgreSQL.
  */
 export const POOL_SESSIONS = 5;
-
-// pg returns int8/numeric as strings; our counters fit in a JS number.
-pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 
 export const postgresAdapter: Adapter = {
   name: 'postgres',
@@ -47,8 +44,8 @@ export const postgresAdapter: Adapter = {
   },
 };
 
-export function openPostgres(url: string, logger: Logger): Database {
-  const pool = new pg.Pool({ connectionString: url, max: POOL_SESSIONS, application_name: 'wsops' });
+export function openPostgres(url: string, logger: Logger | undefined): Database {
+  const pool = new (pgDriver().Pool)({ connectionString: url, max: POOL_SESSIONS, application_name: 'wsops' });
   heedLostSessions(pool, logger);
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   const engine: Engine = {
