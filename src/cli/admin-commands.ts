@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { createAdminLink, listAdmins, normalizeEmail, removeAdmin, signInUrl } from '../store/admins.js';
 import { getWorkspace } from '../store/workspaces.js';
-import { withServices } from './context.js';
+import { withDatabase } from './context.js';
 import { print, table } from './output.js';
 
 export function adminCommands(program: Command): void {
@@ -16,7 +16,7 @@ export function adminCommands(program: Command): void {
     .option('--json', 'machine output')
     .action(async (opts: { workspace: string; email: string; json?: boolean }) => {
       normalizeEmail(opts.email); // refuse a malformed address before opening the database
-      const { link, url } = await withServices(async (s) => {
+      const { link, url } = await withDatabase(async (s) => {
         await getWorkspace(s.database.db, opts.workspace);
         const created = await createAdminLink(s.database.db, {
           workspaceId: opts.workspace,
@@ -49,7 +49,7 @@ export function adminCommands(program: Command): void {
     .requiredOption('--workspace <id>', 'workspace id')
     .option('--json', 'machine output')
     .action(async (opts: { workspace: string; json?: boolean }) => {
-      const admins = await withServices(async (s) => {
+      const admins = await withDatabase(async (s) => {
         await getWorkspace(s.database.db, opts.workspace);
         return listAdmins(s.database.db, opts.workspace);
       });
@@ -62,7 +62,7 @@ export function adminCommands(program: Command): void {
     .argument('<admin>', 'admin id (adm_...) or email address')
     .option('--json', 'machine output')
     .action(async (ref: string, opts: { workspace: string; json?: boolean }) => {
-      const removed = await withServices(async (s) => {
+      const removed = await withDatabase(async (s) => {
         await getWorkspace(s.database.db, opts.workspace);
         return removeAdmin(s.database.db, {
           workspaceId: opts.workspace,

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { ACTOR_KINDS, AUDIT_KINDS, AUDIT_MAX_LIMIT, auditPage, describeActor, describeAudit } from '../store/audit.js';
 import { getWorkspace } from '../store/workspaces.js';
-import { withServices } from './context.js';
+import { withDatabase } from './context.js';
 import { parsePositiveInt, print, table, UsageError } from './output.js';
 
 export function auditCommand(program: Command): void {
@@ -20,7 +20,7 @@ export function auditCommand(program: Command): void {
       if (opts.kind !== undefined && !Object.hasOwn(AUDIT_KINDS, opts.kind)) {
         throw new UsageError(`--kind must be one of ${Object.keys(AUDIT_KINDS).join(', ')}; got "${opts.kind}"`);
       }
-      const page = await withServices(async (s) => {
+      const page = await withDatabase(async (s) => {
         await getWorkspace(s.database.db, opts.workspace);
         return auditPage(s.database.db, opts.workspace, { kind: opts.kind, actor: opts.actor, limit, before });
       });

@@ -12,7 +12,7 @@ import {
   UNUSED_DAYS,
 } from '../store/keys.js';
 import { getWorkspace } from '../store/workspaces.js';
-import { withServices } from './context.js';
+import { withDatabase } from './context.js';
 import { parsePositiveInt, print, table, UsageError } from './output.js';
 
 const DAY_MS = 86_400_000;
@@ -83,7 +83,7 @@ Scopes (--scopes takes any of them, comma-separated):
         }
         const days = parsePositiveInt('--days', opts.days, 365);
         const scopes = parseScopes(opts.scopes);
-        const created = await withServices(async (s) => {
+        const created = await withDatabase(async (s) => {
           await getWorkspace(s.database.db, opts.workspace);
           return createKey(s.database.db, {
             workspaceId: opts.workspace,
@@ -109,7 +109,7 @@ Scopes (--scopes takes any of them, comma-separated):
     .option('--json', 'machine output')
     .action(async (opts: { workspace: string; expiring?: string; json?: boolean }) => {
       const within = opts.expiring === undefined ? undefined : parseDays(opts.expiring);
-      const { keys, now } = await withServices(async (s) => {
+      const { keys, now } = await withDatabase(async (s) => {
         await getWorkspace(s.database.db, opts.workspace);
         const now = s.clock();
         return { keys: await listKeys(s.database.db, opts.workspace, now), now };
@@ -131,7 +131,7 @@ Scopes (--scopes takes any of them, comma-separated):
     .option('--grace <time>', `how long the old key keeps working: ${Object.keys(ROLL_GRACES).join(', ')}`, '24h')
     .option('--json', 'machine output')
     .action(async (keyId: string, opts: { workspace: string; grace: string; json?: boolean }) => {
-      const { successor, rolled } = await withServices(async (s) => {
+      const { successor, rolled } = await withDatabase(async (s) => {
         await getWorkspace(s.database.db, opts.workspace);
         return rollKey(s.database.db, {
           workspaceId: opts.workspace,
@@ -158,7 +158,7 @@ Scopes (--scopes takes any of them, comma-separated):
     .option('--json', 'machine output')
     .action(async (keyId: string, opts: { workspace: string; allowIp?: string[]; any?: boolean; json?: boolean }) => {
       if (!!opts.any === (opts.allowIp !== undefined)) throw new UsageError('give either --allow-ip CIDR (repeatable) or --any');
-      const updated = await withServices((s) =>
+      const updated = await withDatabase((s) =>
         setAllowedIps(s.database.db, { workspaceId: opts.workspace, keyId, allowedIps: opts.allowIp ?? [], actor: 'cli', now: s.clock() }),
       );
       print(!!opts.json, updated, () =>
@@ -174,7 +174,7 @@ Scopes (--scopes takes any of them, comma-separated):
     .argument('<key_id>', 'the public key id')
     .option('--json', 'machine output')
     .action(async (keyId: string, opts: { workspace: string; json?: boolean }) => {
-      const revoked = await withServices((s) => revokeKey(s.database.db, opts.workspace, keyId, s.clock()));
+      const revoked = await withDatabase((s) => revokeKey(s.database.db, opts.workspace, keyId, s.clock()));
       print(!!opts.json, revoked, () => `revoked ${revoked.key_id} at ${revoked.revoked_at}`);
     });
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { iso } from '../clock.js';
 import { createWorkspace, listWorkspaces, parseModules, setModule } from '../store/workspaces.js';
-import { withServices } from './context.js';
+import { withDatabase } from './context.js';
 import { print, table } from './output.js';
 
 export function workspaceCommands(program: Command): void {
@@ -13,14 +13,14 @@ export function workspaceCommands(program: Command): void {
     .option('--json', 'machine output')
     .action(async (opts: { name: string; modules: string; json?: boolean }) => {
       const modules = parseModules(opts.modules);
-      const created = await withServices((s) => createWorkspace(s.database.db, opts.name, modules, iso(s.clock())));
+      const created = await withDatabase((s) => createWorkspace(s.database.db, opts.name, modules, iso(s.clock())));
       print(!!opts.json, created, () => `created workspace ${created.id} (${created.name}) with modules ${created.modules.join(', ')}`);
     });
   ws.command('list')
     .description('list workspaces')
     .option('--json', 'machine output')
     .action(async (opts: { json?: boolean }) => {
-      const all = await withServices((s) => listWorkspaces(s.database.db));
+      const all = await withDatabase((s) => listWorkspaces(s.database.db));
       print(!!opts.json, all, () => table(all, ['id', 'name', 'modules', 'created_at']));
     });
 
@@ -33,7 +33,7 @@ export function workspaceCommands(program: Command): void {
       .argument('<module>', 'module name')
       .option('--json', 'machine output')
       .action(async (module: string, opts: { workspace: string; json?: boolean }) => {
-        const updated = await withServices((s) => setModule(s.database.db, opts.workspace, module, verb === 'install', iso(s.clock())));
+        const updated = await withDatabase((s) => setModule(s.database.db, opts.workspace, module, verb === 'install', iso(s.clock())));
         print(!!opts.json, updated, () => `${module} ${verb}ed; installed modules: ${updated.modules.join(', ')}`);
       });
   }

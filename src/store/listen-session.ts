@@ -6,10 +6,11 @@
  * ends, or a user says so (`lost`, e.g. a query that got no answer). Retried after 1 s,
  * doubling up to 30 s while it keeps failing.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from '../logger.js';
 import { AUTH_CHANNEL } from './auth-change-triggers.js';
 import type { AuthChanges } from './dialects/engine.js';
+import { pgDriver } from './pg-driver.js';
 
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 30_000;
@@ -53,7 +54,7 @@ export class ListenSession {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url, keepAlive: true, application_name: this.applicationName });
+    const client = new (pgDriver().Client)({ connectionString: this.url, keepAlive: true, application_name: this.applicationName });
     this.current = client;
     client.on('notification', (message) => {
       if (message.channel === this.channel) this.events.notification(message.payload ?? '');

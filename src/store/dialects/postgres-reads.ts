@@ -5,10 +5,11 @@
  * The main pool and everything else is in postgres.ts.
  */
 import { createHash } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from '../../logger.js';
 import { heedLostSessions } from '../lost-sessions.js';
 import { type ListQuery, type PageRows, pageConditions, pageOfRows, pageWhere, whereOf } from '../page-queries.js';
+import { pgDriver } from '../pg-driver.js';
 import { PG_SEARCH_VECTOR, tsQuery } from '../search-text.js';
 import type { Currency, HotQueries, HotValue, Pages } from './engine.js';
 
@@ -61,7 +62,7 @@ function poolWithPlanCacheMode(
   logger: Logger | undefined,
 ): pg.Pool {
   const settings = mode === 'auto' ? undefined : `SET plan_cache_mode = ${mode}; SET jit = off`;
-  const pool = new pg.Pool({
+  const pool = new (pgDriver().Pool)({
     connectionString: url,
     max,
     // The name tells an operator what each session in pg_stat_activity is for.

@@ -3,11 +3,11 @@
  * cache (listen-session.ts); what an API request reads is in postgres-reads.ts.
  */
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
 import type { Logger } from '../../logger.js';
 import { AUTH_CHANNEL, changedColumns, KEY_COLUMNS, WORKSPACE_COLUMNS } from '../auth-change-triggers.js';
 import { AuthListener } from '../listen-session.js';
 import { heedLostSessions } from '../lost-sessions.js';
+import { pgDriver } from '../pg-driver.js';
 import { COLUMNS, type StoredRecord, UPDATED } from '../record-batches.js';
 import type { DB } from '../schema.js';
 import type { Adapter, Database, Engine } from './engine.js';
@@ -21,9 +21,6 @@ import { PAGE_SESSIONS, PostgresPages, pageSessions, postgresHotQueries, snapsho
  * holding up the rest. It was 10; the sessions past the fifth only queued in PostgreSQL.
  */
 export const POOL_SESSIONS = 5;
-
-// pg returns int8/numeric as strings; our counters fit in a JS number.
-pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 
 export const postgresAdapter: Adapter = {
   name: 'postgres',
@@ -92,8 +89,8 @@ const updateTrigger = (
 ) => `CREATE TRIGGER ${table}_auth_update AFTER UPDATE ON ${table} FOR EACH ROW
         WHEN (${changedColumns(columns, 'IS DISTINCT FROM')}) EXECUTE FUNCTION wsops_auth_changed()`;
 
-export function openPostgres(url: string, logger: Logger): Database {
-  const pool = new pg.Pool({ connectionString: url, max: POOL_SESSIONS, application_name: 'wsops' });
+export function openPostgres(url: string, logger: Logger | undefined): Database {
+  const pool = new (pgDriver().Pool)({ connectionString: url, max: POOL_SESSIONS, application_name: 'wsops' });
   heedLostSessions(pool, logger);
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   const hot = postgresHotQueries(pool);
