@@ -18,7 +18,7 @@ import { BENCH_SECRET, startWsops } from './wsops.js';
 
 const TOKEN = 'bench-operator-token-0123456789abcdef';
 
-function person(i: number, tag: string): string {
+export function person(i: number, tag: string): string {
   return JSON.stringify({
     register: 'people',
     op: 'upsert',
@@ -41,7 +41,7 @@ function person(i: number, tag: string): string {
 }
 
 /** NDJSON of a site and `n` people, generated as it is sent (never whole in memory). */
-function* importBody(n: number, tag: string): Generator<Buffer> {
+export function* importBody(n: number, tag: string): Generator<Buffer> {
   let text = `${JSON.stringify({ register: 'locations', op: 'upsert', record: { id: 'loc_hq', name: 'HQ', kind: 'SITE', parent_id: null, timezone: 'Europe/Berlin', address: null } })}\n`;
   for (let i = 0; i < n; i++) {
     text += `${person(i, tag)}\n`;
