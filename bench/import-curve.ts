@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
@@ -81,7 +82,7 @@ process.stdout.write(
     .map((l) => l.toFixed(2))
     .join(' ')}\n`,
 );
-const report = await importRecords(services, ws.id, importBody(records, 'm'), {
+const report = await importRecords(services, ws.id, Readable.from(importBody(records, 'm')), {
   actor: 'bench',
   onProgress: ({ lines }) => {
     if (lines - mark.lines < every || busy) return;
