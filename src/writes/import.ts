@@ -239,7 +239,7 @@ class Applier {
     if (this.options.dryRun) {
       for (const [id, r] of written) this.simulated.set(id, r !== null);
     } else {
-      await tx.upsert(upserts);
+      await tx.upsert(upserts, new Set(upserts.filter((r) => !stored.has(r.id)).map((r) => r.id)));
       await tx.delete(this.workspaceId, deletes);
     }
     for (const [id, s] of state) if (s !== null) this.resolved(id);
