@@ -6,6 +6,7 @@ import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { DB } from '../schema.js';
 import { openSqliteReader } from '../sqlite-reader.js';
 import type { Adapter, AuthChanges, Database, Engine, OpenOptions } from './engine.js';
+import { checkpointInBackground } from './sqlite-checkpoints.js';
 
 /**
  * Kysely prepares every query it runs; better-sqlite3's prepare costs tens of microseconds, so
@@ -80,6 +81,7 @@ export function openSqlite(path: string, options: OpenOptions): Database {
   raw.exec('PRAGMA busy_timeout = 10000');
   raw.exec('PRAGMA cache_size = -32768'); // 32 MB page cache
   raw.exec('PRAGMA temp_store = MEMORY');
+  const checkpoints = path === ':memory:' ? undefined : checkpointInBackground(raw, path);
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingSqlite(raw) }) });
   // An in-memory database cannot be opened by a second connection: reads use the writer's.
   const reader = path === ':memory:' ? undefined : openSqliteReader(path, options.sqliteMmapMb ?? 0);
@@ -121,6 +123,7 @@ export function openSqlite(path: string, options: OpenOptions): Database {
     sqlite: raw,
     sqliteReader: reader,
     async close() {
+      await checkpoints?.close();
       reader?.close();
       await db.destroy();
     },
