@@ -31,11 +31,24 @@ export interface RecordBatch {
 }
 
 const COLUMNS = RECORD_COLUMNS;
+/** New rows indexed for search per statement (~1 ms each). */
+const INDEX_SLICE_ROWS = 100;
 const UPDATED = COLUMNS.filter((c) => c !== 'id' && c !== 'workspace_id' && c !== 'created_at');
 
-/** Rows (or lines) handled between two turns of the event loop during a batch. */
-export const YIELD_EVERY = 100;
-export const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+/**
+ * How long an import works on the event loop before it lets other requests have a turn. Rows
+ * cost 15-60 µs each, so a fixed count of rows was anything from 2 to 8 ms, and a request needs
+ * several turns (read, authenticate, query, write): every turn it waited one slice.
+ */
+export const SLICE_MS = 1;
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+let sliceStart = performance.now();
+/** Whether the current slice of work has run SLICE_MS: then `await nextSlice()` (checked per row). */
+export const sliceUsed = (): boolean => performance.now() - sliceStart >= SLICE_MS;
+export async function nextSlice(): Promise<void> {
+  await yieldToEventLoop();
+  sliceStart = performance.now();
+}
 
 /** Runs `fn` in one write transaction (SQLite: BEGIN IMMEDIATE, so writers queue rather than fail). */
 export async function writeTransaction<T>(database: Database, fn: (batch: RecordBatch) => Promise<T>): Promise<T> {
@@ -80,15 +93,19 @@ export async function writeTransaction<T>(database: Database, fn: (batch: Record
           // One row is cheaper with the trigger (no flag to write); a batch's new rows are not.
           const byBatch = workspaceId !== undefined && created !== undefined && created.size > 1;
           if (byBatch) deferIndex.run();
-          // Each row costs ~15-30 µs (its indexes, the search index): let the event loop serve
-          // requests between slices, so a batch never holds it for more than a few ms.
-          for (let i = 0; i < rows.length; i++) {
-            const r = rows[i] as RecordsTable;
+          // Each row costs ~15-30 µs (its indexes, the search index): the event loop serves
+          // requests between slices, so a batch never holds it for more than SLICE_MS.
+          for (const r of rows) {
             upsert.run(...COLUMNS.map((c) => r[c]));
-            if (i % YIELD_EVERY === YIELD_EVERY - 1) await yieldToEventLoop();
+            if (sliceUsed()) await nextSlice();
           }
           if (byBatch) {
-            indexNew.run(workspaceId, JSON.stringify([...created]));
+            // In slices too: 1,000 rows in one statement held the event loop ~10 ms.
+            const ids = [...created];
+            for (let i = 0; i < ids.length; i += INDEX_SLICE_ROWS) {
+              indexNew.run(workspaceId, JSON.stringify(ids.slice(i, i + INDEX_SLICE_ROWS)));
+              if (sliceUsed()) await nextSlice();
+            }
             undeferIndex.run();
           }
         },
