@@ -4,7 +4,7 @@
  * that decays with the table's size shows as a curve.
  *   node --import tsx bench/import-curve.ts --dialect postgres --records 1000000 [--every 100000]
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
@@ -112,3 +112,11 @@ process.stdout.write(
     .join(' ')}\n`,
 );
 await services.close();
+// The database is the benchmark's own: dropped, unless its plans were logged (to read them against it).
+if (values.dialect === 'sqlite') rmSync(url.slice('sqlite:'.length), { force: true });
+else if (!process.env.WSOPS_CURVE_EXPLAIN) {
+  const c = new pg.Client({ connectionString: PG_ADMIN });
+  await c.connect();
+  await c.query('DROP DATABASE IF EXISTS wsops_import_curve WITH (FORCE)');
+  await c.end();
+}
