@@ -20,14 +20,32 @@ export interface RecordBatch {
   current(workspaceId: string, ids: readonly string[]): Promise<Map<string, StoredRecord>>;
   /** Which of `ids` exist in the workspace. */
   existing(workspaceId: string, ids: readonly string[]): Promise<Set<string>>;
-  upsert(rows: readonly RecordsTable[]): Promise<void>;
+  /**
+   * Writes rows (insert or replace). `created`: the ids among them that were absent when this
+   * transaction read them (current()); SQLite indexes their search words in one statement.
+   */
+  upsert(rows: readonly RecordsTable[], created?: ReadonlySet<string>): Promise<void>;
+  /** Deletes `ids`, which must have been read (and so locked) by current() in this transaction. */
   delete(workspaceId: string, ids: readonly string[]): Promise<void>;
 }
 
 /** The columns of a record row, and those an upsert of an existing record replaces. */
 export const COLUMNS = RECORD_COLUMNS;
 export const UPDATED = COLUMNS.filter((c) => c !== 'id' && c !== 'workspace_id' && c !== 'created_at');
+/** New rows indexed for search per statement (~1 ms each), on SQLite. */
+export const INDEX_SLICE_ROWS = 100;
 
-/** Rows (or lines) handled between two turns of the event loop during a batch. */
-export const YIELD_EVERY = 100;
-export const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+/**
+ * How long an import works on the event loop before it lets other requests have a turn. Rows
+ * cost 15-60 µs each, so a fixed count of rows was anything from 2 to 8 ms, and a request needs
+ * several turns (read, authenticate, query, write): every turn it waited one slice.
+ */
+export const SLICE_MS = 1;
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+let sliceStart = performance.now();
+/** Whether the current slice of work has run SLICE_MS: then `await nextSlice()` (checked per row). */
+export const sliceUsed = (): boolean => performance.now() - sliceStart >= SLICE_MS;
+export async function nextSlice(): Promise<void> {
+  await yieldToEventLoop();
+  sliceStart = performance.now();
+}

@@ -20,7 +20,7 @@ import { idPattern, idRule } from '../registers/fields.js';
 import { clip, type FieldProblem, type FieldProblemCode, type RecordObject, readRecordInput } from '../registers/record-input.js';
 import type { Services } from '../services.js';
 import { recordAudit } from '../store/audit.js';
-import { type RecordBatch, type StoredRecord, YIELD_EVERY, yieldToEventLoop } from '../store/record-batches.js';
+import { nextSlice, type RecordBatch, type StoredRecord, sliceUsed } from '../store/record-batches.js';
 import { getWorkspace } from '../store/workspaces.js';
 import { ndjsonLines } from './ndjson-lines.js';
 import { changeOf, danglingProblem, referencesIn } from './record-changes.js';
@@ -201,9 +201,8 @@ class Applier {
 
     const now = this.services.clock();
     const written = new Map<string, ReturnType<typeof changeOf>['row'] | null>();
-    let handled = 0;
     for (const op of ops) {
-      if (++handled % (2 * YIELD_EVERY) === 0) await yieldToEventLoop();
+      if (sliceUsed()) await nextSlice();
       const counts = this.report.of(op.register);
       this.supersede(op.id, counts);
       const current = state.get(op.id);
@@ -239,7 +238,7 @@ class Applier {
     if (this.options.dryRun) {
       for (const [id, r] of written) this.simulated.set(id, r !== null);
     } else {
-      await tx.upsert(upserts);
+      await tx.upsert(upserts, new Set(upserts.filter((r) => !stored.has(r.id)).map((r) => r.id)));
       await tx.delete(this.workspaceId, deletes);
     }
     for (const [id, s] of state) if (s !== null) this.resolved(id);
@@ -364,6 +363,7 @@ export async function importRecords(
     if (options.atomic) {
       const ops: Op[] = [];
       for await (const line of ndjsonLines(source, MAX_LINE_BYTES)) {
+        if (sliceUsed()) await nextSlice();
         if (line.number > ATOMIC_MAX_LINES) {
           throw new AppError(
             'payload_too_large',
@@ -403,6 +403,9 @@ export async function importRecords(
           .then(() => options.onProgress?.({ lines, refused: report.refusedCount }));
       };
       for await (const line of ndjsonLines(source, MAX_LINE_BYTES)) {
+        // A chunk of the body holds hundreds of lines, parsed without a turn of the event loop
+        // otherwise (the generator's awaits are microtasks).
+        if (sliceUsed()) await nextSlice();
         if ('text' in line) accept(line.number, line.text, batch);
         else {
           report.lines = line.number;

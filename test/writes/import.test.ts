@@ -83,6 +83,47 @@ for (const dialect of DIALECTS) {
       assert.equal((await h.get('/api/v1/people/per_report', key)).json.manager_id, 'per_manager');
     });
 
+    it('what an import writes is found by search at once: new records, a renamed record by its new name only, a deleted one no more', async () => {
+      const ws = await h.workspace({ seed: false });
+      const key = (await h.key(ws)).key;
+      const named = (id: string, family: string) =>
+        line('people', person(id, 'loc_hq', { display_name: `Ada ${family}`, family_name: family }));
+      const found = async (word: string) =>
+        ((await h.get(`/api/v1/people?search=${word}`, key)).json.data as { id: string }[]).map((p) => p.id).sort();
+      // New records of one batch (SQLite indexes them in one statement, migration 0024), atomic or not.
+      await importText(
+        ws,
+        [line('locations', site('loc_hq')), named('per_1', 'Vireo'), named('per_2', 'Vireo'), named('per_3', 'Tarn')].join('\n'),
+      );
+      await importText(ws, [named('per_4', 'Vireo'), named('per_5', 'Vireo')].join('\n'), '?atomic=true');
+      assert.deepEqual(await found('vireo'), ['per_1', 'per_2', 'per_4', 'per_5']);
+      // One batch that renames a stored record, creates two, and deletes one.
+      await importText(ws, [named('per_1', 'Osprey'), named('per_6', 'Osprey'), named('per_7', 'Tarn'), del('people', 'per_2')].join('\n'));
+      assert.deepEqual(await found('vireo'), ['per_4', 'per_5'], 'the old name and the deleted record are gone');
+      assert.deepEqual(await found('osprey'), ['per_1', 'per_6']);
+      assert.deepEqual(await found('tarn'), ['per_3', 'per_7']);
+      // A single write after an import still indexes by the trigger (the deferral never outlives its batch).
+      const put = await fetch(`${base}/internal/v1/workspaces/${ws}/people/per_8`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify(person('per_8', 'loc_hq', { display_name: 'Ada Tarn', family_name: 'Tarn' })),
+      });
+      assert.equal(put.status, 201);
+      assert.deepEqual(await found('tarn'), ['per_3', 'per_7', 'per_8']);
+      // A write that leaves the words as they were leaves the index alone (migration 0024), and still finds the record.
+      const again = await fetch(`${base}/internal/v1/workspaces/${ws}/people/per_8`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify(person('per_8', 'loc_hq', { display_name: 'Ada Tarn', family_name: 'Tarn', job_title: 'Architect' })),
+      });
+      assert.equal(again.status, 200);
+      assert.deepEqual(await found('tarn'), ['per_3', 'per_7', 'per_8']);
+      assert.equal(
+        (await h.get('/api/v1/people?search=tarn', key)).json.data.find((p: { id: string }) => p.id === 'per_8').job_title,
+        'Architect',
+      );
+    });
+
     it('the same import twice changes nothing the second time: every record unchanged, updated_at not moved', async () => {
       const ws = await h.workspace({ seed: false });
       const body = `${[line('locations', site('loc_hq')), line('people', person('per_a', 'loc_hq')), line('vendors', vendor('ven_a'))].join('\n')}\n`;

@@ -7,9 +7,10 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { changedColumns, KEY_COLUMNS, WORKSPACE_COLUMNS } from '../auth-change-triggers.js';
-import { COLUMNS, type StoredRecord, UPDATED, YIELD_EVERY, yieldToEventLoop } from '../record-batches.js';
+import { COLUMNS, INDEX_SLICE_ROWS, nextSlice, type StoredRecord, sliceUsed, UPDATED } from '../record-batches.js';
 import type { DB, RecordsTable } from '../schema.js';
 import type { Adapter, Database, Engine, OpenOptions } from './engine.js';
+import { checkpointInBackground } from './sqlite-checkpoints.js';
 import { openSqliteReader, sqliteHotQueries, sqlitePages, versionStamp } from './sqlite-reads.js';
 
 /**
@@ -107,6 +108,7 @@ export function openSqlite(path: string, options: OpenOptions): Database {
   raw.exec('PRAGMA busy_timeout = 10000');
   raw.exec('PRAGMA cache_size = -32768'); // 32 MB page cache
   raw.exec('PRAGMA temp_store = MEMORY');
+  const checkpoints = path === ':memory:' ? undefined : checkpointInBackground(raw, path);
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingSqlite(raw) }) });
   // An in-memory database cannot be opened by a second connection: reads use the writer's.
   const reader = path === ':memory:' ? undefined : openSqliteReader(path, options.sqliteMmapMb ?? 0);
@@ -158,6 +160,15 @@ export function openSqlite(path: string, options: OpenOptions): Database {
         );
         const existing = preparedStatement(raw, 'SELECT id FROM records WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))');
         const remove = preparedStatement(raw, 'DELETE FROM records WHERE workspace_id = ? AND id = ?');
+        // Migration 0024: while the flag row exists (only inside this transaction), the insert
+        // trigger leaves the search index alone and one statement indexes the batch's new rows.
+        const deferIndex = preparedStatement(raw, 'INSERT INTO records_fts_deferred (deferred) VALUES (1)');
+        const undeferIndex = preparedStatement(raw, 'DELETE FROM records_fts_deferred');
+        const indexNew = preparedStatement(
+          raw,
+          `INSERT INTO records_fts (rowid, search_text) SELECT rowid, search_text FROM records
+         WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))`,
+        );
         return fn({
           async current(workspaceId, ids) {
             const rows = current.all(workspaceId, JSON.stringify(ids)) as StoredRecord[];
@@ -166,13 +177,25 @@ export function openSqlite(path: string, options: OpenOptions): Database {
           async existing(workspaceId, ids) {
             return new Set((existing.all(workspaceId, JSON.stringify(ids)) as { id: string }[]).map((r) => r.id));
           },
-          async upsert(rows) {
-            // Each row costs ~30 µs (its indexes and the FTS index): let the event loop serve
-            // requests between slices, so a batch never holds it for more than a few ms.
-            for (let i = 0; i < rows.length; i++) {
-              const r = rows[i] as RecordsTable;
+          async upsert(rows, created) {
+            const workspaceId = rows[0]?.workspace_id;
+            // One row is cheaper with the trigger (no flag to write); a batch's new rows are not.
+            const byBatch = workspaceId !== undefined && created !== undefined && created.size > 1;
+            if (byBatch) deferIndex.run();
+            // Each row costs ~15-30 µs (its indexes, the search index): the event loop serves
+            // requests between slices, so a batch never holds it for more than SLICE_MS.
+            for (const r of rows as RecordsTable[]) {
               upsert.run(...COLUMNS.map((c) => r[c]));
-              if (i % YIELD_EVERY === YIELD_EVERY - 1) await yieldToEventLoop();
+              if (sliceUsed()) await nextSlice();
+            }
+            if (byBatch) {
+              // In slices too: 1,000 rows in one statement held the event loop ~10 ms.
+              const ids = [...created];
+              for (let i = 0; i < ids.length; i += INDEX_SLICE_ROWS) {
+                indexNew.run(workspaceId, JSON.stringify(ids.slice(i, i + INDEX_SLICE_ROWS)));
+                if (sliceUsed()) await nextSlice();
+              }
+              undeferIndex.run();
             }
           },
           async delete(workspaceId, ids) {
@@ -188,6 +211,7 @@ export function openSqlite(path: string, options: OpenOptions): Database {
     sqlite: raw,
     sqliteReader: reader,
     async close() {
+      await checkpoints?.close();
       reader?.close();
       await db.destroy();
     },
