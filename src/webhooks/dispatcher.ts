@@ -26,7 +26,7 @@ import { type AttemptReport, applyAttemptOutcomes, type HealthChanges, logHealth
 import { signingSecrets } from './endpoints.js';
 import { type ClaimedJob, claimDueJobs, completeJobs, insertAttempts, type JobCompletion, nextThrottleTurn } from './queue.js';
 import { MAX_ATTEMPTS, nextAttemptAt } from './schedule.js';
-import { AgentPool, type AttemptOutcome, type ErrorClass, sendAttempt } from './send.js';
+import { AgentPool, ATTEMPT_TIMEOUT_MS, type AttemptOutcome, type ErrorClass, sendAttempt } from './send.js';
 import { signatureHeader } from './signature.js';
 import { type CheckedUrl, checkWebhookUrl } from './url-safety.js';
 
@@ -297,10 +297,12 @@ export class Dispatcher {
   private async attemptAll(jobs: readonly ClaimedJob[]): Promise<Result[]> {
     const checks = await this.checkUrls(jobs);
     const secrets = this.secrets(jobs);
+    // The attempts start together: one 10 s deadline (one timer) serves them all.
+    const deadline = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
     return Promise.all(
       jobs.map(async (job) => {
         try {
-          return await this.attempt(job, checks.get(job.endpoint_id), secrets.get(job.endpoint_id));
+          return await this.attempt(job, checks.get(job.endpoint_id), secrets.get(job.endpoint_id), deadline);
         } catch (err) {
           // An exception of this job alone: a failed attempt of this job, the batch goes on.
           this.log.error({ err: message(err), job_id: job.id, endpoint_id: job.endpoint_id }, 'delivery attempt failed inside wsops');
@@ -346,7 +348,12 @@ export class Dispatcher {
     return checks;
   }
 
-  private async attempt(job: ClaimedJob, check: CheckedUrl | Error | undefined, secrets: string[] | Error | undefined): Promise<Result> {
+  private async attempt(
+    job: ClaimedJob,
+    check: CheckedUrl | Error | undefined,
+    secrets: string[] | Error | undefined,
+    deadline: AbortSignal,
+  ): Promise<Result> {
     const deliveryId = newId('dlv');
     const attemptedAt = this.services.clock();
     if (!check || check instanceof Error) {
@@ -378,7 +385,7 @@ export class Dispatcher {
       'x-service-signature': signatureHeader(secrets, Math.floor(attemptedAt / 1000), job.event_body),
     };
     const outcome = await this.agents.with(job.endpoint_id, check.addresses, (agent) =>
-      sendAttempt(agent, check.url.toString(), headers, job.event_body),
+      sendAttempt(agent, check.url, headers, job.event_body, deadline),
     );
     return { job, deliveryId, attemptedAt, outcome };
   }
