@@ -183,12 +183,18 @@ export class Dispatcher {
         // A throttled endpoint's next turn ends the idle wait early (its jobs wait for it).
         await this.pause(Math.min(idleMs, throttleTurnMs ?? idleMs));
         idleMs = Math.min(this.maxIdleMs, idleMs * 2);
-      } else {
-        idleMs = this.pollMs;
+      } else if (drained && handled > 0 && this.running) {
         // The claim took every due job: what arrives next gathers for one poll interval, so a
         // busy endpoint's rounds carry many deliveries each, not one (ADR 33). Not cut short
         // by wake(): that is what would make the rounds small again.
-        if (drained && handled > 0 && this.running) await new Promise((r) => setTimeout(r, this.pollMs));
+        await new Promise((r) => setTimeout(r, this.pollMs));
+        // Then the next claim waits for a reason to expect work (a share recorded frees room, a
+        // notification brings jobs) or the idle interval: claiming again at once mostly found
+        // the endpoint still at its cap, an empty write transaction each round (ADR 35).
+        if (this.wakes === wakes) await this.pause(idleMs);
+        idleMs = Math.min(this.maxIdleMs, idleMs * 2);
+      } else {
+        idleMs = this.pollMs;
       }
     }
   }
