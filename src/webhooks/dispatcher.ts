@@ -15,6 +15,7 @@
  * its error class, and the rest of the batch goes on; a fault of wsops itself (the database
  * unreachable) is logged and retried with backoff, and recorded against no endpoint.
  */
+import { setMaxListeners } from 'node:events';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
@@ -24,7 +25,7 @@ import type { DeliveryAttemptsTable } from '../store/schema.js';
 import { type DeliveryObserver, NO_OBSERVER } from './delivery-observer.js';
 import { type AttemptReport, applyAttemptOutcomes, type HealthChanges, logHealthChanges } from './endpoint-health.js';
 import { signingSecrets } from './endpoints.js';
-import { type ClaimedJob, claimDueJobs, completeJobs, insertAttempts, type JobCompletion, nextThrottleTurn } from './queue.js';
+import { type ClaimedJob, claimDueJobs, type JobCompletion, nextThrottleTurn, recordOutcomes } from './queue.js';
 import { MAX_ATTEMPTS, nextAttemptAt } from './schedule.js';
 import { AgentPool, ATTEMPT_TIMEOUT_MS, type AttemptOutcome, type ErrorClass, sendAttempt } from './send.js';
 import { signatureHeader } from './signature.js';
@@ -118,7 +119,7 @@ export class Dispatcher {
   ) {
     this.batchSize = options.batchSize ?? 500;
     this.pollMs = options.pollMs ?? 10;
-    this.maxIdleMs = options.maxIdleMs ?? (services.database.dialect === 'postgres' ? 1000 : 50);
+    this.maxIdleMs = options.maxIdleMs ?? (services.database.engine.announcesJobs ? 1000 : 50);
     this.leaseMs = options.leaseMs ?? services.config.deliveryLeaseSeconds * 1000;
     this.random = options.random ?? Math.random;
     this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
@@ -131,7 +132,7 @@ export class Dispatcher {
   start(): void {
     if (this.running) return;
     this.running = true;
-    if (this.services.database.dialect === 'postgres') this.listener = this.listen();
+    if (this.services.database.engine.announcesJobs) this.listener = this.listen();
     this.loop = this.runLoop();
   }
 
@@ -272,7 +273,7 @@ export class Dispatcher {
    */
   private async claimAndStart(): Promise<{ count: number; limit: number; done: Promise<void> }> {
     const limit = Math.max(1, Math.min(this.batchSize, this.maxInFlight - this.inFlight));
-    const claim = await claimDueJobs(this.services.database.db, this.services.database.dialect, {
+    const claim = await claimDueJobs(this.services.database.db, this.services.database.engine, {
       now: this.services.clock(),
       leaseMs: this.leaseMs,
       limit,
@@ -303,8 +304,10 @@ export class Dispatcher {
   private async attemptAll(jobs: readonly ClaimedJob[]): Promise<Result[]> {
     const checks = await this.checkUrls(jobs);
     const secrets = this.secrets(jobs);
-    // The attempts start together: one 10 s deadline (one timer) serves them all.
+    // The attempts start together: one 10 s deadline (one timer) serves them all, each attempt
+    // listening to it (so more listeners than Node's leak warning expects).
     const deadline = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
+    setMaxListeners(0, deadline);
     return Promise.all(
       jobs.map(async (job) => {
         try {
@@ -428,7 +431,7 @@ export class Dispatcher {
 
   /** One transaction: the jobs still held by this claim, their attempts, the endpoints' health. */
   private async recordBatch(token: string, results: readonly Result[]): Promise<void> {
-    const { db, dialect } = this.services.database;
+    const { db, engine } = this.services.database;
     const now = this.services.clock();
     const completions: JobCompletion[] = [];
     const rows = new Map<string, DeliveryAttemptsTable>();
@@ -462,13 +465,8 @@ export class Dispatcher {
     }
     let kept: Result[] = [];
     const changes: HealthChanges = await db.transaction().execute(async (trx) => {
-      const completed = await completeJobs(trx, dialect, token, completions, now);
+      const completed = await recordOutcomes(trx, engine, token, completions, [...rows.values()], now);
       kept = results.filter((r) => completed.has(r.job.id));
-      await insertAttempts(
-        trx,
-        dialect,
-        kept.map((r) => rows.get(r.job.id) as DeliveryAttemptsTable),
-      );
       const reports: AttemptReport[] = kept.map((r) => ({
         endpointId: r.job.endpoint_id,
         eventType: r.job.event_type,

@@ -6,6 +6,7 @@ import { AuthListener } from '../auth-listener.js';
 import { heedLostSessions } from '../lost-sessions.js';
 import type { DB } from '../schema.js';
 import type { Adapter, Database, Engine } from './engine.js';
+import { postgresQueue } from './postgres-queue.js';
 
 /**
  * Sessions of the main pool: queries built with Kysely (writes, the console, the operator API),
@@ -45,6 +46,7 @@ export const postgresAdapter: Adapter = {
       }
     }
   },
+  ...postgresQueue,
 };
 
 export function openPostgres(url: string, logger: Logger): Database {

@@ -6,6 +6,7 @@ import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { DB } from '../schema.js';
 import { openSqliteReader } from '../sqlite-reader.js';
 import type { Adapter, AuthChanges, Database, Engine, OpenOptions } from './engine.js';
+import { sqliteQueue } from './sqlite-queue.js';
 
 /**
  * Kysely prepares every query it runs; better-sqlite3's prepare costs tens of microseconds, so
@@ -64,6 +65,7 @@ export const sqliteAdapter: Adapter = {
     await sql`BEGIN DEFERRED`.execute(conn);
   },
   afterExplicitIds: async () => {},
+  ...sqliteQueue,
 };
 
 function quote(identifier: string): string {
