@@ -8,6 +8,7 @@
  * The producer runs in this process, on the same machine as the worker and the database.
  */
 import type { ChildProcess } from 'node:child_process';
+import { sql } from 'kysely';
 import { loadConfig } from '../src/config.js';
 import { createServices, type Services } from '../src/services.js';
 import { createWorkspace } from '../src/store/workspaces.js';
@@ -15,7 +16,7 @@ import { createEndpoint } from '../src/webhooks/endpoints.js';
 import { emitEvents } from '../src/webhooks/outbox.js';
 import { cpuSeconds, freePort, startProcess, stopProcess } from './processes.js';
 import type { Row } from './table.js';
-import { BENCH_SECRET } from './wsops.js';
+import { BENCH_SECRET, SERVER_FLAGS } from './wsops.js';
 
 interface Stats {
   count: number;
@@ -64,10 +65,10 @@ export async function deliveryLoadBench(o: DeliveryLoadOptions, log: (s: string)
     const wsB = await createWorkspace(services.database.db, 'Load B', ['assets'], new Date().toISOString());
     const subscribe = { scopes: 'assets:read', events: 'asset.assigned' };
     const steady = await createEndpoint(services, wsA.id, { url: `http://127.0.0.1:${rport}/steady`, ...subscribe });
-    // A fresh worker process for each row.
+    // A fresh worker process for each row, started as the README tells production to start it.
     const startWorker = async () =>
       startProcess(
-        [...(o.workerFlags ?? []), 'bin/wsops', 'serve', '--only', 'worker', '--port', String(await freePort())],
+        [...SERVER_FLAGS, ...(o.workerFlags ?? []), 'bin/wsops', 'serve', '--only', 'worker', '--port', String(await freePort())],
         { ...env, WSOPS_DEMO: 'false', WSOPS_LOG_LEVEL: 'warn' },
         `http://127.0.0.1:${rport}/stats`,
       );
@@ -77,13 +78,14 @@ export async function deliveryLoadBench(o: DeliveryLoadOptions, log: (s: string)
     // Sustained: `rate` events/s for `seconds`, on a fixed schedule (a late tick catches up).
     // The worker's CPU time per delivery is reported too: unlike the latency, it hardly depends
     // on what else the machine runs.
-    const cpuBefore = cpuSeconds(worker.pid as number);
+    const cpu = cpuMeter(services, { worker: worker.pid as number, receiver: receiver.pid as number });
+    await cpu.start();
     const start = Date.now();
     const produced = await produce(services, wsA.id, o.rate, o.seconds * 1000);
     const producedRate = produced / ((Date.now() - start) / 1000);
     await waitFor(async () => (await stats({ prefix: '/steady' })).matched >= produced, 'sustained deliveries', 120_000 + o.seconds * 1000);
     const drained = Date.now();
-    const cpuPerDelivery = ((cpuSeconds(worker.pid as number) - cpuBefore) * 1e6) / Math.max(1, produced);
+    const perDelivery = await cpu.perDelivery(produced);
     const all = await stats({ prefix: '/steady' });
     const edge = Math.min(EDGE_MS, Math.round((o.seconds * 1000) / 3 / 1000) * 1000);
     const first = await stats({ prefix: '/steady', from: start, to: start + edge });
@@ -93,7 +95,7 @@ export async function deliveryLoadBench(o: DeliveryLoadOptions, log: (s: string)
     const grew = last.p99 > 1.5 * first.p99 + 100;
     rows.push({
       benchmark: `${dialect}: ${o.rate.toLocaleString('en')} events/s to one endpoint for ${o.seconds} s (produced ${Math.round(producedRate).toLocaleString('en')}/s)`,
-      result: `p50 ${all.p50} ms, p99 ${all.p99} ms, ${Math.round(delivered).toLocaleString('en')} delivered/s; p99 first ${edge / 1000} s ${first.p99} ms, last ${edge / 1000} s ${last.p99} ms (${grew ? 'grew' : 'flat'}); worker ${Math.round(cpuPerDelivery)} µs CPU per delivery`,
+      result: `p50 ${all.p50} ms, p99 ${all.p99} ms, ${Math.round(delivered).toLocaleString('en')} delivered/s; p99 first ${edge / 1000} s ${first.p99} ms, last ${edge / 1000} s ${last.p99} ms (${grew ? 'grew' : 'flat'}); CPU µs per delivery: ${perDelivery}`,
       goal: 'p99 ≤ 1 s, flat',
       met: all.p99 <= 1000 && !grew,
     });
@@ -127,6 +129,57 @@ export async function deliveryLoadBench(o: DeliveryLoadOptions, log: (s: string)
     await stopProcess(receiver);
     await services.close();
   }
+}
+
+/**
+ * CPU time per delivery of each part of the pipeline: the worker and the receiver processes,
+ * the producer (this process; it also polls the receiver's stats, a small share), and on
+ * PostgreSQL the server's backends of the benchmark database (on SQLite the database's work is
+ * inside the worker and the producer). Unlike latency, these hardly depend on the machine's load.
+ */
+function cpuMeter(services: Services, pids: { worker: number; receiver: number }) {
+  const backends = async (): Promise<number[]> =>
+    services.database.dialect !== 'postgres'
+      ? []
+      : (
+          await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`.execute(services.database.db)
+        ).rows.map((r) => r.pid);
+  const read = (pid: number) => {
+    try {
+      return cpuSeconds(pid);
+    } catch {
+      return 0; // a backend that ended
+    }
+  };
+  let before = { worker: 0, receiver: 0, producer: 0, database: new Map<number, number>() };
+  const producer = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1e6;
+  };
+  return {
+    async start() {
+      const pidsNow = await backends();
+      before = {
+        worker: read(pids.worker),
+        receiver: read(pids.receiver),
+        producer: producer(),
+        database: new Map(pidsNow.map((p) => [p, read(p)])),
+      };
+    },
+    async perDelivery(n: number): Promise<string> {
+      const pidsNow = await backends();
+      const database = pidsNow.reduce((sum, p) => sum + read(p) - (before.database.get(p) ?? 0), 0);
+      const parts: [string, number][] = [
+        ['worker', read(pids.worker) - before.worker],
+        ['receiver', read(pids.receiver) - before.receiver],
+        ['producer', producer() - before.producer],
+      ];
+      if (services.database.dialect === 'postgres') parts.push(['PostgreSQL', database]);
+      const us = (s: number) => Math.round((s * 1e6) / Math.max(1, n));
+      const total = parts.reduce((sum, [, s]) => sum + s, 0);
+      return `${parts.map(([k, s]) => `${k} ${us(s)}`).join(', ')}; total ${us(total)}`;
+    },
+  };
 }
 
 async function activeCount(services: Services): Promise<number> {

@@ -23,7 +23,7 @@ import type { KeyCacheStats } from './auth/key-cache.js';
 import { type Clock, systemClock } from './clock.js';
 import { type Database, preparedStatement } from './store/database.js';
 import { countExpiringKeys, EXPIRING_DAYS } from './store/keys.js';
-import { registerBacklogMetrics } from './webhooks/backlog-metrics.js';
+import { BACKLOG_METRICS, registerBacklogMetrics } from './webhooks/backlog-metrics.js';
 import type { DeliveryObserver } from './webhooks/delivery-observer.js';
 
 /** Seconds; covers a fast page (1 ms) to a pathological one (10 s). */
@@ -38,14 +38,8 @@ const DATABASE_GAUGES = [
   'wsops_delivery_jobs',
   'wsops_webhook_endpoints',
   'wsops_api_keys_expiring_soon',
-  // The delivery backlog (src/webhooks/backlog-metrics.ts).
-  'wsops_delivery_oldest_due_age_seconds',
-  'wsops_delivery_workspace_oldest_due_age_seconds',
-  'wsops_delivery_workspace_due',
-  'wsops_endpoint_attempts',
-  'wsops_endpoint_success_ratio',
-  'wsops_endpoint_mean_latency_seconds',
-] as const;
+  ...Object.values(BACKLOG_METRICS),
+];
 
 /** One registry's metrics as JSON, the form processes exchange (src/cluster-metrics.ts). */
 export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];

@@ -25,10 +25,20 @@ function sharedRead<T>(read: () => Promise<T>): () => Promise<T> {
   };
 }
 
+/** The names of the backlog's gauges (metrics.ts counts them among the gauges read from the database). */
+export const BACKLOG_METRICS = {
+  oldestDue: 'wsops_delivery_oldest_due_age_seconds',
+  workspaceOldestDue: 'wsops_delivery_workspace_oldest_due_age_seconds',
+  workspaceDue: 'wsops_delivery_workspace_due',
+  endpointAttempts: 'wsops_endpoint_attempts',
+  endpointSuccessRatio: 'wsops_endpoint_success_ratio',
+  endpointMeanLatency: 'wsops_endpoint_mean_latency_seconds',
+} as const;
+
 export function registerBacklogMetrics(registry: Registry, database: Database, clock: Clock): void {
   const registers = [registry];
   new Gauge({
-    name: 'wsops_delivery_oldest_due_age_seconds',
+    name: BACKLOG_METRICS.oldestDue,
     help: 'How long the oldest due delivery (pending, its time come, not claimed by a worker) has waited; 0 when none is due.',
     registers,
     async collect() {
@@ -51,13 +61,13 @@ export function registerBacklogMetrics(registry: Registry, database: Database, c
       },
     });
   perWorkspace(
-    'wsops_delivery_workspace_oldest_due_age_seconds',
+    BACKLOG_METRICS.workspaceOldestDue,
     `How long the oldest due delivery has waited, per workspace: the ${BACKLOG_LABELS_TOP} workspaces waiting longest, the rest as workspace="other".`,
     (r) => r.oldest_due_age_seconds,
   );
   perWorkspace(
-    'wsops_delivery_workspace_due',
-    'Due deliveries per workspace (the workspaces of wsops_delivery_workspace_oldest_due_age_seconds, the rest summed as "other").',
+    BACKLOG_METRICS.workspaceDue,
+    `Due deliveries per workspace (the workspaces of ${BACKLOG_METRICS.workspaceOldestDue}, the rest summed as "other").`,
     (r) => r.due,
   );
 
@@ -75,18 +85,18 @@ export function registerBacklogMetrics(registry: Registry, database: Database, c
       },
     });
   perEndpoint(
-    'wsops_endpoint_attempts',
+    BACKLOG_METRICS.endpointAttempts,
     `Delivery attempts over the current and previous hour, per endpoint: the ${BACKLOG_LABELS_TOP} busiest, the rest summed as endpoint="other".`,
     (r) => r.attempts,
   );
   perEndpoint(
-    'wsops_endpoint_success_ratio',
-    'Share of attempts that succeeded over the current and previous hour, per endpoint (the endpoints of wsops_endpoint_attempts).',
+    BACKLOG_METRICS.endpointSuccessRatio,
+    `Share of attempts that succeeded over the current and previous hour, per endpoint (the endpoints of ${BACKLOG_METRICS.endpointAttempts}).`,
     (r) => (r.attempts ? r.succeeded / r.attempts : 1),
   );
   perEndpoint(
-    'wsops_endpoint_mean_latency_seconds',
-    'Mean attempt latency over the current and previous hour, per endpoint (the endpoints of wsops_endpoint_attempts).',
+    BACKLOG_METRICS.endpointMeanLatency,
+    `Mean attempt latency over the current and previous hour, per endpoint (the endpoints of ${BACKLOG_METRICS.endpointAttempts}).`,
     (r) => r.mean_latency_seconds,
   );
 }

@@ -15,6 +15,7 @@
  * its error class, and the rest of the batch goes on; a fault of wsops itself (the database
  * unreachable) is logged and retried with backoff, and recorded against no endpoint.
  */
+import { setMaxListeners } from 'node:events';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
@@ -24,9 +25,9 @@ import type { DeliveryAttemptsTable } from '../store/schema.js';
 import { type DeliveryObserver, NO_OBSERVER } from './delivery-observer.js';
 import { type AttemptReport, applyAttemptOutcomes, type HealthChanges, logHealthChanges } from './endpoint-health.js';
 import { signingSecrets } from './endpoints.js';
-import { type ClaimedJob, claimDueJobs, completeJobs, insertAttempts, type JobCompletion, nextThrottleTurn } from './queue.js';
+import { type ClaimedJob, claimDueJobs, type JobCompletion, nextThrottleTurn, recordOutcomes } from './queue.js';
 import { MAX_ATTEMPTS, nextAttemptAt } from './schedule.js';
-import { AgentPool, type AttemptOutcome, type ErrorClass, sendAttempt } from './send.js';
+import { AgentPool, ATTEMPT_TIMEOUT_MS, type AttemptOutcome, type ErrorClass, sendAttempt } from './send.js';
 import { signatureHeader } from './signature.js';
 import { type CheckedUrl, checkWebhookUrl } from './url-safety.js';
 
@@ -118,7 +119,7 @@ export class Dispatcher {
   ) {
     this.batchSize = options.batchSize ?? 500;
     this.pollMs = options.pollMs ?? 10;
-    this.maxIdleMs = options.maxIdleMs ?? (services.database.dialect === 'postgres' ? 1000 : 50);
+    this.maxIdleMs = options.maxIdleMs ?? (services.database.engine.announcesJobs ? 1000 : 50);
     this.leaseMs = options.leaseMs ?? services.config.deliveryLeaseSeconds * 1000;
     this.random = options.random ?? Math.random;
     this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
@@ -131,7 +132,7 @@ export class Dispatcher {
   start(): void {
     if (this.running) return;
     this.running = true;
-    if (this.services.database.dialect === 'postgres') this.listener = this.listen();
+    if (this.services.database.engine.announcesJobs) this.listener = this.listen();
     this.loop = this.runLoop();
   }
 
@@ -183,12 +184,18 @@ export class Dispatcher {
         // A throttled endpoint's next turn ends the idle wait early (its jobs wait for it).
         await this.pause(Math.min(idleMs, throttleTurnMs ?? idleMs));
         idleMs = Math.min(this.maxIdleMs, idleMs * 2);
-      } else {
-        idleMs = this.pollMs;
+      } else if (drained && handled > 0 && this.running) {
         // The claim took every due job: what arrives next gathers for one poll interval, so a
         // busy endpoint's rounds carry many deliveries each, not one (ADR 33). Not cut short
         // by wake(): that is what would make the rounds small again.
-        if (drained && handled > 0 && this.running) await new Promise((r) => setTimeout(r, this.pollMs));
+        await new Promise((r) => setTimeout(r, this.pollMs));
+        // Then the next claim waits for a reason to expect work (a share recorded frees room, a
+        // notification brings jobs) or the idle interval: claiming again at once mostly found
+        // the endpoint still at its cap, an empty write transaction each round (ADR 35).
+        if (this.wakes === wakes) await this.pause(idleMs);
+        idleMs = Math.min(this.maxIdleMs, idleMs * 2);
+      } else {
+        idleMs = this.pollMs;
       }
     }
   }
@@ -266,7 +273,7 @@ export class Dispatcher {
    */
   private async claimAndStart(): Promise<{ count: number; limit: number; done: Promise<void> }> {
     const limit = Math.max(1, Math.min(this.batchSize, this.maxInFlight - this.inFlight));
-    const claim = await claimDueJobs(this.services.database.db, this.services.database.dialect, {
+    const claim = await claimDueJobs(this.services.database.db, this.services.database.engine, {
       now: this.services.clock(),
       leaseMs: this.leaseMs,
       limit,
@@ -297,10 +304,14 @@ export class Dispatcher {
   private async attemptAll(jobs: readonly ClaimedJob[]): Promise<Result[]> {
     const checks = await this.checkUrls(jobs);
     const secrets = this.secrets(jobs);
+    // The attempts start together: one 10 s deadline (one timer) serves them all, each attempt
+    // listening to it (so more listeners than Node's leak warning expects).
+    const deadline = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
+    setMaxListeners(0, deadline);
     return Promise.all(
       jobs.map(async (job) => {
         try {
-          return await this.attempt(job, checks.get(job.endpoint_id), secrets.get(job.endpoint_id));
+          return await this.attempt(job, checks.get(job.endpoint_id), secrets.get(job.endpoint_id), deadline);
         } catch (err) {
           // An exception of this job alone: a failed attempt of this job, the batch goes on.
           this.log.error({ err: message(err), job_id: job.id, endpoint_id: job.endpoint_id }, 'delivery attempt failed inside wsops');
@@ -346,7 +357,12 @@ export class Dispatcher {
     return checks;
   }
 
-  private async attempt(job: ClaimedJob, check: CheckedUrl | Error | undefined, secrets: string[] | Error | undefined): Promise<Result> {
+  private async attempt(
+    job: ClaimedJob,
+    check: CheckedUrl | Error | undefined,
+    secrets: string[] | Error | undefined,
+    deadline: AbortSignal,
+  ): Promise<Result> {
     const deliveryId = newId('dlv');
     const attemptedAt = this.services.clock();
     if (!check || check instanceof Error) {
@@ -378,7 +394,7 @@ export class Dispatcher {
       'x-service-signature': signatureHeader(secrets, Math.floor(attemptedAt / 1000), job.event_body),
     };
     const outcome = await this.agents.with(job.endpoint_id, check.addresses, (agent) =>
-      sendAttempt(agent, check.url.toString(), headers, job.event_body),
+      sendAttempt(agent, check.url, headers, job.event_body, deadline),
     );
     return { job, deliveryId, attemptedAt, outcome };
   }
@@ -415,7 +431,7 @@ export class Dispatcher {
 
   /** One transaction: the jobs still held by this claim, their attempts, the endpoints' health. */
   private async recordBatch(token: string, results: readonly Result[]): Promise<void> {
-    const { db, dialect } = this.services.database;
+    const { db, engine } = this.services.database;
     const now = this.services.clock();
     const completions: JobCompletion[] = [];
     const rows = new Map<string, DeliveryAttemptsTable>();
@@ -449,13 +465,8 @@ export class Dispatcher {
     }
     let kept: Result[] = [];
     const changes: HealthChanges = await db.transaction().execute(async (trx) => {
-      const completed = await completeJobs(trx, dialect, token, completions, now);
+      const completed = await recordOutcomes(trx, engine, token, completions, [...rows.values()], now);
       kept = results.filter((r) => completed.has(r.job.id));
-      await insertAttempts(
-        trx,
-        dialect,
-        kept.map((r) => rows.get(r.job.id) as DeliveryAttemptsTable),
-      );
       const reports: AttemptReport[] = kept.map((r) => ({
         endpointId: r.job.endpoint_id,
         eventType: r.job.event_type,

@@ -6,8 +6,8 @@
  */
 import { type Kysely, sql } from 'kysely';
 import { newId } from '../ids.js';
-import type { Dialect } from '../store/database.js';
-import { insertBatches } from '../store/insert-batches.js';
+import type { Adapter } from '../store/database.js';
+import type { JobCompletion } from '../store/dialects/engine.js';
 import type { DB, DeliveryAttemptsTable } from '../store/schema.js';
 import { TEST_EVENT, VERIFICATION_EVENT } from './event-types.js';
 import { nextThrottleAt, THROTTLE_SLOTS_PER_SECOND } from './throttle.js';
@@ -51,9 +51,8 @@ export interface ClaimOptions {
   perEndpoint?: number;
 }
 
-/** The advisory lock key that serializes claims on PostgreSQL (any constant of our own). */
-const CLAIM_LOCK = 727_001;
-
+/** What the claim reads of the job row itself (the rest through CLAIMED_JOINS). */
+const CLAIMED_JOB_COLUMNS = ['id', 'workspace_id', 'event_id', 'endpoint_id', 'attempts'] as const;
 const CLAIMED_COLUMNS = sql`SELECT c.id, c.workspace_id, c.event_id, c.endpoint_id, c.attempts, ev.type AS event_type, ev.body AS event_body,
   ev.created_at AS event_created_at, e.url, e.status AS endpoint_status, e.secret_ciphertext, e.previous_secret_ciphertext,
   e.previous_secret_expires_at`;
@@ -71,7 +70,7 @@ const CLAIMED_JOINS = sql`JOIN events ev ON ev.id = c.event_id JOIN webhook_endp
  * if its worker is lost, so "due" alone says what may be claimed, and the jobs in flight are a
  * narrow slice of the due index (at most one lease ahead), cheap to count per endpoint.
  */
-export async function claimDueJobs(db: Kysely<DB>, dialect: Dialect, options: ClaimOptions): Promise<Claim> {
+export async function claimDueJobs(db: Kysely<DB>, adapter: Adapter, options: ClaimOptions): Promise<Claim> {
   const token = newId('lse');
   const nowIso = new Date(options.now).toISOString();
   const leaseIso = new Date(options.now + options.leaseMs).toISOString();
@@ -88,15 +87,7 @@ export async function claimDueJobs(db: Kysely<DB>, dialect: Dialect, options: Cl
     WHERE j.endpoint_id = e.id AND j.state = 'pending' AND j.next_attempt_at <= ${nowIso}
       AND (e.status = 'active' OR j.event_type IN (${VERIFICATION_EVENT}, ${TEST_EVENT}))
     ORDER BY j.created_at, j.id LIMIT ${perEndpoint} ${lock}`;
-  // PostgreSQL reads each endpoint's range with LATERAL; SQLite (no LATERAL) with a correlated
-  // IN, which it evaluates once per endpoint and resolves by primary key. SQLite is told the
-  // index: left to itself it walks the due index (the whole backlog) and sorts (0.5 s a claim
-  // at 20,000 due jobs).
-  const heads =
-    dialect === 'postgres'
-      ? sql`webhook_endpoints e CROSS JOIN LATERAL (${oldestDue(sql`j.id, j.endpoint_id, j.created_at`, sql`delivery_jobs j`, sql`FOR UPDATE OF j SKIP LOCKED`)}) d`
-      : sql`webhook_endpoints e JOIN delivery_jobs d
-          ON d.id IN (${oldestDue(sql`j.id`, sql`delivery_jobs j INDEXED BY delivery_jobs_endpoint_state`, sql``)})`;
+  const heads = adapter.dueHeads(oldestDue);
   // An endpoint's room in this claim: its cap less its jobs in flight; a throttled endpoint
   // (throttle.ts) nothing before its turn, then at most a tenth of a second's worth.
   const free = sql`${perEndpoint} - COALESCE(busy.n, 0)`;
@@ -114,51 +105,12 @@ export async function claimDueJobs(db: Kysely<DB>, dialect: Dialect, options: Cl
     ORDER BY r.rn, r.created_at, r.id
     LIMIT ${options.limit}`;
   const claim = sql`lease_until = ${leaseIso}, next_attempt_at = ${leaseIso}, locked_by = ${token}, updated_at = ${nowIso}`;
-  if (dialect === 'postgres') {
-    // One round trip: claim and read. `= ANY(ARRAY(...))` keeps the update on the primary key.
-    // Claims are serialized by a transaction-level advisory lock (held for the few milliseconds
-    // of the claim), so two workers never both see the same free room of an endpoint.
-    // Each endpoint's range must be read in index order whatever the statistics say (stale
-    // statistics right after a burst made the planner fetch and sort every pending job); the
-    // few small sorts left are priced at 10^10 by `enable_sort = off`, so JIT is off too, or
-    // that price alone makes PostgreSQL JIT-compile every claim.
-    const result = await db.transaction().execute(async (trx) => {
-      await sql`SELECT pg_advisory_xact_lock(${CLAIM_LOCK}), set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true), set_config('jit', 'off', true)`.execute(
-        trx,
-      );
-      const claimed = await sql<ClaimedJob & ThrottledColumns>`
-        WITH claimed AS (
-          UPDATE delivery_jobs SET ${claim}
-          WHERE id = ANY(ARRAY(${due}))
-          RETURNING id, workspace_id, event_id, endpoint_id, attempts)
-        ${CLAIMED_COLUMNS}, ${THROTTLE_COLUMNS} FROM claimed c ${CLAIMED_JOINS}`.execute(trx);
-      await moveThrottles(trx, claimed.rows, options.now);
-      return claimed;
-    });
-    return { token, jobs: result.rows.map(withoutThrottle) };
-  }
-  // SQLite: writers are serialized (the claim's UPDATE takes the write lock for the
-  // transaction), so claiming, reading and moving the throttles cannot race another worker.
-  const jobs = await db.transaction().execute(async (trx) => {
-    const claimed = await sql<{ id: string }>`
-      UPDATE delivery_jobs SET ${claim}
-      WHERE id IN (${due}) RETURNING id`.execute(trx);
-    const ids = claimed.rows.map((r) => r.id);
-    const rows: (ClaimedJob & ThrottledColumns)[] = [];
-    for (let i = 0; i < ids.length; i += 500) {
-      const chunk = sql.join(ids.slice(i, i + 500));
-      rows.push(
-        ...(
-          await sql<
-            ClaimedJob & ThrottledColumns
-          >`${CLAIMED_COLUMNS}, ${THROTTLE_COLUMNS} FROM delivery_jobs c ${CLAIMED_JOINS} WHERE c.id IN (${chunk})`.execute(trx)
-        ).rows,
-      );
-    }
-    await moveThrottles(trx, rows, options.now);
-    return rows;
-  });
-  return { token, jobs: jobs.map(withoutThrottle) };
+  const rows = await adapter.claimJobs<ClaimedJob & ThrottledColumns>(
+    db,
+    { due, set: claim, jobColumns: CLAIMED_JOB_COLUMNS, columns: sql`${CLAIMED_COLUMNS}, ${THROTTLE_COLUMNS}`, joins: CLAIMED_JOINS },
+    (trx, claimed) => moveThrottles(trx, claimed, options.now),
+  );
+  return { token, jobs: rows.map(withoutThrottle) };
 }
 
 type ThrottledColumns = { max_per_second: number | null; throttle_next_at: string | null };
@@ -205,67 +157,23 @@ export async function nextThrottleTurn(db: Kysely<DB>, now: number): Promise<num
   return row?.next ? Date.parse(row.next) : undefined;
 }
 
-export interface JobCompletion {
-  id: string;
-  state: 'pending' | 'succeeded' | 'exhausted';
-  attempts: number;
-  /** When the next attempt is due (null once the job is finished). */
-  nextAttemptAt: string | null;
-}
+export type { JobCompletion };
 
 /**
- * Records the outcome of claimed jobs, only where `locked_by` is still this claim's token: a
- * job whose lease expired and was claimed again belongs to the newer claim, and this (older)
- * result is dropped. Returns the ids that were completed.
+ * Records the outcome of claimed jobs and their attempt rows (the delivery history), only
+ * where `locked_by` is still this claim's token: a job whose lease expired and was claimed
+ * again belongs to the newer claim, and this (older) result and its attempt are dropped.
+ * Returns the ids that were completed. One statement on PostgreSQL, two on SQLite.
  */
-export async function completeJobs(
+export function recordOutcomes(
   trx: Kysely<DB>,
-  dialect: Dialect,
+  adapter: Adapter,
   token: string,
   completions: readonly JobCompletion[],
+  attempts: readonly DeliveryAttemptsTable[],
   now: number,
 ): Promise<Set<string>> {
-  const nowIso = new Date(now).toISOString();
-  const done = new Set<string>();
-  if (completions.length === 0) return done;
-  if (dialect === 'postgres') {
-    // One statement whatever the batch size: arrays unnested server-side, not thousands of parameters.
-    const rows = await sql<{ id: string }>`
-      UPDATE delivery_jobs SET state = v.state, attempts = v.attempts, next_attempt_at = v.next_at, lease_until = NULL,
-        locked_by = NULL, updated_at = ${nowIso}
-      FROM unnest(${completions.map((u) => u.id)}::text[], ${completions.map((u) => u.state)}::text[],
-        ${completions.map((u) => u.attempts)}::int[], ${completions.map((u) => u.nextAttemptAt)}::text[]) AS v(id, state, attempts, next_at)
-      WHERE delivery_jobs.id = v.id AND delivery_jobs.locked_by = ${token}
-      RETURNING delivery_jobs.id`.execute(trx);
-    for (const r of rows.rows) done.add(r.id);
-    return done;
-  }
-  for (let i = 0; i < completions.length; i += 400) {
-    const values = sql.join(completions.slice(i, i + 400).map((u) => sql`(${u.id}, ${u.state}, ${u.attempts}, ${u.nextAttemptAt})`));
-    const rows = await sql<{ id: string }>`
-      WITH v(id, state, attempts, next_at) AS (VALUES ${values})
-      UPDATE delivery_jobs SET state = v.state, attempts = CAST(v.attempts AS INTEGER), next_attempt_at = v.next_at,
-        lease_until = NULL, locked_by = NULL, updated_at = ${nowIso}
-      FROM v WHERE delivery_jobs.id = v.id AND delivery_jobs.locked_by = ${token}
-      RETURNING delivery_jobs.id`.execute(trx);
-    for (const r of rows.rows) done.add(r.id);
-  }
-  return done;
-}
-
-/** Writes attempt rows (the delivery history), in the transaction that completes their jobs. */
-export async function insertAttempts(trx: Kysely<DB>, dialect: Dialect, attempts: readonly DeliveryAttemptsTable[]): Promise<void> {
-  if (attempts.length === 0) return;
-  if (dialect !== 'postgres') return insertBatches(trx, 'delivery_attempts', attempts);
-  // One statement whatever the batch size: arrays unnested server-side, not thousands of parameters.
-  const col = <K extends keyof DeliveryAttemptsTable>(k: K) => attempts.map((a) => a[k]);
-  await sql`
-    INSERT INTO delivery_attempts (id, job_id, workspace_id, event_id, event_type, endpoint_id, attempt, attempted_at,
-      status_code, outcome, error_class, latency_ms, response_body, next_attempt_at)
-    SELECT * FROM unnest(${col('id')}::text[], ${col('job_id')}::text[], ${col('workspace_id')}::text[], ${col('event_id')}::text[],
-      ${col('event_type')}::text[], ${col('endpoint_id')}::text[], ${col('attempt')}::int[], ${col('attempted_at')}::text[],
-      ${col('status_code')}::int[], ${col('outcome')}::text[], ${col('error_class')}::text[], ${col('latency_ms')}::int[],
-      ${col('response_body')}::text[], ${col('next_attempt_at')}::text[])`.execute(trx);
+  return adapter.recordOutcomes(trx, token, completions, attempts, new Date(now).toISOString());
 }
 
 /**

@@ -8,11 +8,11 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { verifySignature } from '@wsops/client';
 import { AppError } from '../../src/errors.js';
 import { listAudit } from '../../src/store/audit.js';
+import { insertBatches } from '../../src/store/insert-batches.js';
 import { deliveryStats, heldCount, listDeliveries, recoverFailed, resendDelivery, sendTestEvent } from '../../src/webhooks/deliveries.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint, disableEndpoint } from '../../src/webhooks/endpoints.js';
 import { emitEvents } from '../../src/webhooks/outbox.js';
-import { insertAttempts } from '../../src/webhooks/queue.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { answer, Receiver } from '../helpers/receiver.js';
@@ -414,9 +414,9 @@ for (const dialect of DIALECTS) {
       const db = h.services.database.db;
       for (const batch of latencies) {
         await db.transaction().execute((trx) =>
-          insertAttempts(
+          insertBatches(
             trx,
-            h.services.database.dialect,
+            'delivery_attempts',
             batch.map((latency) => {
               n++;
               return {

@@ -10,11 +10,11 @@
  * statements, the dispatcher's poll interval and LISTEN, the backlog's read connection).
  */
 import type SQLite from 'better-sqlite3';
-import type { Kysely } from 'kysely';
+import type { Kysely, RawBuilder } from 'kysely';
 import type { Logger } from '../../logger.js';
 import type { ListQuery, PageRows } from '../page-queries.js';
 import type { RecordBatch } from '../record-batches.js';
-import type { DB } from '../schema.js';
+import type { DB, DeliveryAttemptsTable } from '../schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -110,6 +110,33 @@ export interface Adapter {
   createAuthChangeSignals(db: Kysely<unknown>): Promise<void>;
   /** Replaces the api_keys update trigger so that it watches `columns` (migration 0018). */
   watchKeyColumns(db: Kysely<unknown>, columns: readonly string[]): Promise<void>;
+
+  // The webhook delivery queue's statements that differ by dialect (src/webhooks/queue.ts says
+  // what they do; sqlite-queue.ts and postgres-queue.ts how).
+  /** Whether committed jobs are announced (PostgreSQL's NOTIFY, migration 0003): an idle worker may then poll rarely. */
+  readonly announcesJobs: boolean;
+  /**
+   * `webhook_endpoints e` beside each endpoint's oldest due jobs, as `d` (id, endpoint_id,
+   * created_at), each endpoint's range read through its own index range.
+   */
+  dueHeads(oldestDue: OldestDue): RawBuilder<unknown>;
+  /**
+   * In one transaction, serialized with every other claim: sets `claim.set` on the jobs
+   * `claim.due` selects, reads them as `claim.columns` (jobs as `c`, with `claim.joins`), and
+   * passes the rows to `after` before the transaction commits.
+   */
+  claimJobs<R>(db: Kysely<DB>, claim: JobClaim, after: (trx: Kysely<DB>, rows: R[]) => Promise<void>): Promise<R[]>;
+  /**
+   * Completes the jobs still held by `token` and writes the attempts of those jobs (the others'
+   * are dropped), inside `trx`. Returns the ids of the jobs completed.
+   */
+  recordOutcomes(
+    trx: Kysely<DB>,
+    token: string,
+    completions: readonly JobCompletion[],
+    attempts: readonly DeliveryAttemptsTable[],
+    nowIso: string,
+  ): Promise<Set<string>>;
 }
 
 /** The adapter and what needs the database's own connections: chosen once, when it is opened. */
@@ -158,4 +185,28 @@ export interface Database {
    */
   sqliteReader?: SQLite.Database;
   close(): Promise<void>;
+}
+
+/** The delivery queue's shapes the dialects' statements take (Adapter's last block). */
+export type OldestDue = (columns: RawBuilder<unknown>, jobs: RawBuilder<unknown>, lock: RawBuilder<unknown>) => RawBuilder<unknown>;
+
+export interface JobClaim {
+  /** The ids of the jobs to claim (a SELECT). */
+  due: RawBuilder<unknown>;
+  /** The SET list that claims a job. */
+  set: RawBuilder<unknown>;
+  /** The job columns an attempt needs, read from the claimed row itself. */
+  jobColumns: readonly string[];
+  /** `SELECT …` of the claimed rows, jobs as `c`. */
+  columns: RawBuilder<unknown>;
+  /** The joins `columns` reads through. */
+  joins: RawBuilder<unknown>;
+}
+
+export interface JobCompletion {
+  id: string;
+  state: 'pending' | 'succeeded' | 'exhausted';
+  attempts: number;
+  /** When the next attempt is due (null once the job is finished). */
+  nextAttemptAt: string | null;
 }

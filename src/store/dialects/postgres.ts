@@ -11,6 +11,7 @@ import { pgDriver } from '../pg-driver.js';
 import { COLUMNS, type StoredRecord, UPDATED } from '../record-batches.js';
 import type { DB } from '../schema.js';
 import type { Adapter, Database, Engine } from './engine.js';
+import { postgresQueue } from './postgres-queue.js';
 import { PAGE_SESSIONS, PostgresPages, pageSessions, postgresHotQueries, snapshotCurrency } from './postgres-reads.js';
 
 /**
@@ -81,6 +82,7 @@ export const postgresAdapter: Adapter = {
     await sql`DROP TRIGGER api_keys_auth_update ON api_keys`.execute(db);
     await sql.raw(updateTrigger('api_keys', columns)).execute(db);
   },
+  ...postgresQueue,
 };
 
 const updateTrigger = (

@@ -11,6 +11,7 @@ import { COLUMNS, INDEX_SLICE_ROWS, nextSlice, type StoredRecord, sliceUsed, UPD
 import type { DB, RecordsTable } from '../schema.js';
 import type { Adapter, Database, Engine, OpenOptions } from './engine.js';
 import { checkpointInBackground } from './sqlite-checkpoints.js';
+import { sqliteQueue } from './sqlite-queue.js';
 import { openSqliteReader, sqliteHotQueries, sqlitePages, versionStamp } from './sqlite-reads.js';
 
 /**
@@ -87,6 +88,7 @@ export const sqliteAdapter: Adapter = {
     await sql`DROP TRIGGER api_keys_auth_update`.execute(db);
     await sql.raw(keyUpdateTrigger(columns)).execute(db);
   },
+  ...sqliteQueue,
 };
 
 const BUMP = 'BEGIN UPDATE auth_version SET version = version + 1 WHERE id = 1; END';
