@@ -8,7 +8,6 @@
  * fixed set. Database gauges are read at scrape time with one grouped query each.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { sql } from 'kysely';
 import {
   AggregatorRegistry,
   Counter,
@@ -21,7 +20,7 @@ import {
 } from 'prom-client';
 import type { KeyCacheStats } from './auth/key-cache.js';
 import { type Clock, systemClock } from './clock.js';
-import { type Database, preparedStatement } from './store/database.js';
+import type { Database } from './store/database.js';
 import { countExpiringKeys, EXPIRING_DAYS } from './store/keys.js';
 import { BACKLOG_METRICS, registerBacklogMetrics } from './webhooks/backlog-metrics.js';
 import type { DeliveryObserver } from './webhooks/delivery-observer.js';
