@@ -7,9 +7,8 @@
  * index: the (state, next_attempt_at) due index for the queue as a whole, the (endpoint_id,
  * state, created_at) index for one endpoint, the hourly rollup for the outcomes.
  */
-import { CompiledQuery } from 'kysely';
+import { sql } from 'kysely';
 import type { Database } from '../store/database.js';
-import { preparedStatement } from '../store/database.js';
 
 export interface EndpointBacklog {
   /** Pending deliveries whose time has come, not yet claimed by a worker. */
@@ -30,14 +29,17 @@ export const OTHER_LABEL = 'other';
 /** One query over the endpoint's range of pending jobs. */
 export async function endpointBacklog(database: Database, endpointId: string, now: number): Promise<EndpointBacklog> {
   const nowIso = new Date(now).toISOString();
-  const [row] = await read<{ due: number | null; oldest: string | null; in_flight: number | null; pending: number | null }>(
-    database,
-    `SELECT sum(CASE WHEN next_attempt_at <= ? THEN 1 ELSE 0 END) AS due,
-      min(CASE WHEN next_attempt_at <= ? THEN next_attempt_at END) AS oldest,
-      sum(CASE WHEN next_attempt_at > ? AND locked_by IS NOT NULL AND lease_until > ? THEN 1 ELSE 0 END) AS in_flight,
+  const [row] = await database.engine.readCommitted(
+    sql<{
+      due: number | null;
+      oldest: string | null;
+      in_flight: number | null;
+      pending: number | null;
+    }>`SELECT sum(CASE WHEN next_attempt_at <= ${nowIso} THEN 1 ELSE 0 END) AS due,
+      min(CASE WHEN next_attempt_at <= ${nowIso} THEN next_attempt_at END) AS oldest,
+      sum(CASE WHEN next_attempt_at > ${nowIso} AND locked_by IS NOT NULL AND lease_until > ${nowIso} THEN 1 ELSE 0 END) AS in_flight,
       count(*) AS pending
-    FROM delivery_jobs WHERE endpoint_id = ? AND state = 'pending'`,
-    [nowIso, nowIso, nowIso, nowIso, endpointId],
+    FROM delivery_jobs WHERE endpoint_id = ${endpointId} AND state = 'pending'`,
   );
   const due = Number(row?.due ?? 0);
   const inFlight = Number(row?.in_flight ?? 0);
@@ -53,10 +55,10 @@ export async function endpointBacklog(database: Database, endpointId: string, no
 
 /** The oldest due delivery of the whole queue: one probe of the due index. */
 export async function oldestDue(database: Database, now: number): Promise<{ oldest_due_at: string | null; age_seconds: number }> {
-  const [row] = await read<{ oldest: string | null }>(
-    database,
-    `SELECT min(next_attempt_at) AS oldest FROM delivery_jobs WHERE state = 'pending' AND next_attempt_at <= ?`,
-    [new Date(now).toISOString()],
+  const [row] = await database.engine.readCommitted(
+    sql<{
+      oldest: string | null;
+    }>`SELECT min(next_attempt_at) AS oldest FROM delivery_jobs WHERE state = 'pending' AND next_attempt_at <= ${new Date(now).toISOString()}`,
   );
   const oldest = row?.oldest ?? null;
   return { oldest_due_at: oldest, age_seconds: ageSeconds(oldest, now) };
@@ -75,11 +77,13 @@ export interface WorkspaceBacklog {
  * label set stays bounded however many tenants there are. Reads the due range of the index.
  */
 export async function backlogByWorkspace(database: Database, now: number, top: number): Promise<WorkspaceBacklog[]> {
-  const rows = await read<{ workspace_id: string; due: number; oldest: string }>(
-    database,
-    `SELECT workspace_id, count(*) AS due, min(next_attempt_at) AS oldest FROM delivery_jobs
-    WHERE state = 'pending' AND next_attempt_at <= ? GROUP BY workspace_id`,
-    [new Date(now).toISOString()],
+  const rows = await database.engine.readCommitted(
+    sql<{
+      workspace_id: string;
+      due: number;
+      oldest: string;
+    }>`SELECT workspace_id, count(*) AS due, min(next_attempt_at) AS oldest FROM delivery_jobs
+    WHERE state = 'pending' AND next_attempt_at <= ${new Date(now).toISOString()} GROUP BY workspace_id`,
   );
   const all = rows
     .map((r) => ({ workspace: r.workspace_id, due: Number(r.due), oldest_due_age_seconds: ageSeconds(r.oldest, now) }))
@@ -111,11 +115,14 @@ export interface EndpointOutcomes {
  */
 export async function outcomesByEndpoint(database: Database, now: number, top: number): Promise<EndpointOutcomes[]> {
   const fromHour = new Date(now - 3_600_000).toISOString().slice(0, 13);
-  const rows = await read<{ endpoint_id: string; attempts: number; succeeded: number; latency_sum: number }>(
-    database,
-    `SELECT endpoint_id, sum(attempts) AS attempts, sum(succeeded) AS succeeded, sum(latency_ms * attempts) AS latency_sum
-    FROM delivery_attempt_hours WHERE hour >= ? GROUP BY endpoint_id`,
-    [fromHour],
+  const rows = await database.engine.readCommitted(
+    sql<{
+      endpoint_id: string;
+      attempts: number;
+      succeeded: number;
+      latency_sum: number;
+    }>`SELECT endpoint_id, sum(attempts) AS attempts, sum(succeeded) AS succeeded, sum(latency_ms * attempts) AS latency_sum
+    FROM delivery_attempt_hours WHERE hour >= ${fromHour} GROUP BY endpoint_id`,
   );
   const all = rows
     .map((r) => ({ endpoint: r.endpoint_id, attempts: Number(r.attempts), succeeded: Number(r.succeeded), latency: Number(r.latency_sum) }))
@@ -139,15 +146,4 @@ export async function outcomesByEndpoint(database: Database, now: number, top: n
 
 function ageSeconds(iso: string | null, now: number): number {
   return iso ? Math.max(0, (now - Date.parse(iso)) / 1000) : 0;
-}
-
-/**
- * Runs a read with `?` placeholders. On SQLite the read-only connection is used: it reads
- * committed data and never queues behind a writer's transaction (metrics.ts does the same).
- */
-async function read<T>(database: Database, text: string, params: readonly unknown[]): Promise<T[]> {
-  if (database.sqliteReader) return preparedStatement(database.sqliteReader, text).all(...params) as T[];
-  let i = 0;
-  const pgText = text.replace(/\?/g, () => `$${++i}`);
-  return (await database.db.executeQuery<T>(CompiledQuery.raw(pgText, [...params]))).rows;
 }

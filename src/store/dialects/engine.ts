@@ -149,8 +149,12 @@ export interface Engine extends Adapter {
    * `Pages.close`); SQLite reads them on the read connection.
    */
   openPages(logger: Logger): Pages;
-  /** Rows of one query of committed data, on the read connection where there is one (metrics). */
-  readCommitted<R>(sqlText: string): Promise<R[]>;
+  /**
+   * Rows of one query of committed data, on the read connection where there is one (metrics,
+   * the delivery backlog): SQL text, or Kysely's `sql` template when it has parameters (each
+   * dialect compiles its own placeholders). SQLite's read connection never queues behind a writer.
+   */
+  readCommitted<R>(query: string | RawBuilder<R>): Promise<R[]>;
   /**
    * Writes pages of rows as they are (explicit ids included) into `table`, each page in one
    * transaction (`wsops copy`, the seed). SQLite: one prepared single-row insert per row.

@@ -2,7 +2,7 @@
  * PostgreSQL's side of the database seam (engine.ts): one pg pool, a LISTEN session for the key
  * cache (listen-session.ts); what an API request reads is in postgres-reads.ts.
  */
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, type RawBuilder, sql } from 'kysely';
 import type { Logger } from '../../logger.js';
 import { AUTH_CHANNEL, changedColumns, KEY_COLUMNS, WORKSPACE_COLUMNS } from '../auth-change-triggers.js';
 import { AuthListener } from '../listen-session.js';
@@ -101,7 +101,8 @@ export function openPostgres(url: string, logger: Logger | undefined): Database 
     hot,
     // Pages on generic-plan sessions of their own (ADR 18); their searches on the main pool.
     openPages: (log) => new PostgresPages(pageSessions(url, PAGE_SESSIONS, hot, log), snapshotCurrency(hot, log)),
-    readCommitted: async <R>(sqlText: string) => (await sql<R>`${sql.raw(sqlText)}`.execute(db)).rows,
+    readCommitted: async <R>(query: string | RawBuilder<R>) =>
+      (await (typeof query === 'string' ? sql.raw<R>(query) : query).execute(db)).rows,
     async rowWriter(table) {
       const described = (await db.introspection.getTables()).find((x) => x.name === table);
       const types = new Map((described?.columns ?? []).map((c) => [c.name, c.dataType]));

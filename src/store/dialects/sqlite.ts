@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql } from 'kysely';
+import { Kysely, type RawBuilder, SqliteDialect, sql } from 'kysely';
 import { changedColumns, KEY_COLUMNS, WORKSPACE_COLUMNS } from '../auth-change-triggers.js';
 import { COLUMNS, INDEX_SLICE_ROWS, nextSlice, type StoredRecord, sliceUsed, UPDATED } from '../record-batches.js';
 import type { DB, RecordsTable } from '../schema.js';
@@ -120,7 +120,10 @@ export function openSqlite(path: string, options: OpenOptions): Database {
     ...sqliteAdapter,
     hot,
     openPages: () => sqlitePages(hot, reader),
-    readCommitted: async <R>(sqlText: string) => preparedStatement(committed, sqlText).all() as R[],
+    readCommitted: async <R>(query: string | RawBuilder<R>) => {
+      const compiled = typeof query === 'string' ? { sql: query, parameters: [] } : query.compile(db);
+      return preparedStatement(committed, compiled.sql).all(...compiled.parameters) as R[];
+    },
     async rowWriter(table) {
       const statements = new Map<string, (row: Record<string, unknown>) => void>();
       const statementFor = (row: Record<string, unknown>) => {
