@@ -10,16 +10,14 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { createAdminLink, signInUrl } from '../../src/store/admins.js';
 import { totpCode } from '../../src/store/second-factor.js';
-import { axeCheck, launchBrowser, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { axeCheck, consoleAtLocalhost, launchBrowserForLocalhost, screenshot, type TestBrowser } from '../helpers/browser.js';
 import { TEST_PASSWORD } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';
-import { createHarness, type Harness } from '../helpers/harness.js';
-import { freePort } from '../helpers/processes.js';
+import type { Harness } from '../helpers/harness.js';
 
 let browser: TestBrowser;
 before(async () => {
-  // The console is at localhost (a passkey's site cannot be an IP address), which is 127.0.0.1.
-  browser = await launchBrowser(['--host-resolver-rules=MAP localhost 127.0.0.1']);
+  browser = await launchBrowserForLocalhost();
 });
 after(async () => {
   await browser?.close();
@@ -30,10 +28,7 @@ for (const dialect of DIALECTS) {
     let h: Harness;
     let base: string;
     before(async () => {
-      const port = await freePort();
-      base = `http://localhost:${port}`;
-      h = await createHarness(dialect, { WSOPS_BASE_URL: base });
-      await h.app.listen({ port, host: '127.0.0.1' });
+      ({ h, base } = await consoleAtLocalhost(dialect));
     });
     after(() => h?.close());
 

@@ -13,20 +13,18 @@ import { promisify } from 'node:util';
 import type { BrowserContext, Page } from 'playwright-core';
 import { createAdminLink, removeAdmin, signInUrl } from '../../src/store/admins.js';
 import { setSso } from '../../src/store/sign-in-rules.js';
-import { axeCheck, launchBrowser, screenshot, type TestBrowser } from '../helpers/browser.js';
+import { axeCheck, consoleAtLocalhost, launchBrowserForLocalhost, screenshot, type TestBrowser } from '../helpers/browser.js';
 import { encodeForm, TEST_PASSWORD } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';
-import { createHarness, type Harness, TEST_SECRET } from '../helpers/harness.js';
+import { type Harness, TEST_SECRET } from '../helpers/harness.js';
 import { startIssuerImpostor, startOidcProvider, type TestProvider } from '../helpers/oidc-provider.js';
-import { freePort } from '../helpers/processes.js';
 
 const run = promisify(execFile);
 const ROOT = new URL('../../', import.meta.url).pathname;
 
 let browser: TestBrowser;
 before(async () => {
-  // The console is at localhost (a passkey's site cannot be an IP address), which is 127.0.0.1.
-  browser = await launchBrowser(['--host-resolver-rules=MAP localhost 127.0.0.1']);
+  browser = await launchBrowserForLocalhost();
 });
 after(async () => {
   await browser?.close();
@@ -43,12 +41,9 @@ for (const dialect of DIALECTS) {
     const contexts: BrowserContext[] = [];
 
     before(async () => {
-      const port = await freePort();
-      base = `http://localhost:${port}`;
-      h = await createHarness(dialect, { WSOPS_BASE_URL: base });
+      ({ h, base } = await consoleAtLocalhost(dialect));
       // ID tokens carry the real time; the service's clock starts there and the tests move it.
       h.clock.set(Date.now());
-      await h.app.listen({ port, host: '127.0.0.1' });
       provider = await startOidcProvider({ redirectUri: `${base}/console/sso/callback` });
       shortLived = await startOidcProvider({ redirectUri: `${base}/console/sso/callback`, idTokenTtlSeconds: 60 });
       impostor = await startIssuerImpostor(provider);

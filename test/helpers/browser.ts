@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import type { Dialect } from '../../src/store/database.js';
 import { createTestDatabase } from './databases.js';
-import { TEST_SECRET } from './harness.js';
+import { createHarness, type Harness, TEST_SECRET } from './harness.js';
 import { freePort, until } from './processes.js';
 
 const run = promisify(execFile);
@@ -206,4 +206,21 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 export async function checkPage(page: Page, name: string): Promise<void> {
   await axeCheck(page, name);
   await screenshot(page, name);
+}
+
+/**
+ * Chromium for a console served at `localhost` (a passkey's site cannot be an IP address), with
+ * localhost pinned to 127.0.0.1 so nothing else is ever contacted.
+ */
+export function launchBrowserForLocalhost(): Promise<TestBrowser> {
+  return launchBrowser(['--host-resolver-rules=MAP localhost 127.0.0.1']);
+}
+
+/** An in-process console on 127.0.0.1 whose WSOPS_BASE_URL is http://localhost:PORT. */
+export async function consoleAtLocalhost(dialect: Dialect): Promise<{ h: Harness; base: string }> {
+  const port = await freePort();
+  const base = `http://localhost:${port}`;
+  const h = await createHarness(dialect, { WSOPS_BASE_URL: base });
+  await h.app.listen({ port, host: '127.0.0.1' });
+  return { h, base };
 }
