@@ -189,11 +189,12 @@ export class Dispatcher {
         // busy endpoint's rounds carry many deliveries each, not one (ADR 33). Not cut short
         // by wake(): that is what would make the rounds small again.
         await new Promise((r) => setTimeout(r, this.pollMs));
-        // Then the next claim waits for a reason to expect work (a share recorded frees room, a
-        // notification brings jobs) or the idle interval: claiming again at once mostly found
-        // the endpoint still at its cap, an empty write transaction each round (ADR 35).
-        if (this.wakes === wakes) await this.pause(idleMs);
-        idleMs = Math.min(this.maxIdleMs, idleMs * 2);
+        // While a share is still in flight, the next claim waits for it to be recorded (its wake)
+        // or a notification: claiming at once mostly found the endpoint still at its cap, an
+        // empty write transaction each round (ADR 35). With nothing in flight it claims at once,
+        // and the idle wait starts short again: a longer one only delays the next event.
+        if (this.inFlight > 0 && this.wakes === wakes) await this.pause(this.maxIdleMs);
+        idleMs = this.pollMs;
       } else {
         idleMs = this.pollMs;
       }
