@@ -49,7 +49,10 @@ createServer((req, res) => {
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     const received = Date.now();
-    const delay = Number(/^\/slow\/(\d+)/.exec(url.pathname)?.[1] ?? 0);
+    // /slow/<ms>/… answers after <ms>; /slow/<min>-<max>/… after a random time in that range.
+    const slow = /^\/slow\/(\d+)(?:-(\d+))?/.exec(url.pathname);
+    const min = Number(slow?.[1] ?? 0);
+    const delay = slow?.[2] ? min + Math.random() * (Number(slow[2]) - min) : min;
     const done = () => {
       count++;
       byPath[url.pathname] = (byPath[url.pathname] ?? 0) + 1;

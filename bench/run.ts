@@ -3,6 +3,7 @@
  *   npm run bench -- [--records N] [--duration S] [--only read|write|webhooks|deliveries|client|console|cli|processes] [--dialects sqlite,postgres]
  *     [--delivery-rate N] [--delivery-duration S] (webhooks/deliveries: the sustained and fairness rows; 1,000 events/s for 120 s
  *     by default, e.g. --delivery-duration 20s for a short run on a shared machine)
+ *     [--fairness-receivers 7000,5000-9500,0] (how A's flooded receiver answers, one fairness row each)
  *     [--console-scale F] (console: records and delivery attempts are 1,000,000 × F)
  *   npm run bench -- --soak SECONDS [--records N] [--dialects sqlite|postgres]   the soak alone (bench/soak.ts)
  */
@@ -36,6 +37,13 @@ const only = arg('only', 'all');
 const dialects = arg('dialects', 'sqlite,postgres').split(',');
 const deliveryRate = Number(arg('delivery-rate', '1000'));
 const deliverySeconds = Number(arg('delivery-duration', '120').replace(/s$/, ''));
+const fairnessReceivers = arg('fairness-receivers', '7000').split(',');
+if (!fairnessReceivers.every((r) => /^\d+(-\d+)?$/.test(r))) {
+  process.stderr.write(
+    "--fairness-receivers takes how A's receiver answers, comma-separated: 7000 (ms), 5000-9500 (random in a range), 0 (at once)\n",
+  );
+  process.exit(2);
+}
 if (!(deliveryRate > 0) || !Number.isInteger(deliverySeconds) || deliverySeconds < 10) {
   process.stderr.write('--delivery-rate takes events per second (> 0); --delivery-duration whole seconds, at least 10 (e.g. 20s)\n');
   process.exit(2);
@@ -151,6 +159,7 @@ if (only === 'all' || only === 'webhooks' || only === 'deliveries') {
           seconds: deliverySeconds,
           workerFlags,
           only: process.argv.includes('--sustained-only') ? 'sustained' : undefined,
+          fairnessReceivers,
         },
         log,
       )),
