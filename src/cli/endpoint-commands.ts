@@ -31,7 +31,11 @@ export function endpointCommands(program: Command): void {
         return { created, warning: await deliveryRefusalWarning(s, created.url) };
       });
       const verifyAgain = `wsops endpoint verify --workspace ${opts.workspace} ${created.id}`;
-      if (warning) process.stderr.write(`wsops: ${warning}; then send the verification again: ${verifyAgain}\n`);
+      // verify checks the URL again before it sends: it needs the setting as this command had it.
+      if (warning)
+        process.stderr.write(
+          `wsops: ${warning}; then send the verification again, with the setting for that command too (or in .env): WSOPS_ALLOW_PRIVATE_WEBHOOKS=true ${verifyAgain}\n`,
+        );
       print(!!opts.json, created, () =>
         [
           `endpoint ${created.id} registered (${created.status}); a signed endpoint.verification was queued.`,

@@ -96,7 +96,8 @@ for (const dialect of DIALECTS) {
           r.stderr,
           /every delivery to this URL will be refused \(url_refused\): webhook URL must use https \(got http:\) \[rule: scheme\]/,
         );
-        assert.ok(r.stderr.includes(`wsops endpoint verify --workspace ${ws} ${id}`), r.stderr);
+        // verify checks the URL again, so the command it suggests carries the setting.
+        assert.ok(r.stderr.includes(`WSOPS_ALLOW_PRIVATE_WEBHOOKS=true wsops endpoint verify --workspace ${ws} ${id}`), r.stderr);
 
         const line = await until(
           () =>
