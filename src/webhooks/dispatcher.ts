@@ -184,7 +184,10 @@ export class Dispatcher {
         // A throttled endpoint's next turn ends the idle wait early (its jobs wait for it).
         await this.pause(Math.min(idleMs, throttleTurnMs ?? idleMs));
         idleMs = Math.min(this.maxIdleMs, idleMs * 2);
-      } else if (drained && handled > 0 && this.running) {
+        continue;
+      }
+      idleMs = this.pollMs;
+      if (drained && handled > 0 && this.running) {
         // The claim took every due job: what arrives next gathers for one poll interval, so a
         // busy endpoint's rounds carry many deliveries each, not one (ADR 33). Not cut short
         // by wake(): that is what would make the rounds small again.
@@ -194,9 +197,6 @@ export class Dispatcher {
         // empty write transaction each round (ADR 35). With nothing in flight it claims at once,
         // and the idle wait starts short again: a longer one only delays the next event.
         if (this.inFlight > 0 && this.wakes === wakes) await this.pause(this.maxIdleMs);
-        idleMs = this.pollMs;
-      } else {
-        idleMs = this.pollMs;
       }
     }
   }
