@@ -46,13 +46,15 @@ async function openSource(file: string): Promise<AsyncIterable<Buffer>> {
 
 /** The report for a person: what happened, counts per register, then every listed refusal with its line. */
 export function importSummary(report: ImportReport): string {
+  const lines = count(report.lines, 'line');
+  const refused = report.refused_count;
   const what = report.dry_run
-    ? `dry run of ${report.lines} lines: nothing was written`
+    ? `dry run of ${lines}: nothing was written${refused ? `; ${count(refused, 'line')} would be refused` : ''}`
     : report.committed
-      ? `imported ${report.lines} lines into ${report.workspace_id}`
+      ? `imported ${lines} into ${report.workspace_id}${refused ? `: ${applied(report)} applied, ${refused} refused` : ''}`
       : report.atomic
-        ? `atomic import of ${report.lines} lines refused as a whole: nothing was written`
-        : `import of ${report.lines} lines into ${report.workspace_id} stopped`;
+        ? `atomic import of ${lines} refused as a whole: nothing was written`
+        : `import of ${lines} into ${report.workspace_id} stopped`;
   const rows = Object.entries(report.counts).map(([register, c]) => ({
     register,
     created: c.upsert.created,
@@ -64,16 +66,29 @@ export function importSummary(report: ImportReport): string {
   }));
   const out = [what];
   if (rows.length) out.push(table(rows, ['register', 'created', 'updated', 'unchanged', 'deleted', 'absent', 'refused']));
-  if (report.refused_count > 0) {
-    out.push(`${report.refused_count} ${report.refused_count === 1 ? 'line' : 'lines'} refused:`);
-    // In line order (a line that waited for a later reference is refused at the end).
+  if (refused > 0) {
+    out.push(`${count(refused, 'line')} refused:`);
+    // In line order (a line that waited for a later reference is refused at the end); a line
+    // with several faults has one row for each.
     for (const r of [...report.refused].sort((a, b) => a.line - b.line))
       out.push(printable(`line ${r.line}${r.pointer ? ` ${r.pointer}` : ''} ${r.code}: ${r.detail}`));
-    if (report.refused_truncated)
-      out.push(`(${report.refused_count - report.refused.length} more refused lines are counted but not listed)`);
+    if (report.refused_truncated) {
+      const unlisted = refused - new Set(report.refused.map((r) => r.line)).size;
+      out.push(`(${count(unlisted, 'more refused line')} counted but not listed)`);
+    }
   }
   return out.join('\n');
 }
+
+/** Operations that took effect or found nothing to do (every count but the refusals). */
+const applied = (report: ImportReport): number =>
+  Object.values(report.counts).reduce(
+    (sum, c) => sum + c.upsert.created + c.upsert.updated + c.upsert.unchanged + c.delete.deleted + c.delete.absent,
+    0,
+  );
+
+/** "1 line", "3 lines". */
+const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`;
 
 export function dataCommands(program: Command): void {
   program

@@ -80,7 +80,7 @@ export function endpointCommands(program: Command): void {
         print(!!opts.json, result, () =>
           name === 'disable'
             ? `endpoint ${result.id} is ${result.status}`
-            : `endpoint ${result.id} is ${result.status}; a new signed endpoint.verification is due now (the running server sends it within seconds); it becomes active when the receiver answers with a 2xx.`,
+            : `endpoint ${result.id} is ${result.status}; its signed endpoint.verification is due now (the one it still owed, sent again, or a new one; the running server sends it within seconds); it becomes active when the receiver answers with a 2xx.`,
         );
       });
   }

@@ -157,9 +157,14 @@ export function buildInternalOpenApi(): JsonSchema {
           },
         },
       },
-      refused_count: { type: 'integer' },
-      refused: { type: 'array', description: 'The first 1,000 refused lines (all are counted).', items: ref('RefusedLine') },
-      refused_truncated: { type: 'boolean' },
+      refused_count: { type: 'integer', description: 'How many lines were refused.' },
+      refused: {
+        type: 'array',
+        description:
+          'Why lines were refused, one entry per fault: a line with two faults (a missing field and an unknown one) has two entries with its line number. The first 1,000 entries are listed; every refused line is counted in refused_count.',
+        items: ref('RefusedLine'),
+      },
+      refused_truncated: { type: 'boolean', description: 'Whether faults were left out of refused (over 1,000).' },
       started_at: { type: 'string', format: 'date-time' },
       finished_at: { type: 'string', format: 'date-time' },
     },

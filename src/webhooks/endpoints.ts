@@ -15,7 +15,7 @@ import type { DB, WebhookEndpointsTable } from '../store/schema.js';
 import { lockWorkspace } from '../store/workspaces.js';
 import { EVENT_TYPES, isEventType, SUBSCRIBABLE_EVENTS, VERIFICATION_EVENT } from './event-types.js';
 import { emitVerification } from './outbox.js';
-import { holdOwedJobs } from './queue.js';
+import { holdOwedJobs, makeDueNow } from './queue.js';
 import { checkWebhookUrl } from './url-safety.js';
 
 export const MAX_DELIVERING_ENDPOINTS = 5;
@@ -228,7 +228,7 @@ export async function enableEndpoint(services: Services, workspaceId: string, id
   return reverify(services, workspaceId, id, actor, 'enable');
 }
 
-/** Sends a new verification challenge to an endpoint that has not answered one yet. */
+/** Sends the verification again now, to an endpoint that has not answered one yet. */
 export async function verifyEndpoint(services: Services, workspaceId: string, id: string, actor = 'cli') {
   return reverify(services, workspaceId, id, actor, 'verify');
 }
@@ -263,12 +263,36 @@ async function reverify(services: Services, workspaceId: string, id: string, act
       action: mode === 'enable' ? 'endpoint.enabled' : 'endpoint.verification_sent',
       target: id,
     });
-    const event = await emitVerification(trx, workspaceId, id, randomBytes(16).toString('hex'), now);
+    const eventId =
+      (await resendOwedVerification(trx, id, now)) ??
+      (await emitVerification(trx, workspaceId, id, randomBytes(16).toString('hex'), now)).id;
     return {
       ...toView({ ...row, status: 'unverified', disabled_reason: null, disabled_at: null, consecutive_failures: 0, updated_at: at }),
-      verification_event_id: event.id,
+      verification_event_id: eventId,
     };
   });
+}
+
+/**
+ * The verification an endpoint still owes (its retries pending, or held while it was disabled)
+ * is made due now rather than joined by a second one: a receiver gets one challenge, and no
+ * stale retry of an older one arrives after it is active. Returns that event's id, or
+ * undefined when nothing is owed (a new verification is then emitted).
+ */
+async function resendOwedVerification(trx: Kysely<DB>, endpointId: string, now: number): Promise<string | undefined> {
+  const owed = await trx
+    .selectFrom('delivery_jobs')
+    .select(['id', 'event_id'])
+    .where('endpoint_id', '=', endpointId)
+    .where('event_type', '=', VERIFICATION_EVENT)
+    .where('state', 'in', ['pending', 'held'])
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (!owed) return undefined;
+  // An attempt in flight under a live lease is left to finish: its answer decides.
+  await makeDueNow(trx, [owed.id], now);
+  return owed.event_id;
 }
 
 /** A new secret signs at once; the old one keeps signing beside it for the grace period. */

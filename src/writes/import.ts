@@ -17,7 +17,7 @@ import { randomBase62 } from '../ids.js';
 import { REGISTERS, registerByPath } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
 import { idPattern, idRule } from '../registers/fields.js';
-import { clip, type FieldProblem, type FieldProblemCode, type RecordObject, readRecordInput } from '../registers/record-input.js';
+import { clip, type FieldProblemCode, type RecordObject, readRecordInput } from '../registers/record-input.js';
 import type { Services } from '../services.js';
 import { recordAudit } from '../store/audit.js';
 import { nextSlice, type RecordBatch, type StoredRecord, sliceUsed } from '../store/record-batches.js';
@@ -83,15 +83,15 @@ type Upsert = Extract<Op, { kind: 'upsert' }>;
 
 const TOP_KEYS = new Set(['register', 'op', 'record', 'id']);
 
-/** One line to an operation, or the reason it is refused. */
-export function parseOperation(line: number, text: string, keepTimestamps: boolean): Op | RefusedLine {
+/** One line to an operation, or every reason it is refused (a line with two faults names both). */
+export function parseOperation(line: number, text: string, keepTimestamps: boolean): Op | RefusedLine[] {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    return { line, pointer: '', code: 'invalid_json', detail: `is not JSON (${(err as Error).message.slice(0, 100)})` };
+    return [{ line, pointer: '', code: 'invalid_json', detail: `is not JSON (${(err as Error).message.slice(0, 100)})` }];
   }
-  const refuse = (pointer: string, code: FieldProblemCode, detail: string): RefusedLine => ({ line, pointer, code, detail });
+  const refuse = (pointer: string, code: FieldProblemCode, detail: string): RefusedLine[] => [{ line, pointer, code, detail }];
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return refuse(
       '',
@@ -116,10 +116,7 @@ export function parseOperation(line: number, text: string, keepTimestamps: boole
   if (o.op !== 'upsert') return refuse('/op', 'invalid_operation', `must be "upsert" or "delete"; got "${clip(o.op)}"`);
   if ('id' in o) return refuse('/id', 'invalid_operation', 'an upsert carries its id inside record');
   const input = readRecordInput(register, o.record, { keepTimestamps });
-  if (!input.ok) {
-    const first = input.problems[0] as FieldProblem;
-    return refuse(`/record${first.pointer}`, first.code, first.detail);
-  }
+  if (!input.ok) return input.problems.map((p) => ({ line, pointer: `/record${p.pointer}`, code: p.code, detail: p.detail }));
   return {
     line,
     register,
@@ -130,13 +127,15 @@ export function parseOperation(line: number, text: string, keepTimestamps: boole
   };
 }
 
-const isRefused = (x: Op | RefusedLine): x is RefusedLine => 'code' in x;
+const isRefused = (x: Op | RefusedLine[]): x is RefusedLine[] => Array.isArray(x);
 
 class Report {
   readonly id = `imp_${randomBase62(16)}`;
   lines = 0;
   refusedCount = 0;
   readonly refused: RefusedLine[] = [];
+  /** Whether a fault was left out of `refused` (over MAX_REPORTED_REFUSALS). */
+  truncated = false;
   readonly counts: Record<string, RegisterCounts> = {};
 
   of(register: Register): RegisterCounts {
@@ -148,10 +147,14 @@ class Report {
     return c;
   }
 
-  refuse(r: RefusedLine, register?: Register): void {
+  /** One refused line, with each of its faults (one entry in `refused` per fault). */
+  refuse(r: RefusedLine | RefusedLine[], register?: Register): void {
     this.refusedCount++;
     if (register) this.of(register).refused++;
-    if (this.refused.length < MAX_REPORTED_REFUSALS) this.refused.push(r);
+    for (const fault of Array.isArray(r) ? r : [r]) {
+      if (this.refused.length < MAX_REPORTED_REFUSALS) this.refused.push(fault);
+      else this.truncated = true;
+    }
   }
 }
 
@@ -304,11 +307,13 @@ class Applier {
     while (dropped) {
       dropped = false;
       for (const [id, w] of waiting) {
-        const bad = [...w.missing].find((m) => !waiting.has(m));
-        if (bad !== undefined) {
+        const bad = w.op.refs.filter((r) => w.missing.has(r.id) && !waiting.has(r.id));
+        if (bad.length > 0) {
           waiting.delete(id);
-          const ref = w.op.refs.find((r) => r.id === bad) as { pointer: string; id: string };
-          this.report.refuse({ line: w.op.line, ...danglingProblem(`/record${ref.pointer}`, ref.id) }, w.op.register);
+          this.report.refuse(
+            bad.map((ref) => ({ line: w.op.line, ...danglingProblem(`/record${ref.pointer}`, ref.id) })),
+            w.op.register,
+          );
           dropped = true;
         }
       }
@@ -461,7 +466,7 @@ async function settle(
     counts: report.counts,
     refused_count: report.refusedCount,
     refused: report.refused,
-    refused_truncated: report.refusedCount > report.refused.length,
+    refused_truncated: report.truncated,
     started_at: startedAt,
     finished_at: finishedAt,
   };

@@ -243,6 +243,14 @@ describe('a database that cannot be opened or reached is one line and an exit st
     }
   });
 
+  it('sqlite, a directory under /proc (mkdir answers ENOENT under an existing parent): one line, exit 1, no hang', () => {
+    assertOneLine(
+      wsops(['workspace', 'list'], dir, { WSOPS_DATABASE_URL: 'sqlite:/proc/wsops-nope/wsops.db' }),
+      1,
+      /^wsops: cannot open sqlite:\/proc\/wsops-nope\/wsops\.db: its directory \/proc\/wsops-nope cannot be created or written \(ENOENT\)/,
+    );
+  });
+
   it('sqlite, a file that is not a database: one line, exit 1', () => {
     const r = wsops(['workspace', 'list'], dir, { WSOPS_DATABASE_URL: `sqlite:${join(dir, 'a-file')}` });
     assertOneLine(r, 1, /is not a SQLite database/);

@@ -117,6 +117,42 @@ for (const dialect of DIALECTS) {
       assert.equal((await status(ep.id)).status, 'active');
     });
 
+    it('endpoint verify sends the verification it still owes again now (same event, new delivery id), and no stale retry of it arrives once the endpoint is active', async () => {
+      rx.on('/late', answer(400));
+      const ep = await createEndpoint(h.services, ws, { url: rx.url('/late'), scopes: 'assets:read', events: 'asset.assigned' });
+      await drain();
+      assert.equal(rx.at('/late').length, 1, 'the first verification, answered 400; its retry is owed');
+      rx.on('/late', answer(204));
+      const resent = await verifyEndpoint(h.services, ws, ep.id);
+      assert.equal(resent.verification_event_id, ep.verification_event_id, 'the owed verification, not a second one');
+      await drain();
+      assert.equal((await status(ep.id)).status, 'active');
+      h.clock.advance(24 * 3600_000);
+      await drain();
+      const got = rx.at('/late');
+      assert.equal(got.length, 2, 'the first attempt and the resend, nothing after');
+      assert.deepEqual(
+        got.map((r) => JSON.parse(r.body).id),
+        [ep.verification_event_id, ep.verification_event_id],
+      );
+      assert.notEqual(got[0]?.headers['x-service-delivery'], got[1]?.headers['x-service-delivery']);
+    });
+
+    it('re-enabling an endpoint disabled before it was verified sends the verification it still owed, not a second one beside it', async () => {
+      rx.on('/held', answer(500));
+      const ep = await createEndpoint(h.services, ws, { url: rx.url('/held'), scopes: 'assets:read', events: 'asset.assigned' });
+      await drain();
+      await disableEndpoint(h.services, ws, ep.id);
+      rx.on('/held', answer(200));
+      const enabled = await enableEndpoint(h.services, ws, ep.id);
+      assert.equal(enabled.verification_event_id, ep.verification_event_id);
+      await drain();
+      assert.equal((await status(ep.id)).status, 'active');
+      h.clock.advance(24 * 3600_000);
+      await drain();
+      assert.equal(rx.at('/held').length, 2, 'the first attempt and the one after enable, nothing after');
+    });
+
     it('the signing secret is stored encrypted, never in plain text', async () => {
       const ep = await newEndpoint();
       const row = await status(ep.id);

@@ -197,7 +197,7 @@ for (const dialect of DIALECTS) {
         const started = Date.now();
         const verify = run(DEV, 'endpoint', 'verify', '--workspace', ws, id);
         assert.equal(verify.status, 0, verify.stderr);
-        assert.match(verify.stdout, /a new signed endpoint\.verification is due now/);
+        assert.match(verify.stdout, /its signed endpoint\.verification is due now/);
         await until(() => endpointStatus(ws, id) === 'active', 20_000, 'the endpoint to be active');
         assert.ok(Date.now() - started < 30_000, 'well before the first retry (1 minute)');
         const audit = run({}, 'audit', '--workspace', ws, '--json').json() as {

@@ -196,6 +196,7 @@ for (const dialect of DIALECTS) {
       ].join('\n');
       const r = run(['import', '--workspace', ws, '-'], text);
       assert.equal(r.status, 2, r.stderr);
+      assert.match(r.stdout, /^imported 5 lines into \S+: 2 applied, 3 refused$/m, 'the first line says what took effect');
       assert.match(r.stdout, /^3 lines refused:$/m);
       const refusals = r.stdout.split('\n').filter((l) => l.startsWith('line '));
       assert.equal(refusals.length, 3, r.stdout);

@@ -202,6 +202,30 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await ids(ws, 'people'), ['per_fine']);
     });
 
+    it('a line with several faults is refused once and names each of them: every field fault, every dangling reference', async () => {
+      const ws = await h.workspace({ seed: false });
+      const { given_name: _, ...unnamed } = person('per_two_faults', 'loc_hq');
+      const body = [
+        line('locations', site('loc_hq')),
+        line('people', { ...unnamed, statuss: 'ACTIVE' }),
+        line('people', person('per_two_refs', 'loc_nowhere', { manager_id: 'per_ghost' })),
+      ].join('\n');
+      const { json } = await importText(ws, body);
+      const refused = json.refused
+        .map((r: { line: number; pointer: string; code: string }) => [r.line, r.pointer, r.code])
+        .sort((a: string[], b: string[]) => `${a[0]}${a[1]}`.localeCompare(`${b[0]}${b[1]}`));
+      assert.deepEqual(refused, [
+        [2, '/record/given_name', 'required'],
+        [2, '/record/statuss', 'unknown_field'],
+        [3, '/record/location_id', 'dangling_reference'],
+        [3, '/record/manager_id', 'dangling_reference'],
+      ]);
+      assert.equal(json.refused_count, 2, 'two lines refused');
+      assert.equal(json.counts.people.refused, 2);
+      assert.equal(json.refused_truncated, false);
+      assert.deepEqual(await ids(ws, 'people'), []);
+    });
+
     it('references may form a cycle inside one import (two people who manage each other), but not point outside it', async () => {
       const ws = await h.workspace({ seed: false });
       const body = [

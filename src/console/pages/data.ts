@@ -102,9 +102,12 @@ function countsTable(counts: ImportReport['counts'], caption: string): Html {
 </table></div>`;
 }
 
+/** The first `limit` faults, in line order. */
+const firstRefusals = (refused: readonly RefusedLine[], limit: number): RefusedLine[] =>
+  [...refused].sort((a, b) => a.line - b.line).slice(0, limit);
+
 function refusalList(refused: readonly RefusedLine[], limit: number): Html {
-  const sorted = [...refused].sort((a, b) => a.line - b.line).slice(0, limit);
-  return html`<ul class="plain refusals">${sorted.map(
+  return html`<ul class="plain refusals">${firstRefusals(refused, limit).map(
     (r) =>
       html`<li><strong>Line ${r.line}</strong>${r.pointer ? html` <code>${r.pointer}</code>` : ''} <code class="chip">${r.code}</code> ${r.detail}</li>`,
   )}</ul>`;
@@ -245,6 +248,8 @@ ${importsSection(imports)}`,
 function checkPage(ctx: PageContext, file: Upload, register: Register | undefined, report: ImportReport, notice?: string): Html {
   const sha256 = digest(file.bytes);
   const refused = report.refused_count;
+  // A line with several faults has one entry each: count the lines the list shows.
+  const unlisted = refused - new Set(firstRefusals(report.refused, REFUSALS_ON_REPORT).map((r) => r.line)).size;
   const body = html`<section class="card stack" aria-labelledby="report-title">
 <h2 id="report-title">Report of the check</h2>
 <p><strong>${file.name || 'The file'}</strong>: ${report.lines} lines${register ? html`, CSV of ${registerTitle(register.path)}` : ', NDJSON'}. Nothing has been written yet.</p>
@@ -253,7 +258,7 @@ ${
   refused
     ? html`<h3>${refused} ${refused === 1 ? 'line is' : 'lines are'} refused and would not be written</h3>
 ${refusalList(report.refused, REFUSALS_ON_REPORT)}
-${refused > Math.min(report.refused.length, REFUSALS_ON_REPORT) ? html`<p class="hint">${refused - Math.min(report.refused.length, REFUSALS_ON_REPORT)} more refused lines are not listed; <code>wsops import --dry-run</code> lists up to 1,000.</p>` : ''}`
+${unlisted > 0 ? html`<p class="hint">${unlisted} more refused ${unlisted === 1 ? 'line is' : 'lines are'} not listed; <code>wsops import --dry-run</code> lists up to 1,000 faults.</p>` : ''}`
     : html`<p>${badge('good', 'No line refused')}</p>`
 }
 </section>

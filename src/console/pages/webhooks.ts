@@ -144,8 +144,8 @@ function secretPanel(secret: string, lead: string): Html {
 
 const NOTICES: Record<string, { kind: 'success' | 'error' | 'info'; text: string }> = {
   disabled: { kind: 'success', text: 'Endpoint disabled. Deliveries it still owes are held until it is switched on.' },
-  enabled: { kind: 'success', text: 'Endpoint switched on: a new verification was sent. It becomes active when it answers with a 2xx.' },
-  verification_sent: { kind: 'success', text: 'A new verification was sent.' },
+  enabled: { kind: 'success', text: 'Endpoint switched on: the verification is sent again. It becomes active when it answers with a 2xx.' },
+  verification_sent: { kind: 'success', text: 'The verification is being sent again now.' },
   test_sent: { kind: 'success', text: 'Test event queued: a signed endpoint.test delivery. It shows in the deliveries in a few seconds.' },
   test_waiting: { kind: 'info', text: 'Test event queued; it is delivered once the endpoint answers its verification.' },
   throttle_set: { kind: 'success', text: 'Throttle saved: every worker applies it from its next claim.' },

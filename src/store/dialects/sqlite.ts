@@ -2,7 +2,7 @@
  * SQLite's side of the database seam (engine.ts): better-sqlite3, a writer connection and a
  * read-only one (what is read on that one is in sqlite-reads.ts).
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, type RawBuilder, SqliteDialect, sql } from 'kysely';
@@ -100,9 +100,28 @@ function quote(identifier: string): string {
   return `"${identifier.replaceAll('"', '""')}"`;
 }
 
+/**
+ * `mkdir -p`, one level at a time: Node 20-24's own `recursive: true` spins forever where mkdir
+ * answers ENOENT under an existing parent (/proc/nope), instead of failing.
+ */
+function makeDirectory(directory: string): void {
+  if (existsSync(directory)) {
+    if (statSync(directory).isDirectory()) return;
+    throw Object.assign(new Error(`${directory} is not a directory`), { code: 'ENOTDIR' });
+  }
+  const parent = dirname(directory);
+  if (parent !== directory) makeDirectory(parent);
+  try {
+    mkdirSync(directory);
+  } catch (error) {
+    // Another process (a second CLI command) made it in between: that is what we wanted.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
 /** `path` is what follows `sqlite:` in the URL (`:memory:` for a private in-memory database). */
 export function openSqlite(path: string, options: OpenOptions): Database {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') makeDirectory(dirname(path));
   const raw = new SQLite(path);
   // exec, not pragma(): pragma() prepares a statement that is then garbage (see preparedStatement).
   raw.exec('PRAGMA journal_mode = WAL');
