@@ -193,7 +193,12 @@ export async function writeBench(
     const started = performance.now();
     const res = await fetch(`${internal}/internal/v1/workspaces/${main.id}/export`, { headers: { authorization: `Bearer ${TOKEN}` } });
     let lines = 0;
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) for (const b of chunk) if (b === 10) lines++;
+    // Lines counted with indexOf: a loop over every byte in JS cost this process 2-5 µs per
+    // record, more than the server spends, and capped the figure at ~100,000 records/s.
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) lines++;
+    }
     const exportRate = lines / ((performance.now() - started) / 1000);
     rows.push({
       benchmark: `${dialect}: export over HTTP`,
