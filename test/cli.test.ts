@@ -83,21 +83,25 @@ for (const dialect of DIALECTS) {
       assert.equal(run('delete', '--workspace', ws, 'assets', 'ast_missing').status, 2);
     });
 
-    it('serve on an empty database creates a demo workspace and prints a working key and curl line', async () => {
+    it('serve on an empty database creates a demo workspace and prints a working key and curl line (on stderr when stdout is piped: stdout holds JSON log lines only)', async () => {
       const fresh = await createTestDatabase(dialect);
       const port = await freePort(); // a random fixed port could be one of the suite's outgoing connections
       const child: ChildProcess = spawn(process.execPath, [BIN, 'serve', '--port', String(port)], {
-        env: { ...env(), WSOPS_DATABASE_URL: fresh.url, WSOPS_DEMO: 'true' },
+        env: { ...env(), WSOPS_DATABASE_URL: fresh.url, WSOPS_DEMO: 'true', WSOPS_LOG_LEVEL: 'info' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       try {
         let out = '';
+        let stdout = '';
         child.stdout?.on('data', (c) => {
+          stdout += String(c);
+        });
+        child.stderr?.on('data', (c) => {
           out += String(c);
         });
         const key = await new Promise<string>((resolve, reject) => {
           const timer = setTimeout(() => reject(new Error(`no key printed: ${out}`)), 60_000);
-          child.stdout?.on('data', () => {
+          child.stderr?.on('data', () => {
             const m = /curl -H "Authorization: Bearer (svc_sk_test_\S+)"/.exec(out);
             if (m) {
               clearTimeout(timer);
@@ -115,6 +119,10 @@ for (const dialect of DIALECTS) {
         const body = (await res?.json()) as { data: unknown[]; has_more: boolean };
         assert.equal(body.data.length, 2);
         assert.equal(body.has_more, true);
+        const lines = stdout.split('\n').filter(Boolean);
+        assert.ok(lines.length > 0, 'the server logs to stdout');
+        for (const line of lines) assert.doesNotThrow(() => JSON.parse(line), `a log line that is not JSON: ${line}`);
+        assert.ok(!stdout.includes(key), 'the key is not in the log');
       } finally {
         child.kill('SIGTERM');
         await new Promise((r) => child.once('exit', r));

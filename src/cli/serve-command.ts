@@ -198,9 +198,14 @@ function once<A extends unknown[]>(fn: (...args: A) => Promise<void>): (...args:
   };
 }
 
+/**
+ * The demo's key, curl line and console link, for a person. On a terminal they go to stdout with
+ * the readable log; when stdout is piped it carries JSON log lines only (a collector or `jq`
+ * reads every line as JSON), so they go to stderr, which still reaches the terminal.
+ */
 function printDemo(baseUrl: string, port: number, workspaceId: string, key: string, records: number, consoleLink: string): void {
   const base = baseUrl.replace(/:\d+$/, `:${port}`);
-  process.stdout.write(
+  (process.stdout.isTTY ? process.stdout : process.stderr).write(
     [
       '',
       `Demo workspace ${workspaceId} created with ${records} records.`,
