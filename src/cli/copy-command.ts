@@ -8,7 +8,7 @@ import { parsePositiveInt, print, UsageError } from './output.js';
 import { progressBar } from './progress.js';
 
 /** What the operator must do about the master secret that seals the endpoint secrets. */
-function masterSecretNote(envSecret: string | undefined, stored: string | undefined) {
+function masterSecretNote(envSecret: string | undefined, stored: string | undefined, shown: boolean) {
   if (envSecret !== undefined) {
     return {
       source: 'WSOPS_SECRET' as const,
@@ -21,7 +21,9 @@ function masterSecretNote(envSecret: string | undefined, stored: string | undefi
       note:
         'The master secret was generated for a demo (WSOPS_SECRET unset) and is stored in the settings table; it was copied with them, so the new database works as it is while WSOPS_SECRET stays unset. ' +
         'A live deployment (WSOPS_ENV=live) must set WSOPS_SECRET to that same value, or no endpoint can sign and no cursor stays valid: ' +
-        "read it with `SELECT value FROM settings WHERE name = 'server_secret'` (or copy with --show-secret), keep it in your secret store, then delete that row.",
+        (shown
+          ? 'it is printed below (WSOPS_SECRET=…): keep it in your secret store, then delete the settings row `server_secret`.'
+          : "read it with `SELECT value FROM settings WHERE name = 'server_secret'` (or copy with --show-secret), keep it in your secret store, then delete that row."),
     };
   }
   return {
@@ -80,7 +82,7 @@ export function copyCommand(program: Command): void {
         });
         bar?.finish();
         const seconds = (performance.now() - started) / 1000;
-        const secret = masterSecretNote(config.secret, result.storedServerSecret);
+        const secret = masterSecretNote(config.secret, result.storedServerSecret, !!opts.showSecret);
         const shown = opts.showSecret && secret.source === 'settings' ? { value: result.storedServerSecret } : {};
         print(
           !!opts.json,

@@ -21,20 +21,24 @@ export function endpointCommands(program: Command): void {
   ep.command('create')
     .description('register an endpoint; its signing secret is printed once; a verification event is sent')
     .requiredOption('--workspace <id>', 'workspace id')
-    .requiredOption('--url <url>', 'https URL on port 443, reachable from the public internet')
+    .requiredOption(
+      '--url <url>',
+      'https URL on port 443, reachable from the public internet (a receiver on this machine, for development: WSOPS_ALLOW_PRIVATE_WEBHOOKS=true for the server and this command; README, "Testing webhooks locally")',
+    )
     .requiredOption('--scopes <list>', 'comma-separated read scopes')
     .requiredOption('--events <list>', 'comma-separated event types')
     .option('--json', 'machine output')
     .action(async (opts: { workspace: string; url: string; scopes: string; events: string; json?: boolean }) => {
-      const { created, warning } = await inWorkspace(opts.workspace, async (s) => {
+      const { created, warning, allowPrivate } = await inWorkspace(opts.workspace, async (s) => {
         const created = await createEndpoint(s, opts.workspace, opts);
-        return { created, warning: await deliveryRefusalWarning(s, created.url) };
+        return { created, warning: await deliveryRefusalWarning(s, created.url), allowPrivate: s.config.allowPrivateWebhooks };
       });
-      const verifyAgain = `wsops endpoint verify --workspace ${opts.workspace} ${created.id}`;
-      // verify checks the URL again before it sends: it needs the setting as this command had it.
+      // verify checks the URL again: a command that needed the setting to register it needs it too.
+      const setting = allowPrivate ? 'WSOPS_ALLOW_PRIVATE_WEBHOOKS=true ' : '';
+      const verifyAgain = `${setting}wsops endpoint verify --workspace ${opts.workspace} ${created.id}`;
       if (warning)
         process.stderr.write(
-          `wsops: ${warning}; then send the verification again, with the setting for that command too (or in .env): WSOPS_ALLOW_PRIVATE_WEBHOOKS=true ${verifyAgain}\n`,
+          `wsops: ${warning}; then send the verification again, with the setting for that command too (or in .env): ${verifyAgain}\n`,
         );
       print(!!opts.json, created, () =>
         [

@@ -353,6 +353,8 @@ for (const from of DIALECTS) {
         if (recipe) {
           assert.equal(copied.master_secret.source, 'settings');
           assert.equal(copied.master_secret.value, storedSecret, '--show-secret prints the generated master secret');
+          assert.match(copied.master_secret.note, /printed below/);
+          assert.doesNotMatch(copied.master_secret.note, /or copy with --show-secret/, 'no advice to do what was just done');
         } else {
           assert.equal(copied.master_secret.source, 'WSOPS_SECRET');
           assert.ok(!printed.includes(TEST_SECRET));

@@ -82,6 +82,19 @@ for (const dialect of DIALECTS) {
         /Start the server with WSOPS_ALLOW_PRIVATE_WEBHOOKS=true too, or every delivery to this URL is refused \(url_refused\)/,
       );
       assert.match(r.json().secret, /^whsec_/, 'the JSON output on stdout is unchanged');
+      const readable = create(DEV, ws, rx.url('/no-server-yet-2'));
+      assert.equal(readable.status, 0, readable.stderr);
+      assert.match(
+        readable.stdout,
+        /send the verification again now: WSOPS_ALLOW_PRIVATE_WEBHOOKS=true wsops endpoint verify --workspace \S+ we_\S+$/m,
+        'the hint carries the setting the command needed',
+      );
+    });
+
+    it('endpoint create --help says how a receiver on this machine is allowed in development', () => {
+      const r = run({}, 'endpoint', 'create', '--help');
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout.replace(/\s+/g, ' '), /WSOPS_ALLOW_PRIVATE_WEBHOOKS=true for the server and this command/);
     });
 
     it('a server without the setting: the CLI warns at create, the delivery is url_refused, the server logs the rule, deliveries names rule and setting', async () => {
