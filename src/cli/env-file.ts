@@ -16,10 +16,17 @@ const ASSIGNMENT = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*(.*)$/;
 const KNOWN = new Set<string>([...Object.values(SETTINGS).map((s) => s.env), ...Object.keys(RETIRED_SETTINGS)]);
 
 let fromFile: ReadonlySet<string> = new Set();
+let lineOf: ReadonlyMap<string, number> = new Map();
 
 /** The names whose values came from `.env` (not overridden by the environment), for `wsops status`. */
 export function namesFromEnvFile(): ReadonlySet<string> {
   return fromFile;
+}
+
+/** Where a setting's value came from when `.env` gave it ("<path> line 3"), for a message that refuses the value. */
+export function envFileLineOf(name: string): string | undefined {
+  const line = fromFile.has(name) ? lineOf.get(name) : undefined;
+  return line === undefined ? undefined : `${ENV_FILE} line ${line}`;
 }
 
 /** Reads `.env` from `dir` into `env` (names `env` already has are left alone); returns the names it set. */
@@ -32,7 +39,7 @@ export function loadEnvFile(dir: string = process.cwd(), env: NodeJS.ProcessEnv 
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return fromFile;
     throw new ConfigError(`cannot read ${path}: ${(err as Error).message}`);
   }
-  checkLines(text, path);
+  lineOf = checkLines(text, path);
   const set = new Set<string>();
   for (const [name, value] of Object.entries(parseEnv(text))) {
     if (env[name] !== undefined) continue;
@@ -49,8 +56,9 @@ export function loadEnvFile(dir: string = process.cwd(), env: NodeJS.ProcessEnv 
  * setting at its default without a word (the very surprise `.env` is meant to end). Messages name
  * the line, never its value (it may be a secret).
  */
-function checkLines(text: string, path: string): void {
+function checkLines(text: string, path: string): Map<string, number> {
   const lines = text.split(/\r?\n/);
+  const assigned = new Map<string, number>();
   let closing: string | undefined;
   for (const [i, line] of lines.entries()) {
     const where = `${path} line ${i + 1}`;
@@ -68,10 +76,12 @@ function checkLines(text: string, path: string): void {
         `${where}: ${name} is not a wsops setting${near ? ` (did you mean ${near}?)` : ''}; the settings are listed in README.md, "Settings"`,
       );
     }
+    assigned.set(name, i + 1); // the last assignment of a name is the one that counts
     const quote = /^["'`]/.exec(value)?.[0];
     if (quote !== undefined && !value.slice(1).includes(quote)) closing = quote;
   }
   if (closing !== undefined) throw new ConfigError(`${path}: a value opened with ${closing} is never closed; add the closing ${closing}`);
+  return assigned;
 }
 
 /** The known setting closest to a misspelt name (at most 3 edits away). */

@@ -2,6 +2,7 @@ import { ConfigError } from '../config.js';
 import { AppError } from '../errors.js';
 import { DatabaseUnavailableError } from '../store/database-failure.js';
 import { printable, printableJson } from '../text-rules.js';
+import { envFileLineOf } from './env-file.js';
 
 /** Exit status for wrong arguments and refused operations (the contract's "exit 2"). */
 export const EXIT_USAGE = 2;
@@ -20,8 +21,13 @@ export function print(json: boolean, value: unknown, human: () => string): void 
 /** Prints one line that says what was wrong; returns the exit status. */
 export function reportFailure(err: unknown): number {
   if (err instanceof AppError || err instanceof UsageError || err instanceof ConfigError) {
-    // Several wrong settings are reported at once, one line each.
-    for (const line of err.message.split('\n')) process.stderr.write(`wsops: ${printable(line)}\n`);
+    // Several wrong settings are reported at once, one line each; a value that came from .env
+    // says which line of it to fix.
+    for (const line of err.message.split('\n')) {
+      const name = err instanceof ConfigError ? /^(WSOPS_[A-Z0-9_]+) /.exec(line)?.[1] : undefined;
+      const where = name && envFileLineOf(name);
+      process.stderr.write(`wsops: ${printable(line)}${where ? ` (set in ${where})` : ''}\n`);
+    }
     return EXIT_USAGE;
   }
   if (err instanceof DatabaseUnavailableError) {

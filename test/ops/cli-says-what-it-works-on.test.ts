@@ -99,6 +99,11 @@ describe('the CLI and .env', () => {
       /\.env line 1: WSOPS_DATABSE_URL is not a wsops setting \(did you mean WSOPS_DATABASE_URL\?\)/,
     ],
     ['WSOPS_SECRET="abcdefabcdefabcdefabcdefabcdefabcdef\n', /\.env: a value opened with " is never closed; add the closing "/],
+    // A well-formed line with a value the setting refuses: the refusal says which line to fix.
+    [
+      '# the port\nWSOPS_LOG_LEVEL=info\nWSOPS_PORT=eighty\n',
+      /WSOPS_PORT must be a whole number from 0 to 65535; got "eighty" \(set in \.env line 3\)/,
+    ],
   ] as const) {
     it(`a malformed .env is one line naming the line, never its value, and exit 2 (${pattern.source.slice(0, 40)}...)`, () => {
       writeFileSync(join(dir, '.env'), content);

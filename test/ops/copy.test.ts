@@ -181,7 +181,7 @@ for (const from of DIALECTS) {
         total_rows: number;
         verified: boolean;
         target: string;
-        master_secret: { source: string; value?: string };
+        master_secret: { source: string; note: string; value?: string };
       };
       let ws: string;
       let key: string;
