@@ -20,6 +20,8 @@ interface Listener {
 interface Status {
   database: { url: string; dialect: 'sqlite' | 'postgres'; path?: string; exists: boolean; error?: string };
   migrations: { applied: string[]; pending: string[] } | null;
+  /** What the last `serve` that delivers recorded at its start (its settings may differ from these). */
+  delivering_server: { started_at: string; allow_private_webhooks: boolean } | null;
   listeners: Listener[];
   env_file: string | null;
   settings: (Omit<SettingInForce, 'from'> & { from: SettingInForce['from'] | '.env' })[];
@@ -53,9 +55,10 @@ async function readStatus(): Promise<Status> {
     exists: sqlitePath === undefined || existsSync(sqlitePath),
   };
   let migrations: Status['migrations'] = null;
+  let delivering: Status['delivering_server'] = null;
   if (database.exists) {
     try {
-      migrations = await readMigrations(url);
+      ({ migrations, delivering } = await readDatabase(url));
     } catch (err) {
       const failure = databaseFailure(err, url);
       if (failure?.message.includes('does not exist')) database.exists = false;
@@ -76,18 +79,23 @@ async function readStatus(): Promise<Status> {
   return {
     database,
     migrations,
+    delivering_server: delivering,
     listeners,
     env_file: existsSync(envFile) ? envFile : null,
     settings: inForce.map((s) => (fromFile.has(s.env) ? { ...s, from: '.env' as const } : s)),
   };
 }
 
-async function readMigrations(url: string): Promise<{ applied: string[]; pending: string[] }> {
+async function readDatabase(url: string): Promise<Pick<Status, 'migrations'> & { delivering: Status['delivering_server'] }> {
   const { openDatabase } = await import('../store/database.js');
   const { migrationStatus } = await import('../store/migrate.js');
+  const { servedUrlPolicy } = await import('../webhooks/served-url-policy.js');
   const database = openDatabase(url);
   try {
-    return await migrationStatus(database);
+    const migrations = await migrationStatus(database);
+    // The settings table exists once the migrations that made it are applied.
+    const delivering = migrations.pending.length === 0 ? ((await servedUrlPolicy(database.db)) ?? null) : null;
+    return { migrations, delivering };
   } finally {
     await database.close().catch(() => {});
   }
@@ -129,8 +137,13 @@ function human(s: Status): string {
         `${i === 0 ? 'listeners' : ''.padEnd(9)}   ${l.name.padEnd(8)} ${l.host}:${l.port}  ${l.answering ? 'answering' : 'nothing answering'}`,
     ),
     ...(s.listeners.length === 1 ? ['            internal none (WSOPS_INTERNAL_PORT is unset)'] : []),
+    `server      ${
+      s.delivering_server
+        ? `the last \`wsops serve\` that delivers started ${s.delivering_server.started_at}, with WSOPS_ALLOW_PRIVATE_WEBHOOKS=${s.delivering_server.allow_private_webhooks}`
+        : 'no `wsops serve` has delivered from this database yet'
+    }`,
     `.env        ${s.env_file ?? `none in ${join(process.cwd())}`}`,
-    'settings',
+    'settings    of commands run here (a running server keeps those it read at its start)',
     ...s.settings.map((x) => `  ${x.env.padEnd(width)}  ${x.value.padEnd(valueWidth)}  ${x.from === 'unset' ? '' : x.from}`.trimEnd()),
   ].join('\n');
 }

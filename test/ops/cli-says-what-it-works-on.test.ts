@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SETTINGS } from '../../src/config.js';
+import { openDatabase } from '../../src/store/database.js';
+import { recordServedUrlPolicy } from '../../src/webhooks/served-url-policy.js';
 import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
 import { TEST_SECRET } from '../helpers/harness.js';
 import { BIN, freePort, startWsops, until } from '../helpers/processes.js';
@@ -179,6 +181,19 @@ describe('wsops status', () => {
         assert.match(human.stdout, new RegExp(`internal +127\\.0\\.0\\.1:${closedPort} +nothing answering`));
         assert.match(human.stdout, /WSOPS_SECRET +\(set, hidden\) +environment/);
         assert.ok(!human.stdout.includes('hunter2') && !human.stdout.includes(TEST_SECRET));
+
+        // The settings above are this shell's; the server that delivers says what it started with.
+        assert.equal(s.delivering_server, null);
+        assert.match(human.stdout, /^server +no `wsops serve` has delivered from this database yet$/m);
+        assert.match(human.stdout, /^settings +of commands run here \(a running server keeps those it read at its start\)$/m);
+        const database = openDatabase(db.url);
+        const started = { allow_private_webhooks: true, started_at: '2026-11-27T04:00:00.000Z' };
+        await recordServedUrlPolicy(database.db, started).finally(() => database.close());
+        assert.deepEqual(JSON.parse(wsops(['status', '--json'], dir, env).stdout).delivering_server, started);
+        assert.match(
+          wsops(['status'], dir, env).stdout,
+          /^server +the last `wsops serve` that delivers started 2026-11-27T04:00:00\.000Z, with WSOPS_ALLOW_PRIVATE_WEBHOOKS=true$/m,
+        );
       } finally {
         await db.drop();
       }
