@@ -4,6 +4,7 @@ import { checkSsoInput, clearSso, type SignInRules, setSso, signInRules } from '
 import { getWorkspace } from '../store/workspaces.js';
 import { withServices } from './context.js';
 import { print, UsageError } from './output.js';
+import { secretArgument } from './secret-input.js';
 
 /** What `sso show` and `sso set` print: never the client secret. */
 function describe(services: Services, workspaceId: string, rules: SignInRules) {
@@ -54,7 +55,10 @@ export function ssoCommands(program: Command): void {
     .requiredOption('--workspace <id>', 'workspace id')
     .requiredOption('--issuer <url>', "the provider's issuer URL (its /.well-known/openid-configuration is read)")
     .requiredOption('--client-id <id>', 'the client id registered at the provider')
-    .requiredOption('--client-secret <secret>', 'the client secret (stored encrypted)')
+    .requiredOption(
+      '--client-secret <secret>',
+      'the client secret (stored encrypted); - reads it from standard input, out of ps and the shell history',
+    )
     .requiredOption('--domain <domain>', 'the one email domain allowed to sign in, e.g. example.com')
     .option('--create-admins', 'create an admin at the first SSO sign-in of an address in the domain')
     .option('--password-sign-in <on|off>', 'switch password sign-in for this workspace off (SSO only) or on')
@@ -71,14 +75,15 @@ export function ssoCommands(program: Command): void {
         json?: boolean;
       }) => {
         const passwordSignIn = onOff('--password-sign-in', opts.passwordSignIn);
-        checkSsoInput(opts.issuer, opts.domain, opts.clientId, opts.clientSecret); // refused before opening the database
+        const clientSecret = await secretArgument('--client-secret', opts.clientSecret);
+        checkSsoInput(opts.issuer, opts.domain, opts.clientId, clientSecret); // refused before opening the database
         const out = await withServices(async (s) => {
           await getWorkspace(s.database.db, opts.workspace);
           await setSso(s.database.db, {
             workspaceId: opts.workspace,
             issuer: opts.issuer,
             clientId: opts.clientId,
-            clientSecret: opts.clientSecret,
+            clientSecret,
             domain: opts.domain,
             createAdmins: !!opts.createAdmins,
             passwordSignIn,

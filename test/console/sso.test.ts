@@ -66,13 +66,15 @@ for (const dialect of DIALECTS) {
       return c;
     }
 
-    const cli = async (args: string[]) =>
-      (
-        await run(process.execPath, [join(ROOT, 'bin/wsops'), ...args], {
-          cwd: ROOT,
-          env: { ...process.env, WSOPS_DATABASE_URL: h.databaseUrl, WSOPS_SECRET: TEST_SECRET, WSOPS_BASE_URL: base },
-        })
-      ).stdout;
+    /** The CLI's stdout; `input` is written to its standard input (then closed). */
+    const cli = async (args: string[], input?: string) => {
+      const child = run(process.execPath, [join(ROOT, 'bin/wsops'), ...args], {
+        cwd: ROOT,
+        env: { ...process.env, WSOPS_DATABASE_URL: h.databaseUrl, WSOPS_SECRET: TEST_SECRET, WSOPS_BASE_URL: base },
+      });
+      child.child.stdin?.end(input ?? '');
+      return (await child).stdout;
+    };
 
     async function workspaceWith(issuer: string, p: TestProvider, createAdmins = false): Promise<string> {
       const w = await h.workspace({ seed: false });
@@ -137,22 +139,19 @@ for (const dialect of DIALECTS) {
       await Promise.all([page.waitForURL((u) => u.href.startsWith(base)), page.locator('button[type="submit"]').click()]);
     }
 
-    it('wsops sso set configures a workspace (secret never printed) and an admin of the domain signs in through the provider', async () => {
-      const out = await cli([
-        'sso',
-        'set',
-        '--workspace',
-        ws,
-        '--issuer',
-        provider.issuer,
-        '--client-id',
-        provider.clientId,
-        '--client-secret',
-        provider.clientSecret,
-        '--domain',
-        'Example.COM',
-        '--json',
-      ]);
+    it('wsops sso set configures a workspace (secret never printed; --client-secret - reads it from standard input, out of ps) and an admin of the domain signs in through the provider', async () => {
+      const out = await cli(
+        // biome-ignore format: one option a line
+        [
+          'sso', 'set', '--workspace', ws,
+          '--issuer', provider.issuer,
+          '--client-id', provider.clientId,
+          '--client-secret', '-',
+          '--domain', 'Example.COM',
+          '--json',
+        ],
+        `${provider.clientSecret}\n`,
+      );
       const shown = JSON.parse(out);
       assert.equal(shown.sso.issuer, provider.issuer);
       assert.equal(shown.sso.domain, 'example.com');
