@@ -201,7 +201,7 @@ async function activeCount(services: Services): Promise<number> {
 }
 
 /** Commits `rate` events/s to a workspace for `ms`, one transaction per 20 ms tick; returns how many. */
-async function produce(services: Services, workspaceId: string, rate: number, ms: number): Promise<number> {
+export async function produce(services: Services, workspaceId: string, rate: number, ms: number): Promise<number> {
   const start = performance.now();
   const ticks = Math.round(ms / TICK_MS);
   let sent = 0;
@@ -229,7 +229,7 @@ async function emitBatch(services: Services, workspaceId: string, n: number): Pr
   );
 }
 
-async function waitFor(condition: () => Promise<boolean>, what: string, timeoutMs = 300_000): Promise<void> {
+export async function waitFor(condition: () => Promise<boolean>, what: string, timeoutMs = 300_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);

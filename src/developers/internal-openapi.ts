@@ -203,7 +203,7 @@ export function buildInternalOpenApi(): JsonSchema {
       operationId: 'importRecords',
       tags: ['import and export'],
       summary: 'Import records (NDJSON, streamed)',
-      description: `One operation a line (\`ImportLine\`), at most ${MAX_LINE_BYTES} bytes each. Applied in batches of ${BATCH_LINES} lines, each its own short transaction; a reference may name a record written later in the same import. The same import twice changes nothing the second time. Always 200 once read: \`refused\` lists what was not applied.`,
+      description: `One operation a line (\`ImportLine\`), at most ${MAX_LINE_BYTES} bytes each. Applied in batches of ${BATCH_LINES.sqlite} lines (SQLite) or ${BATCH_LINES.postgres} (PostgreSQL), each its own short transaction; a reference may name a record written later in the same import. The same import twice changes nothing the second time. Always 200 once read: \`refused\` lists what was not applied.`,
       parameters: [
         {
           name: 'atomic',

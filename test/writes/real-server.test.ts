@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { openDatabase } from '../../src/store/database.js';
+import { BATCH_LINES } from '../../src/writes/import.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
 import { TEST_SECRET } from '../helpers/harness.js';
 import { freePort, type Running, runWsops, startWsops, until, waitFor } from '../helpers/processes.js';
@@ -121,7 +122,8 @@ for (const dialect of DIALECTS) {
       req.destroy();
       const applied = (await peopleCount()) - before;
       assert.ok(applied < total, 'killed before the end');
-      assert.equal(applied % 1000, 0, `only whole batches of 1,000 lines: ${applied}`);
+      const batch = BATCH_LINES[dialect];
+      assert.equal(applied % batch, 0, `only whole batches of ${batch} lines: ${applied}`);
 
       await start();
       const res = await fetch(`http://127.0.0.1:${internalPort}/internal/v1/workspaces/${ws}/import`, {
