@@ -49,18 +49,22 @@ const TICK_MS = 20;
 const EDGE_MS = 20_000;
 const FLOOD = 20_000;
 
+/** The local receiver (bench/receiver-server.ts) in its own process on `port`. */
+export function startReceiver(port: number): Promise<ChildProcess> {
+  return startProcess(['--import', 'tsx', 'bench/receiver-server.ts', String(port)], {}, `http://127.0.0.1:${port}/stats`);
+}
+
+/** The receiver's counts and latencies, for the deliveries the query selects (prefix, from, to). */
+export async function receiverStats(port: number, q: Record<string, string | number> = {}): Promise<Stats> {
+  const query = new URLSearchParams(Object.entries(q).map(([k, v]) => [k, String(v)]));
+  return (await (await fetch(`http://127.0.0.1:${port}/stats?${query}`)).json()) as Stats;
+}
+
 export async function deliveryLoadBench(o: DeliveryLoadOptions, log: (s: string) => void): Promise<Row[]> {
   const dialect = o.databaseUrl.startsWith('sqlite:') ? 'SQLite' : 'PostgreSQL';
   const rport = await freePort();
-  const receiver = await startProcess(
-    ['--import', 'tsx', 'bench/receiver-server.ts', String(rport)],
-    {},
-    `http://127.0.0.1:${rport}/stats`,
-  );
-  const stats = async (q: Record<string, string | number> = {}): Promise<Stats> =>
-    (await (
-      await fetch(`http://127.0.0.1:${rport}/stats?${new URLSearchParams(Object.entries(q).map(([k, v]) => [k, String(v)]))}`)
-    ).json()) as Stats;
+  const receiver = await startReceiver(rport);
+  const stats = (q: Record<string, string | number> = {}) => receiverStats(rport, q);
   const env = { WSOPS_DATABASE_URL: o.databaseUrl, WSOPS_SECRET: BENCH_SECRET, WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true' };
   const services = await createServices(loadConfig(env));
   let worker: ChildProcess | undefined;

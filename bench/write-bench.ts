@@ -15,8 +15,8 @@ import { createServices } from '../src/services.js';
 import { createKey } from '../src/store/keys.js';
 import { createWorkspace, parseModules } from '../src/store/workspaces.js';
 import { createEndpoint } from '../src/webhooks/endpoints.js';
-import { produce, waitFor } from './delivery-load-bench.js';
-import { cpuSeconds, freePort, load, sampleRss, startProcess, stopProcess } from './processes.js';
+import { produce, receiverStats, startReceiver, waitFor } from './delivery-load-bench.js';
+import { cpuSeconds, freePort, load, sampleRss, stopProcess } from './processes.js';
 import type { Row } from './table.js';
 import { BENCH_SECRET, startWsops } from './wsops.js';
 
@@ -131,10 +131,6 @@ async function fixedRatePuts(
   }
 }
 
-async function receiverStats(port: number, query: string): Promise<{ matched: number; p99: number }> {
-  return (await (await fetch(`http://127.0.0.1:${port}/stats?${query}`)).json()) as { matched: number; p99: number };
-}
-
 async function pagesP99(base: string, key: string, duration: number): Promise<number> {
   const paths = Array.from(
     { length: 50 },
@@ -166,11 +162,7 @@ export async function writeBench(
   const delivering = await createWorkspace(services.database.db, 'delivering', ['assets'], new Date(now).toISOString());
 
   const rport = await freePort();
-  const receiver = await startProcess(
-    ['--import', 'tsx', 'bench/receiver-server.ts', String(rport)],
-    {},
-    `http://127.0.0.1:${rport}/stats`,
-  );
+  const receiver = await startReceiver(rport);
   const port = await freePort();
   const internalPort = await freePort();
   const server = await startWsops(databaseUrl, port, {
@@ -258,7 +250,7 @@ export async function writeBench(
     const measured = async (pages: () => Promise<number>) => {
       const from = Date.now();
       const [pagesP99, produced] = await Promise.all([pages(), produce(services, delivering.id, 10, duration * 1000)]);
-      const window = `prefix=/d&from=${from}&to=${Date.now()}`;
+      const window = { prefix: '/d', from, to: Date.now() };
       await waitFor(async () => (await receiverStats(rport, window)).matched >= produced, 'the deliveries', 60_000);
       return { pages: pagesP99, deliveries: (await receiverStats(rport, window)).p99 };
     };

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { readSettings, type SettingInForce } from '../config.js';
 import { redactUrl, sqliteFileOf } from '../redact-url.js';
 import { databaseFailure } from '../store/database-failure.js';
+import type { ServedUrlPolicy } from '../webhooks/served-url-policy.js';
 import { describeDatabase } from './database-target.js';
 import { ENV_FILE, namesFromEnvFile } from './env-file.js';
 import { print } from './output.js';
@@ -21,7 +22,7 @@ interface Status {
   database: { url: string; dialect: 'sqlite' | 'postgres'; path?: string; exists: boolean; error?: string };
   migrations: { applied: string[]; pending: string[] } | null;
   /** What the last `serve` that delivers recorded at its start (its settings may differ from these). */
-  delivering_server: { started_at: string; allow_private_webhooks: boolean } | null;
+  delivering_server: ServedUrlPolicy | null;
   listeners: Listener[];
   env_file: string | null;
   settings: (Omit<SettingInForce, 'from'> & { from: SettingInForce['from'] | '.env' })[];

@@ -2,7 +2,7 @@
  * SQLite's side of the database seam (engine.ts): better-sqlite3, a writer connection and a
  * read-only one (what is read on that one is in sqlite-reads.ts).
  */
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, type RawBuilder, SqliteDialect, sql } from 'kysely';
@@ -105,10 +105,9 @@ function quote(identifier: string): string {
  * answers ENOENT under an existing parent (/proc/nope), instead of failing.
  */
 function makeDirectory(directory: string): void {
-  if (existsSync(directory)) {
-    if (statSync(directory).isDirectory()) return;
-    throw Object.assign(new Error(`${directory} is not a directory`), { code: 'ENOTDIR' });
-  }
+  const found = statSync(directory, { throwIfNoEntry: false });
+  if (found?.isDirectory()) return;
+  if (found) throw Object.assign(new Error(`${directory} is not a directory`), { code: 'ENOTDIR' });
   const parent = dirname(directory);
   if (parent !== directory) makeDirectory(parent);
   try {
