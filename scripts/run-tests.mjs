@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { chromiumPath } from './chromium.mjs';
 
 function find(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -30,6 +31,9 @@ const concurrency = process.env.WSOPS_TEST_CONCURRENCY ?? '3';
 const result = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=600000', ...files],
-  { stdio: 'inherit', env: { ...process.env, WSOPS_LOG_LEVEL: process.env.WSOPS_LOG_LEVEL ?? 'silent' } },
+  {
+    stdio: 'inherit',
+    env: { ...process.env, WSOPS_CHROMIUM: await chromiumPath(), WSOPS_LOG_LEVEL: process.env.WSOPS_LOG_LEVEL ?? 'silent' },
+  },
 );
 process.exit(result.status ?? 1);

@@ -1,6 +1,7 @@
 /**
  * End-to-end harness for the console: a REAL `wsops serve` process on a fresh database, the
- * operator CLI as a user would run it, and Debian's Chromium driven by playwright-core.
+ * operator CLI as a user would run it, and Chromium driven by playwright-core (the test runner
+ * chooses which and passes it in WSOPS_CHROMIUM: scripts/chromium.mjs).
  * axe-core runs inside the page; screenshots are written only when WSOPS_SCREENSHOTS=1, so a
  * test run never rewrites the committed images.
  */

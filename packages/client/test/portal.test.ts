@@ -15,7 +15,7 @@ describe('developer portal in Chromium', () => {
   before(async () => {
     s = await startServer('sqlite');
     browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
+      executablePath: process.env.WSOPS_CHROMIUM ?? '/usr/bin/chromium',
       args: [
         '--headless',
         '--no-sandbox',
