@@ -96,7 +96,7 @@ export function buildInternalApp(services: Services, options: InternalAppOptions
   // The write side's description; it describes, it grants nothing, so it needs no token.
   let internalDocument: string | undefined;
   app.get('/internal/openapi.json', async (_request, reply) => {
-    internalDocument ??= JSON.stringify(buildInternalOpenApi());
+    internalDocument ??= JSON.stringify(buildInternalOpenApi(services.config.baseUrl));
     return reply.type(JSON_TYPE).send(internalDocument);
   });
   registerInternalRoutes(app, services);
