@@ -14,6 +14,7 @@ import { operationsPaths, operationsSchemas } from './internal-openapi-operation
 import { INTERNAL_RESPONSES, only, schemaRef as ref, WITH_JSON_BODY, WITH_PATH } from './internal-openapi-responses.js';
 import { problemSchema } from './openapi.js';
 
+const aOrAn = (noun: string) => `${/^[AEIOU]/.test(noun) ? 'an' : 'a'} ${noun}`;
 const record = (r: (typeof REGISTERS)[number], description: string) => ({
   description,
   headers: { ETag: { $ref: '#/components/headers/ETag' }, 'Request-Id': { $ref: '#/components/headers/Request-Id' } },
@@ -49,7 +50,7 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
       put: {
         operationId: `put${r.resource}`,
         tags: [r.path],
-        summary: `Create or replace a ${r.resource}`,
+        summary: `Create or replace ${aOrAn(r.resource)}`,
         description:
           'A direct write: moves `updated_at`, emits no event. The body is the record as /api/v1 returns it; `created_at` and `updated_at` are stamped by wsops (ignored when sent), derived fields are computed (a different value is a 422), nullable fields default to null and lists to empty. An identical record changes nothing (`updated_at` stays).',
         parameters: [{ $ref: '#/components/parameters/If-Match' }, { $ref: '#/components/parameters/If-None-Match' }],
@@ -63,7 +64,7 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
       patch: {
         operationId: `patch${r.resource}`,
         tags: [r.path],
-        summary: `Change fields of a ${r.resource} (JSON merge patch, RFC 7396)`,
+        summary: `Change fields of ${aOrAn(r.resource)} (JSON merge patch, RFC 7396)`,
         description:
           'Members replace, `null` removes (a nullable field becomes null; a required one is a 422), arrays replace whole. `application/json` is accepted too.',
         parameters: [{ $ref: '#/components/parameters/If-Match' }],
@@ -76,7 +77,7 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
       delete: {
         operationId: `delete${r.resource}`,
         tags: [r.path],
-        summary: `Delete a ${r.resource}`,
+        summary: `Delete ${aOrAn(r.resource)}`,
         description: 'The record leaves every list and detail; no event. References to it from other records are not checked.',
         parameters: [{ $ref: '#/components/parameters/If-Match' }],
         responses: {
