@@ -1,7 +1,9 @@
 /**
- * The OpenAPI 3.1 document of the internal listener's write side (served at
- * /internal/openapi.json, committed as openapi-internal.json), derived from the same register
- * declarations as the public document. The public document stays /api/v1 only.
+ * The OpenAPI 3.1 document of the internal listener (served at /internal/openapi.json, committed
+ * as openapi-internal.json): the record writes, import and export derived from the same register
+ * declarations as the public document, the domain actions from their definitions
+ * (internal-openapi-actions.ts), and the operations routes (internal-openapi-operations.ts).
+ * The public document stays /api/v1 only.
  */
 import { ERRORS_PAGE_PATH } from '../errors.js';
 import { REGISTERS } from '../registers/catalogue.js';
