@@ -41,13 +41,15 @@ export const INTERNAL_RESPONSES: Record<string, JsonSchema> = {
   ),
   RequestTimeout: problem(`\`request_timeout\`: ${ERROR_CATALOGUE.request_timeout.meaning}`),
   HeaderFieldsTooLarge: problem(`\`header_fields_too_large\`: ${ERROR_CATALOGUE.header_fields_too_large.meaning}`),
+  InternalError: problem(`\`internal_error\`: ${ERROR_CATALOGUE.internal_error.meaning} ${ERROR_CATALOGUE.internal_error.fix}`),
 };
 
-/** Any request: the HTTP parser's refusals and a malformed query string. */
+/** Any request: the HTTP parser's refusals, a malformed query string, and a fault of the server. */
 export const TRANSPORT = {
   '400': responseRef('BadRequest'),
   '408': responseRef('RequestTimeout'),
   '431': responseRef('HeaderFieldsTooLarge'),
+  '500': responseRef('InternalError'),
 };
 /** An operation with the operator token. */
 export const OPERATOR = {
