@@ -10,6 +10,7 @@ import type { Socket } from 'node:net';
 import type { FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { randomBase62 } from '../ids.js';
+import { learnAllowedMethods } from './allowed-methods.js';
 import { frameworkErrorCode, problemErrorHandler, rawProblemResponse, sendProblem } from './problem.js';
 
 export const requestId = () => `req_${randomBase62(20)}`;
@@ -110,12 +111,24 @@ export function serverOptions(config: Config, options: ListenerOptions = {}): Fa
 /**
  * The error and not-found handlers of a listener: a domain error as its problem, the
  * framework's client errors (bad JSON, content type, body too large) as a problem of their
- * status, a missing route as `not_found` with `notFoundHint` after the method and path.
+ * status, a path served under other methods as `method_not_allowed` with `Allow`, a missing
+ * route as `not_found` with `notFoundHint` after the method and path. Call it before any route.
  */
 export function answerProblems(app: FastifyInstance, baseUrl: string, realm: string, notFoundHint: string): void {
   app.decorate('problemTypeBase', baseUrl);
   app.setErrorHandler(problemErrorHandler(realm));
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]?.slice(0, 200)}${notFoundHint}`),
-  );
+  const allowedMethods = learnAllowedMethods(app);
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = allowedMethods(path);
+    if (allowed.length > 0) {
+      reply.header('Allow', allowed.join(', '));
+      return sendProblem(
+        reply,
+        'method_not_allowed',
+        `${request.method} is not served on ${path.slice(0, 200)}; it takes ${allowed.join(', ')}.`,
+      );
+    }
+    return sendProblem(reply, 'not_found', `No route ${request.method} ${path.slice(0, 200)}${notFoundHint}`);
+  });
 }

@@ -90,12 +90,21 @@ for (const dialect of DIALECTS) {
       );
     });
 
-    it('an unknown route is 404 not_found on both; a write to the read-only API is 405', async () => {
+    it('an unknown route is 404 not_found on both; a path served under other methods is 405 with Allow', async () => {
       assertProblem(await send(pub, 'GET', '/nowhere'), 404, 'not_found', 'public');
       assertProblem(await send(int, 'GET', '/nowhere'), 404, 'not_found', 'internal');
-      assertProblem(await send(int, 'DELETE', '/healthz'), 404, 'not_found', 'internal, another method');
-      assertProblem(await send(int, 'POST', `/internal/v1/workspaces/${ws}/export`, auth), 404, 'not_found', 'internal, export by POST');
-      assertProblem(await send(pub, 'POST', '/api/v1/people', {}, '{}'), 405, 'method_not_allowed', 'public');
+      const wrong: [number, string, string, string][] = [
+        [pub, 'POST', '/api/v1/people', 'GET, HEAD'],
+        [int, 'DELETE', '/healthz', 'GET, HEAD'],
+        [int, 'POST', `/internal/v1/workspaces/${ws}/export`, 'GET, HEAD'],
+        [int, 'GET', '/internal/v1/actions/asset.return', 'POST'],
+        [int, 'POST', `/internal/v1/workspaces/${ws}/people/per_1`, 'GET, HEAD, PUT, PATCH, DELETE'],
+      ];
+      for (const [port, method, path, allow] of wrong) {
+        const answer = await send(port, method, path, auth, method === 'GET' ? undefined : '{}');
+        assertProblem(answer, 405, 'method_not_allowed', `${method} ${path}`);
+        assert.equal(answer.headers.allow, allow, `${method} ${path}`);
+      }
     });
 
     it('headers over 16 KB are 431 header_fields_too_large on both', async () => {
