@@ -21,8 +21,12 @@ function argumentSchema(option: OptionSpec): JsonSchema {
       return { type: 'string', pattern: `^${option.prefix}_${ID_PATTERN_BODY}$`, description };
     case 'timestamp':
       return { type: 'string', format: 'date-time', pattern: INSTANT_PATTERN, description: `${description} With an offset.` };
-    case 'choice':
-      return { type: 'string', enum: [...(option.choices ?? [])], description: `${description} Case-insensitive.` };
+    case 'choice': {
+      // The CLI's help names the choices in the description; the enum names them here.
+      const choices = [...(option.choices ?? [])];
+      const own = option.description === choices.join('|') ? '' : `${description} `;
+      return { type: 'string', enum: choices, description: `${own}Case-insensitive.` };
+    }
     case 'integer':
       return { type: 'integer', minimum: option.min, maximum: option.max, description };
   }
