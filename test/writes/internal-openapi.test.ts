@@ -86,6 +86,26 @@ describe('internal OpenAPI document', () => {
     assert.ok(doc.paths['/readyz'].get.responses['503']);
   });
 
+  it('every route the internal listener serves, with each of its methods but HEAD, is an operation of the document', async () => {
+    const doc = JSON.parse((await w.internal.inject({ url: '/internal/openapi.json' })).body);
+    // A document path with its parameters filled in, as a request would name it.
+    const documented = Object.entries<Record<string, unknown>>(doc.paths).map(([path, item]) => ({
+      path: path.replace(/\{[^}]+\}/g, 'x'),
+      methods: Object.keys(item).filter((k) => k !== 'parameters'),
+    }));
+    const routes = [...w.internal.printRoutes({ commonPrefix: false }).matchAll(/(\/\S*) \(([A-Z, ]+)\)/g)];
+    assert.ok(routes.length >= 8, 'the route listing was read');
+    for (const [, route, methods] of routes) {
+      const pattern = new RegExp(`^${(route as string).replace(/:[a-z_]+/g, '[^/]+')}$`);
+      for (const method of (methods as string).split(', ').filter((m) => m !== 'HEAD')) {
+        assert.ok(
+          documented.some((d) => pattern.test(d.path) && d.methods.includes(method.toLowerCase())),
+          `${method} ${route} is in openapi-internal.json`,
+        );
+      }
+    }
+  });
+
   it('the public document describes /api/v1 only, and the public listener does not serve the internal one', async () => {
     const pub = JSON.parse((await w.h.app.inject({ url: '/developers/openapi.json' })).body);
     assert.ok(Object.keys(pub.paths).every((p) => p.startsWith('/api/v1/')));
