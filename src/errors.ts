@@ -45,8 +45,9 @@ export const ERROR_CATALOGUE = {
   invalid_request: {
     status: 400,
     title: 'Invalid request',
-    meaning: 'The request itself could not be read: a malformed URL or header, or a body where none is accepted.',
-    fix: 'Check the URL encoding and headers; every API operation is a GET without a body.',
+    meaning:
+      'The request itself could not be read: a malformed URL or header, a body where none is accepted, or (internal API) a body that is not valid JSON.',
+    fix: 'Check the URL encoding, headers and body; every /api/v1 operation is a GET without a body.',
   },
   unauthorized: {
     status: 401,
@@ -84,8 +85,9 @@ export const ERROR_CATALOGUE = {
   method_not_allowed: {
     status: 405,
     title: 'Method not allowed',
-    meaning: 'The API is read-only: every operation is a GET (or HEAD).',
-    fix: "Use GET. Changes are made in the workspace's own tools, not through this API.",
+    meaning:
+      'The path exists, but not with this method: every /api/v1 operation is a GET (or HEAD). `Allow` lists the methods the path takes.',
+    fix: "Use a method `Allow` lists: GET on /api/v1. Changes are made in the workspace's own tools or on the internal listener, not through /api/v1.",
   },
   conflict: {
     status: 409,

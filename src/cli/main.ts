@@ -85,10 +85,10 @@ function openapiCommand(program: Command): void {
   program
     .command('openapi')
     .description('print the OpenAPI document of /api/v1 (or, with --internal, of the internal write API)')
-    .option('--internal', "the internal listener's document: record writes, import, export")
+    .option('--internal', "the internal listener's document: record writes, import, export, domain actions, health")
     .action(async (opts: { internal?: boolean }) => {
       const doc = opts.internal
-        ? (await import('../developers/internal-openapi.js')).buildInternalOpenApi()
+        ? (await import('../developers/internal-openapi.js')).buildInternalOpenApi(loadConfig().baseUrl)
         : (await import('../developers/openapi.js')).buildOpenApi(loadConfig().baseUrl);
       process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
     });

@@ -1,31 +1,31 @@
 /**
- * The OpenAPI 3.1 document of the internal listener's write side (served at
- * /internal/openapi.json, committed as openapi-internal.json), derived from the same register
- * declarations as the public document. The public document stays /api/v1 only.
+ * The OpenAPI 3.1 document of the internal listener (served at /internal/openapi.json, committed
+ * as openapi-internal.json): the record writes, import and export derived from the same register
+ * declarations as the public document, the domain actions from their definitions
+ * (internal-openapi-actions.ts), and the operations routes (internal-openapi-operations.ts).
+ * The public document stays /api/v1 only.
  */
+import { ERRORS_PAGE_PATH } from '../errors.js';
 import { REGISTERS } from '../registers/catalogue.js';
 import { ID_PATTERN_BODY, type JsonSchema } from '../registers/fields.js';
 import { FIELD_PROBLEM_CODES, writeSchemaOf } from '../registers/record-input.js';
 import { EXPORT_ORDER } from '../writes/export.js';
 import { ATOMIC_MAX_LINES, BATCH_LINES, MAX_LINE_BYTES } from '../writes/import.js';
+import { actionPaths, actionSchemas } from './internal-openapi-actions.js';
+import { operationsPaths, operationsSchemas } from './internal-openapi-operations.js';
+import { INTERNAL_RESPONSES, only, schemaRef as ref, WITH_JSON_BODY, WITH_PATH } from './internal-openapi-responses.js';
 import { problemSchema } from './openapi.js';
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ref('Problem') } } });
-const record = (r: (typeof REGISTERS)[number], description: string, headers = true) => ({
+const aOrAn = (noun: string) => `${/^[AEIOU]/.test(noun) ? 'an' : 'a'} ${noun}`;
+const record = (r: (typeof REGISTERS)[number], description: string) => ({
   description,
-  ...(headers ? { headers: { ETag: { $ref: '#/components/headers/ETag' } } } : {}),
+  headers: { ETag: { $ref: '#/components/headers/ETag' }, 'Request-Id': { $ref: '#/components/headers/Request-Id' } },
   content: { 'application/json': { schema: ref(r.resource) } },
 });
 
-export function buildInternalOpenApi(): JsonSchema {
+export function buildInternalOpenApi(baseUrl: string): JsonSchema {
   const schemas: Record<string, JsonSchema> = {};
   const paths: Record<string, JsonSchema> = {};
-  const common = {
-    '401': problem('The operator token was not accepted.'),
-    '403': problem('The internal API is disabled: WSOPS_OPERATOR_TOKEN is not set on the server.'),
-    '429': problem('Too many failed operator tokens from this address.'),
-  };
   for (const r of REGISTERS) {
     schemas[r.resource] = r.recordSchema();
     schemas[`${r.resource}Write`] = writeSchemaOf(r);
@@ -38,23 +38,21 @@ export function buildInternalOpenApi(): JsonSchema {
     };
     const params = [{ $ref: '#/components/parameters/workspace_id' }, id];
     const body = (type: string, schema: JsonSchema) => ({ required: true, content: { [type]: { schema } } });
-    const bad = {
-      '400': problem('The id (or workspace id) in the path is malformed.'),
-      '404': problem('No such workspace, register or record.'),
-      '422': problem("The record breaks its register's declaration; `errors` names each field by JSON pointer."),
-    };
+    const written = { ...WITH_JSON_BODY, '412': only('PreconditionFailed'), '422': only('InvalidRecord') };
     paths[`/internal/v1/workspaces/{workspace_id}/${r.path}/{id}`] = {
       parameters: params,
       get: {
         operationId: `get${r.resource}`,
         tags: [r.path],
         summary: `Read one ${r.resource} with its ETag`,
-        responses: { '200': record(r, 'The stored record.'), ...bad, ...common },
+        description:
+          'The record as stored, the same object as /api/v1 returns, with its ETag (send it back as If-Match to write only over this version).',
+        responses: { '200': record(r, 'The stored record.'), ...WITH_PATH },
       },
       put: {
         operationId: `put${r.resource}`,
         tags: [r.path],
-        summary: `Create or replace a ${r.resource}`,
+        summary: `Create or replace ${aOrAn(r.resource)}`,
         description:
           'A direct write: moves `updated_at`, emits no event. The body is the record as /api/v1 returns it; `created_at` and `updated_at` are stamped by wsops (ignored when sent), derived fields are computed (a different value is a 422), nullable fields default to null and lists to empty. An identical record changes nothing (`updated_at` stays).',
         parameters: [{ $ref: '#/components/parameters/If-Match' }, { $ref: '#/components/parameters/If-None-Match' }],
@@ -62,16 +60,13 @@ export function buildInternalOpenApi(): JsonSchema {
         responses: {
           '200': record(r, 'Replaced (or unchanged).'),
           '201': record(r, 'Created.'),
-          '412': problem('If-Match or If-None-Match did not hold.'),
-          '413': problem('The body is over 1 MB.'),
-          ...bad,
-          ...common,
+          ...written,
         },
       },
       patch: {
         operationId: `patch${r.resource}`,
         tags: [r.path],
-        summary: `Change fields of a ${r.resource} (JSON merge patch, RFC 7396)`,
+        summary: `Change fields of ${aOrAn(r.resource)} (JSON merge patch, RFC 7396)`,
         description:
           'Members replace, `null` removes (a nullable field becomes null; a required one is a 422), arrays replace whole. `application/json` is accepted too.',
         parameters: [{ $ref: '#/components/parameters/If-Match' }],
@@ -79,15 +74,19 @@ export function buildInternalOpenApi(): JsonSchema {
           required: true,
           content: { 'application/merge-patch+json': { schema: { type: 'object' } }, 'application/json': { schema: { type: 'object' } } },
         },
-        responses: { '200': record(r, 'The changed record.'), '412': problem('If-Match did not hold.'), ...bad, ...common },
+        responses: { '200': record(r, 'The changed record.'), ...written },
       },
       delete: {
         operationId: `delete${r.resource}`,
         tags: [r.path],
-        summary: `Delete a ${r.resource}`,
+        summary: `Delete ${aOrAn(r.resource)}`,
         description: 'The record leaves every list and detail; no event. References to it from other records are not checked.',
         parameters: [{ $ref: '#/components/parameters/If-Match' }],
-        responses: { '204': { description: 'Deleted.' }, '412': problem('If-Match did not hold.'), ...bad, ...common },
+        responses: {
+          '204': { description: 'Deleted.', headers: { 'Request-Id': { $ref: '#/components/headers/Request-Id' } } },
+          ...WITH_PATH,
+          '412': only('PreconditionFailed'),
+        },
       },
     };
   }
@@ -197,6 +196,14 @@ export function buildInternalOpenApi(): JsonSchema {
     pointer: { type: 'string', description: 'On a 422: the JSON pointer of the first refused field.' },
     errors: { type: 'array', items: ref('FieldProblem'), description: 'On a 422: every refused field.' },
   });
+  // OpenAPI 3.1 has no schema for each line of a line-delimited body (3.2's itemSchema); JSON
+  // Schema's contentSchema names what the text holds.
+  const ndjson = {
+    type: 'string',
+    contentMediaType: 'application/x-ndjson',
+    contentSchema: ref('ImportLine'),
+    description: 'One JSON `ImportLine` a line.',
+  };
   paths['/internal/v1/workspaces/{workspace_id}/import'] = {
     parameters: [{ $ref: '#/components/parameters/workspace_id' }],
     post: {
@@ -228,14 +235,11 @@ export function buildInternalOpenApi(): JsonSchema {
       requestBody: {
         required: true,
         description: 'NDJSON: each line is an `ImportLine` (components/schemas/ImportLine).',
-        content: { 'application/x-ndjson': { schema: { type: 'string' } } },
+        content: { 'application/x-ndjson': { schema: ndjson } },
       },
       responses: {
         '200': { description: "The import's report.", content: { 'application/json': { schema: ref('ImportReport') } } },
-        '404': problem('No such workspace.'),
-        '413': problem('An atomic import over its line limit.'),
-        '415': problem('Not application/x-ndjson, or with a content encoding.'),
-        ...common,
+        ...WITH_JSON_BODY,
       },
     },
   };
@@ -250,21 +254,38 @@ export function buildInternalOpenApi(): JsonSchema {
         { name: 'registers', in: 'query', schema: { type: 'string' }, description: 'Comma-separated registers (default: all).' },
       ],
       responses: {
-        '200': { description: 'NDJSON, one upsert a line.', content: { 'application/x-ndjson': { schema: { type: 'string' } } } },
-        '404': problem('No such workspace.'),
-        ...common,
+        '200': {
+          description: 'NDJSON, one upsert a line (each an `ImportLine`).',
+          content: { 'application/x-ndjson': { schema: ndjson } },
+        },
+        ...WITH_PATH,
       },
     },
   };
+  Object.assign(paths, actionPaths(), operationsPaths());
+  Object.assign(schemas, actionSchemas(), operationsSchemas());
   return {
     openapi: '3.1.0',
     info: {
       title: 'wsops internal API: system of record writes',
       version: '1',
       license: { name: 'MIT', identifier: 'MIT' },
+      contact: { name: 'wsops operators: quote the request_id of the response', url: `${baseUrl}${ERRORS_PAGE_PATH}` },
       description:
-        'Served on the internal listener (WSOPS_INTERNAL_PORT) only, with the operator token. Direct writes move `updated_at` and emit no event; state changes that have an event go through the domain actions (`POST /internal/v1/actions/{action}`).',
+        'Served on the internal listener (WSOPS_INTERNAL_PORT) only, with the operator token. Direct writes move `updated_at` and emit no event; state changes that have an event go through the domain actions (`POST /internal/v1/actions/{action}`). Every error is an RFC 9457 problem (`application/problem+json`) with a stable `code` and the `request_id`, as on the public API.',
     },
+    tags: [
+      ...REGISTERS.map((r) => ({ name: r.path, description: `Direct writes of ${r.path.replace(/-/g, ' ')}: ${r.description}` })),
+      {
+        name: 'import and export',
+        description: "A workspace's records in bulk, as NDJSON: an export imports into another workspace unchanged.",
+      },
+      {
+        name: 'actions',
+        description: 'The domain actions: state changes that update the registers and emit their events in one transaction.',
+      },
+      { name: 'operations', description: 'Liveness, readiness, metrics and this document; no token.' },
+    ],
     // No fixed address: the listener is wherever WSOPS_INTERNAL_HOST and WSOPS_INTERNAL_PORT put it.
     servers: [
       {
@@ -278,7 +299,9 @@ export function buildInternalOpenApi(): JsonSchema {
     components: {
       schemas,
       securitySchemes: { operatorToken: { type: 'http', scheme: 'bearer', description: 'The operator token, WSOPS_OPERATOR_TOKEN.' } },
+      responses: INTERNAL_RESPONSES,
       headers: {
+        'Request-Id': { description: 'Identifier of this request; quote it when reporting a problem.', schema: { type: 'string' } },
         ETag: { description: "The record's version: its updated_at, quoted. Send it back as If-Match.", schema: { type: 'string' } },
       },
       parameters: {

@@ -9,12 +9,10 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { sql } from 'kysely';
 import { registerInternalRoutes } from '../actions/internal-routes.js';
 import { buildInternalOpenApi } from '../developers/internal-openapi.js';
-import { randomBase62 } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
 import { registerRecordWriteRoutes } from '../writes/record-write-routes.js';
-import { serverOptions } from './app.js';
-import { problemErrorHandler, sendProblem } from './problem.js';
+import { answerProblems, serverOptions, stampOrRefuse } from './listener.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** A dependency that does not answer within this is not ready. */
@@ -69,24 +67,17 @@ export function buildInternalApp(services: Services, options: InternalAppOptions
     ...serverOptions(services.config),
     requestTimeout: 0,
     loggerInstance: (options.logger ?? services.logger) as FastifyBaseLogger,
-    genReqId: () => `req_${randomBase62(20)}`,
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
   });
-  app.decorate('problemTypeBase', services.config.baseUrl);
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('Request-Id', request.id);
-    reply.header('Cache-Control', 'no-store');
-    reply.header('X-Content-Type-Options', 'nosniff');
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!stampOrRefuse(request, reply)) done();
   });
   services.metrics.instrument(app);
-
-  app.setErrorHandler(problemErrorHandler('wsops-internal'));
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(
-      reply,
-      'not_found',
-      `No route ${request.method} ${request.url.split('?')[0]?.slice(0, 200)} on the internal listener: it serves /internal/v1/actions/:action, /internal/v1/workspaces/:workspace_id/{register}/{id}, /internal/v1/workspaces/:workspace_id/import and /export, /internal/openapi.json, /metrics, /readyz and /healthz.`,
-    ),
+  answerProblems(
+    app,
+    services.config.baseUrl,
+    'wsops-internal',
+    ' on the internal listener: it serves the operations of /internal/openapi.json (/internal/v1/actions/{action}, /internal/v1/workspaces/{workspace_id}/{register}/{id}, /internal/v1/workspaces/{workspace_id}/import and /export), /metrics, /readyz and /healthz.',
   );
 
   app.get('/healthz', async (_request, reply) => reply.type(JSON_TYPE).send('{"ok":true}'));
@@ -105,7 +96,7 @@ export function buildInternalApp(services: Services, options: InternalAppOptions
   // The write side's description; it describes, it grants nothing, so it needs no token.
   let internalDocument: string | undefined;
   app.get('/internal/openapi.json', async (_request, reply) => {
-    internalDocument ??= JSON.stringify(buildInternalOpenApi());
+    internalDocument ??= JSON.stringify(buildInternalOpenApi(services.config.baseUrl));
     return reply.type(JSON_TYPE).send(internalDocument);
   });
   registerInternalRoutes(app, services);

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { ACTIONS } from '../../src/actions/domain/index.js';
 import { REGISTERS } from '../../src/registers/catalogue.js';
 import { createWriter, type Writer } from './helpers.js';
 
@@ -47,6 +48,62 @@ describe('internal OpenAPI document', () => {
     }
     assert.ok(doc.paths['/internal/v1/workspaces/{workspace_id}/import'].post);
     assert.ok(doc.paths['/internal/v1/workspaces/{workspace_id}/export'].get);
+  });
+
+  it("every domain action is an operation, its body the action's arguments, answering 409 when the state does not allow it", async () => {
+    const doc = JSON.parse((await w.internal.inject({ url: '/internal/openapi.json' })).body);
+    const actionPaths = Object.keys(doc.paths).filter((p) => p.startsWith('/internal/v1/actions/'));
+    assert.deepEqual(
+      actionPaths.sort(),
+      Object.keys(ACTIONS)
+        .map((name) => `/internal/v1/actions/${name}`)
+        .sort(),
+    );
+    for (const action of Object.values(ACTIONS)) {
+      const op = doc.paths[`/internal/v1/actions/${action.name}`].post;
+      const body = doc.components.schemas[op.requestBody.content['application/json'].schema.$ref.split('/').pop()];
+      assert.deepEqual(Object.keys(body.properties).sort(), ['workspace_id', ...action.options.map((o) => o.name)].sort(), action.name);
+      assert.deepEqual(body.required.sort(), ['workspace_id', ...action.options.filter((o) => o.required).map((o) => o.name)].sort());
+      assert.equal(body.additionalProperties, false, 'an unknown argument is a 400');
+      for (const status of ['200', '400', '401', '403', '404', '409', '413', '414', '415', '429']) {
+        assert.ok(op.responses[status], `${action.name} lists ${status}`);
+      }
+    }
+  });
+
+  it('lists what the listener answers: 415 and 413 on every PUT and PATCH, 414 wherever a path has a parameter, 400 everywhere', async () => {
+    const doc = JSON.parse((await w.internal.inject({ url: '/internal/openapi.json' })).body);
+    for (const [path, item] of Object.entries<Record<string, { responses: Record<string, unknown> }>>(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        if (method === 'parameters') continue;
+        assert.ok(op.responses['400'] && op.responses['408'] && op.responses['431'], `${method} ${path}`);
+        if (path.includes('{') || path.startsWith('/internal/v1/actions/')) assert.ok(op.responses['414'], `${method} ${path} 414`);
+        if (method === 'put' || method === 'patch') {
+          assert.ok(op.responses['415'] && op.responses['413'] && op.responses['412'] && op.responses['422'], `${method} ${path}`);
+        }
+      }
+    }
+    assert.ok(doc.paths['/readyz'].get.responses['503']);
+  });
+
+  it('every route the internal listener serves, with each of its methods but HEAD, is an operation of the document', async () => {
+    const doc = JSON.parse((await w.internal.inject({ url: '/internal/openapi.json' })).body);
+    // A document path with its parameters filled in, as a request would name it.
+    const documented = Object.entries<Record<string, unknown>>(doc.paths).map(([path, item]) => ({
+      path: path.replace(/\{[^}]+\}/g, 'x'),
+      methods: Object.keys(item).filter((k) => k !== 'parameters'),
+    }));
+    const routes = [...w.internal.printRoutes({ commonPrefix: false }).matchAll(/(\/\S*) \(([A-Z, ]+)\)/g)];
+    assert.ok(routes.length >= 8, 'the route listing was read');
+    for (const [, route, methods] of routes) {
+      const pattern = new RegExp(`^${(route as string).replace(/:[a-z_]+/g, '[^/]+')}$`);
+      for (const method of (methods as string).split(', ').filter((m) => m !== 'HEAD')) {
+        assert.ok(
+          documented.some((d) => pattern.test(d.path) && d.methods.includes(method.toLowerCase())),
+          `${method} ${route} is in openapi-internal.json`,
+        );
+      }
+    }
   });
 
   it('the public document describes /api/v1 only, and the public listener does not serve the internal one', async () => {
