@@ -8,7 +8,7 @@ export interface AuditEntry {
   at: string;
   /**
    * Who did it: `cli` (the operator CLI), `operator` (the internal API), `console:<email>`,
-   * `key:<key_id>`, `system`.
+   * `key:<key_id>`, `scim:<token_id>` (an identity provider's SCIM token), `system`.
    */
   actor: string;
   action: string;
@@ -24,6 +24,7 @@ export const AUDIT_KINDS = {
   delivery: 'Webhook deliveries',
   module: 'Modules',
   admin: 'Console admins',
+  scim: 'SCIM tokens',
   record: 'Record corrections, deletions and imports',
   action: 'Domain actions',
   workspace: 'Workspace',
@@ -35,6 +36,7 @@ export const ACTOR_KINDS = {
   operator: 'Operator (CLI or internal API)',
   console: 'Console admins',
   key: 'API keys',
+  scim: 'Identity providers (SCIM tokens)',
   system: 'The service itself',
 } as const satisfies Record<string, string>;
 export type ActorKind = keyof typeof ACTOR_KINDS;
@@ -52,6 +54,7 @@ export function actorKindOf(actor: string): string {
   if (actor === 'cli' || actor === 'operator') return 'operator';
   if (actor.startsWith('console:')) return 'console';
   if (actor.startsWith('key:')) return 'key';
+  if (actor.startsWith('scim:')) return 'scim';
   return actor;
 }
 
