@@ -118,10 +118,28 @@ function compile(f: Filter, depth: number): Predicate {
   }
 }
 
+/** The deepest nesting of parentheses and brackets outside quoted strings: bounds the parser's recursion. */
+function nesting(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '\\') i++;
+      else if (c === '"') quoted = false;
+    } else if (c === '"') quoted = true;
+    else if (c === '(' || c === '[') deepest = Math.max(deepest, ++depth);
+    else if (c === ')' || c === ']') depth--;
+  }
+  return deepest;
+}
+
 /** The predicate of a filter, or a 400 invalidFilter saying what is wrong with it. */
 export function compileFilter(text: string): Predicate {
   if (text.length > MAX_FILTER_LENGTH) throw invalidFilter(`The filter is longer than ${MAX_FILTER_LENGTH} characters.`);
   if (controlCharacterIn(text) !== undefined || /[\n\r\t]/.test(text)) throw invalidFilter('The filter holds a control character.');
+  if (nesting(text) > MAX_FILTER_DEPTH) throw invalidFilter(`The filter nests deeper than ${MAX_FILTER_DEPTH} levels.`);
   let ast: Filter;
   try {
     ast = parse(text);
