@@ -5,7 +5,9 @@ import { withDatabase } from './context.js';
 import { print, table, UsageError } from './output.js';
 
 export function scimCommands(program: Command): void {
-  const scim = program.command('scim').description('SCIM provisioning: the tokens identity providers (Okta, Entra ID) provision people with');
+  const scim = program
+    .command('scim')
+    .description('SCIM provisioning: the tokens identity providers (Okta, Entra ID) provision people with');
   const token = scim.command('token').description('create, list and revoke workspace SCIM tokens');
   token
     .command('create')
@@ -16,7 +18,8 @@ export function scimCommands(program: Command): void {
     .option('--name <text>', 'a label shown beside the token, e.g. the identity provider', 'SCIM token')
     .option('--json', 'machine output')
     .action(async (opts: { workspace: string; location: string; env?: string; name: string; json?: boolean }) => {
-      if (opts.env !== undefined && opts.env !== 'live' && opts.env !== 'test') throw new UsageError(`--env must be live or test; got "${opts.env}"`);
+      if (opts.env !== undefined && opts.env !== 'live' && opts.env !== 'test')
+        throw new UsageError(`--env must be live or test; got "${opts.env}"`);
       const { created, baseUrl } = await withDatabase(async (s) => {
         await getWorkspace(s.database.db, opts.workspace);
         const made = await createScimToken(s.database.db, {
@@ -50,7 +53,9 @@ export function scimCommands(program: Command): void {
         await getWorkspace(s.database.db, opts.workspace);
         return listScimTokens(s.database.db, opts.workspace);
       });
-      print(!!opts.json, tokens, () => table(tokens, ['token_id', 'name', 'environment', 'status', 'location_id', 'created_at', 'last_used_at']));
+      print(!!opts.json, tokens, () =>
+        table(tokens, ['token_id', 'name', 'environment', 'status', 'location_id', 'created_at', 'last_used_at']),
+      );
     });
   token
     .command('revoke')

@@ -10,7 +10,8 @@ import type { Services } from '../services.js';
 import { ScimError } from './errors.js';
 import { findScimToken, type ScimTokenEntry, touchScimToken } from './tokens.js';
 
-const REFUSED = 'The SCIM token was not accepted. Send Authorization: Bearer svc_scim_... with a valid, unrevoked token of this workspace (API keys are not accepted here).';
+const REFUSED =
+  'The SCIM token was not accepted. Send Authorization: Bearer svc_scim_... with a valid, unrevoked token of this workspace (API keys are not accepted here).';
 
 function tokenOf(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
@@ -27,7 +28,10 @@ export async function authenticateScim(services: Services, request: FastifyReque
   const gate = await services.failureThrottle.settle(budgets, entry === undefined, now);
   if (!gate.allowed) {
     reply.header('Retry-After', String(gate.retryAfter));
-    throw new ScimError(429, `Too many failed authentications from this address (at most ${failures} per minute); every request from it is refused for ${gate.retryAfter} s.`);
+    throw new ScimError(
+      429,
+      `Too many failed authentications from this address (at most ${failures} per minute); every request from it is refused for ${gate.retryAfter} s.`,
+    );
   }
   if (!entry) {
     reply.header('WWW-Authenticate', 'Bearer realm="wsops-scim"');
@@ -36,7 +40,10 @@ export async function authenticateScim(services: Services, request: FastifyReque
   const rate = await services.rateLimiter.take(`scim:${entry.tokenId}`, now);
   if (!rate.allowed) {
     reply.header('Retry-After', String(rate.retryAfter));
-    throw new ScimError(429, `Token ${entry.tokenId} sent more than ${services.rateLimiter.perSecond} requests a second; retry after ${rate.retryAfter} s.`);
+    throw new ScimError(
+      429,
+      `Token ${entry.tokenId} sent more than ${services.rateLimiter.perSecond} requests a second; retry after ${rate.retryAfter} s.`,
+    );
   }
   touchScimToken(services.database.db, entry, now).catch((err: unknown) =>
     request.log.warn({ err, token_id: entry.tokenId }, 'could not record the SCIM token last use'),

@@ -44,7 +44,13 @@ export async function onePerson(db: Kysely<DB>, workspaceId: string, id: string)
 }
 
 /** Keeps what SCIM says beyond the register; `deletedAt` hides the person from SCIM. */
-export async function saveLink(db: Kysely<DB>, workspaceId: string, personId: string, link: ScimLink, deletedAt: string | null): Promise<void> {
+export async function saveLink(
+  db: Kysely<DB>,
+  workspaceId: string,
+  personId: string,
+  link: ScimLink,
+  deletedAt: string | null,
+): Promise<void> {
   const row = { workspace_id: workspaceId, person_id: personId, ...link, deleted_at: deletedAt };
   await db
     .insertInto('scim_people')

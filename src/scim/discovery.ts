@@ -27,9 +27,10 @@ export function serviceProviderConfig(baseUrl: string) {
       {
         type: 'oauthbearertoken',
         name: 'SCIM token',
-        description: 'Authorization: Bearer svc_scim_... (a workspace SCIM token from the console or wsops scim token create; API keys are not accepted).',
+        description:
+          'Authorization: Bearer svc_scim_... (a workspace SCIM token from the console or wsops scim token create; API keys are not accepted).',
         specUri: 'https://www.rfc-editor.org/rfc/rfc6750',
-            primary: true,
+        primary: true,
       },
     ],
     'urn:wsops:scim:notes': {
@@ -79,12 +80,19 @@ function userSchema(baseUrl: string) {
     schemas: ['urn:ietf:params:scim:schemas:core:2.0:Schema'],
     id: USER_SCHEMA,
     name: 'User',
-    description: 'A person. Attributes not listed here are accepted and ignored when they belong to the core User schema, refused otherwise.',
+    description:
+      'A person. Attributes not listed here are accepted and ignored when they belong to the core User schema, refused otherwise.',
     attributes: [
       attr('id', 'string', { caseExact: true, mutability: 'readOnly', returned: 'always', uniqueness: 'server' }),
       attr('externalId', 'string', { caseExact: true, description: "The identity provider's id of the user." }),
-      attr('userName', 'string', { required: true, uniqueness: 'server', description: 'The work email; unique in the workspace, ignoring case.' }),
-      attr('name', 'complex', { subAttributes: [sub('givenName'), sub('familyName'), sub('formatted', 'string', { mutability: 'readOnly' })] }),
+      attr('userName', 'string', {
+        required: true,
+        uniqueness: 'server',
+        description: 'The work email; unique in the workspace, ignoring case.',
+      }),
+      attr('name', 'complex', {
+        subAttributes: [sub('givenName'), sub('familyName'), sub('formatted', 'string', { mutability: 'readOnly' })],
+      }),
       attr('displayName', 'string'),
       attr('title', 'string', { description: 'The job title.' }),
       multi('emails', 'One work email: the same address as userName; changing one changes the other.'),

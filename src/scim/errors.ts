@@ -50,7 +50,10 @@ export function errorBody(status: number, detail: string, scimType: ScimType | u
 }
 
 function sendError(reply: FastifyReply, status: number, detail: string, scimType?: ScimType) {
-  return reply.code(status).type(SCIM_CONTENT_TYPE).send(errorBody(status, detail, scimType, String(reply.request.id)));
+  return reply
+    .code(status)
+    .type(SCIM_CONTENT_TYPE)
+    .send(errorBody(status, detail, scimType, String(reply.request.id)));
 }
 
 /** A write refused by the register's validation: its first problem, named by JSON pointer, as invalidValue. */

@@ -57,7 +57,8 @@ type Predicate = (s: FilterSubject) => boolean;
 
 function attributeNamed(path: string): Attribute {
   const found = attributes[path.toLowerCase().replace(/^urn:ietf:params:scim:schemas:core:2\.0:user:/, '')];
-  if (!found) throw invalidFilter(`A filter may not name ${JSON.stringify(path.slice(0, 80))}; it may name ${FILTER_ATTRIBUTES.join(', ')}.`);
+  if (!found)
+    throw invalidFilter(`A filter may not name ${JSON.stringify(path.slice(0, 80))}; it may name ${FILTER_ATTRIBUTES.join(', ')}.`);
   return found;
 }
 

@@ -12,9 +12,11 @@ export const PATCH_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 export const MAX_OPERATIONS = 100;
 
 function operations(body: unknown): ScimPatchOperation[] {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalidSyntax('A PATCH body is a JSON object with "schemas" and "Operations".');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw invalidSyntax('A PATCH body is a JSON object with "schemas" and "Operations".');
   const b = body as Record<string, unknown>;
-  if (!Array.isArray(b.schemas) || !b.schemas.includes(PATCH_SCHEMA)) throw invalidSyntax(`A PATCH body's schemas must hold ${PATCH_SCHEMA}.`);
+  if (!Array.isArray(b.schemas) || !b.schemas.includes(PATCH_SCHEMA))
+    throw invalidSyntax(`A PATCH body's schemas must hold ${PATCH_SCHEMA}.`);
   const ops = b.Operations ?? b.operations;
   if (!Array.isArray(ops) || ops.length === 0) throw invalidSyntax('A PATCH body holds "Operations": an array of at least one operation.');
   if (ops.length > MAX_OPERATIONS) throw invalidSyntax(`A PATCH holds at most ${MAX_OPERATIONS} operations.`);
@@ -24,8 +26,10 @@ function operations(body: unknown): ScimPatchOperation[] {
     const op = typeof o.op === 'string' ? o.op.toLowerCase() : undefined;
     if (op !== 'add' && op !== 'replace' && op !== 'remove') throw invalidSyntax(`Operations[${i}].op must be add, replace or remove.`);
     if (o.path !== undefined) {
-      if (typeof o.path !== 'string' || o.path.length === 0 || o.path.length > 300) throw invalidPath(`Operations[${i}].path must be a path of 1 to 300 characters.`);
-      if (controlCharacterIn(o.path) !== undefined || /[\n\r\t]/.test(o.path)) throw invalidPath(`Operations[${i}].path holds a control character.`);
+      if (typeof o.path !== 'string' || o.path.length === 0 || o.path.length > 300)
+        throw invalidPath(`Operations[${i}].path must be a path of 1 to 300 characters.`);
+      if (controlCharacterIn(o.path) !== undefined || /[\n\r\t]/.test(o.path))
+        throw invalidPath(`Operations[${i}].path holds a control character.`);
     }
     if (op === 'remove' && o.path === undefined) throw new ScimError(400, `Operations[${i}] removes without a path.`, 'noTarget');
     if (op !== 'remove' && o.value === undefined) throw invalidValue(`Operations[${i}] has no value.`);

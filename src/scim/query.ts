@@ -1,6 +1,7 @@
 /** The query of a SCIM read: paging (RFC 7644 §3.4.2.4) and which attributes to return (§3.4.2.5). */
-import { invalidValue } from './errors.js';
+
 import { MAX_RESULTS } from './discovery.js';
+import { invalidValue } from './errors.js';
 import { ENTERPRISE_SCHEMA } from './users.js';
 
 export interface ListQuery {
@@ -63,7 +64,10 @@ function topOf(path: string): string {
 }
 
 /** The resource with only the attributes asked for (id and schemas always), or without the excluded ones. */
-export function project(resource: Record<string, unknown>, q: Pick<ListQuery, 'attributes' | 'excludedAttributes'>): Record<string, unknown> {
+export function project(
+  resource: Record<string, unknown>,
+  q: Pick<ListQuery, 'attributes' | 'excludedAttributes'>,
+): Record<string, unknown> {
   if (q.attributes?.length) {
     const keep = new Set([...q.attributes.map(topOf), 'id', 'schemas']);
     return Object.fromEntries(Object.entries(resource).filter(([k]) => keep.has(k.toLowerCase())));

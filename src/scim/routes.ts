@@ -44,10 +44,23 @@ export function registerScimRoutes(app: FastifyInstance, services: Services): vo
         const path = request.url.split('?')[0]?.slice(0, 200);
         const groups = /^\/scim\/v2\/(Groups|Bulk|Me|\.search)\b/i.exec(request.url);
         if (groups) {
-          const detail = groups[1]?.toLowerCase() === 'groups' ? GROUPS_UNSUPPORTED : `${groups[1]} is not supported (see /scim/v2/ServiceProviderConfig).`;
-          return send(reply, 501, { schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'], status: '501', detail, request_id: request.id });
+          const detail =
+            groups[1]?.toLowerCase() === 'groups'
+              ? GROUPS_UNSUPPORTED
+              : `${groups[1]} is not supported (see /scim/v2/ServiceProviderConfig).`;
+          return send(reply, 501, {
+            schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
+            status: '501',
+            detail,
+            request_id: request.id,
+          });
         }
-        return send(reply, 404, { schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'], status: '404', detail: `No SCIM endpoint ${request.method} ${path}.`, request_id: request.id });
+        return send(reply, 404, {
+          schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
+          status: '404',
+          detail: `No SCIM endpoint ${request.method} ${path}.`,
+          request_id: request.id,
+        });
       });
       // SCIM bodies are JSON under their own media type; the same parser refuses a __proto__ key.
       scope.addContentTypeParser(['application/scim+json'], { parseAs: 'string' }, scope.getDefaultJsonParser('error', 'error'));
@@ -61,7 +74,10 @@ export function registerScimRoutes(app: FastifyInstance, services: Services): vo
       scope.get('/ResourceTypes', async (_request, reply) => send(reply, 200, listOf(resourceTypes(base))));
       scope.get<WithId>('/ResourceTypes/:id', async (request, reply) => {
         const found = resourceTypes(base).find((r) => r.id === request.params.id);
-        if (!found) throw request.params.id === 'Group' ? new ScimError(404, GROUPS_UNSUPPORTED) : notFound(`No resource type ${request.params.id.slice(0, 80)}; the one there is: User.`);
+        if (!found)
+          throw request.params.id === 'Group'
+            ? new ScimError(404, GROUPS_UNSUPPORTED)
+            : notFound(`No resource type ${request.params.id.slice(0, 80)}; the one there is: User.`);
         return send(reply, 200, found);
       });
       scope.get('/Schemas', async (_request, reply) => send(reply, 200, listOf(schemas(base))));

@@ -11,8 +11,8 @@ import { recordAudit } from '../store/audit.js';
 import {
   base62Checksum,
   CHECKSUM_LENGTH,
-  hasValidChecksum,
   hashSecret,
+  hasValidChecksum,
   KEY_ID_LENGTH,
   SECRET_LENGTH,
   secretMatches,
@@ -145,7 +145,11 @@ export async function revokeScimToken(db: Kysely<DB>, workspaceId: string, token
       .where('token_id', '=', tokenId)
       .where('workspace_id', '=', workspaceId)
       .executeTakeFirst();
-    if (!row) throw new AppError('not_found', `no SCIM token ${tokenId.slice(0, 40)} in workspace ${workspaceId}; list them with: wsops scim token list`);
+    if (!row)
+      throw new AppError(
+        'not_found',
+        `no SCIM token ${tokenId.slice(0, 40)} in workspace ${workspaceId}; list them with: wsops scim token list`,
+      );
     if (row.revoked_at !== null) return summarize(row);
     const revokedAt = new Date(now).toISOString();
     await trx.updateTable('scim_tokens').set({ revoked_at: revokedAt }).where('token_id', '=', tokenId).execute();
@@ -171,12 +175,17 @@ export async function findScimToken(db: Kysely<DB>, text: string, deployment: st
   if (!parsed) return undefined;
   const row = await db.selectFrom('scim_tokens').selectAll().where('token_id', '=', parsed.tokenId).executeTakeFirst();
   const ok = secretMatches(parsed.secret, row ? Buffer.from(row.secret_hash, 'hex') : undefined);
-  if (!ok || !row || row.revoked_at !== null || row.environment !== parsed.environment || parsed.environment !== deployment) return undefined;
+  if (!ok || !row || row.revoked_at !== null || row.environment !== parsed.environment || parsed.environment !== deployment)
+    return undefined;
   return { tokenId: row.token_id, workspaceId: row.workspace_id, locationId: row.location_id, lastUsedAt: row.last_used_at };
 }
 
 /** Last use, at most one write a minute per token. */
 export async function touchScimToken(db: Kysely<DB>, entry: ScimTokenEntry, now: number): Promise<void> {
   if (entry.lastUsedAt !== null && now - Date.parse(entry.lastUsedAt) < 60_000) return;
-  await db.updateTable('scim_tokens').set({ last_used_at: new Date(now).toISOString() }).where('token_id', '=', entry.tokenId).execute();
+  await db
+    .updateTable('scim_tokens')
+    .set({ last_used_at: new Date(now).toISOString() })
+    .where('token_id', '=', entry.tokenId)
+    .execute();
 }

@@ -50,7 +50,11 @@ function holderOf(all: readonly ScimPerson[], userName: string, exceptId?: strin
 }
 
 function uniqueness(userName: string): ScimError {
-  return new ScimError(409, `A person with userName ${userName.slice(0, 254)} already exists in this workspace; look it up with filter=userName eq "...".`, 'uniqueness');
+  return new ScimError(
+    409,
+    `A person with userName ${userName.slice(0, 254)} already exists in this workspace; look it up with filter=userName eq "...".`,
+    'uniqueness',
+  );
 }
 
 async function store(services: Services, token: ScimTokenEntry, id: string, w: UserWrite, deletedAt: string | null = null) {
@@ -86,9 +90,19 @@ export async function readUser(services: Services, token: ScimTokenEntry, id: st
 }
 
 /** PUT /Users/{id}, and the end of a PATCH: the whole User as it should be. */
-export async function replaceUser(services: Services, token: ScimTokenEntry, id: string, body: unknown, action = 'record.scim_replaced', existing?: ScimPerson) {
+export async function replaceUser(
+  services: Services,
+  token: ScimTokenEntry,
+  id: string,
+  body: unknown,
+  action = 'record.scim_replaced',
+  existing?: ScimPerson,
+) {
   const found = existing ?? (await visible(services, token, id));
-  const w = userToPerson(body, { ...context(services, token, found.person), unknownAs: action === 'record.scim_patched' ? 'invalidPath' : 'invalidSyntax' });
+  const w = userToPerson(body, {
+    ...context(services, token, found.person),
+    unknownAs: action === 'record.scim_patched' ? 'invalidPath' : 'invalidSyntax',
+  });
   const all = await allPeople(services.database.db, token.workspaceId);
   if (holderOf(all, w.person.work_email as string, id)) throw uniqueness(w.person.work_email as string);
   const saved = await store(services, token, id, w);

@@ -69,7 +69,11 @@ function canonical(value: unknown, names: readonly string[], where: string, unkn
   const byLower = new Map(names.map((n) => [n.toLowerCase(), n]));
   const out: RecordObject = {};
   for (const [k, v] of Object.entries(value as RecordObject)) {
-    const name = k.startsWith('urn:') ? (k.toLowerCase() === ENTERPRISE_SCHEMA.toLowerCase() ? ENTERPRISE_SCHEMA : undefined) : byLower.get(k.toLowerCase());
+    const name = k.startsWith('urn:')
+      ? k.toLowerCase() === ENTERPRISE_SCHEMA.toLowerCase()
+        ? ENTERPRISE_SCHEMA
+        : undefined
+      : byLower.get(k.toLowerCase());
     if (name === undefined) {
       const shown = JSON.stringify(k.slice(0, 60));
       const text = `${where} has no attribute ${shown}; wsops keeps ${KEPT.join(', ')} and the enterprise employeeNumber and manager.`;
@@ -144,7 +148,8 @@ export function userToPerson(body: unknown, ctx: UserContext): UserWrite {
   }
   const given = text(name.givenName, 'name.givenName') ?? '';
   const family = text(name.familyName, 'name.familyName') ?? '';
-  const display = text(user.displayName, 'displayName') ?? text(name.formatted, 'name.formatted') ?? (`${given} ${family}`.trim() || userName);
+  const display =
+    text(user.displayName, 'displayName') ?? text(name.formatted, 'name.formatted') ?? (`${given} ${family}`.trim() || userName);
   const phone = workEntry(user.phoneNumbers, 'phoneNumbers');
   const active = booleanOf(user.active, 'active');
   const manager = managerOf(ext.manager);

@@ -39,12 +39,24 @@ for (const dialect of DIALECTS) {
       const other = await s.h.workspace();
       const theirs = await s.newToken(other);
       const mine = (await s.scim('GET', '/Users?count=200')).json.Resources.map((u: { id: string }) => u.id) as string[];
-      const seen = (await s.scim('GET', '/Users?count=200', undefined, theirs.token)).json.Resources.map((u: { id: string }) => u.id) as string[];
+      const seen = (await s.scim('GET', '/Users?count=200', undefined, theirs.token)).json.Resources.map(
+        (u: { id: string }) => u.id,
+      ) as string[];
       assert.ok(mine.length > 0 && seen.length > 0);
       assert.equal(mine.filter((id) => seen.includes(id)).length, 0);
       const target = mine[0] as string;
       assert.equal((await s.scim('GET', `/Users/${target}`, undefined, theirs.token)).status, 404);
-      assert.equal((await s.scim('PATCH', `/Users/${target}`, { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', value: { active: false } }] }, theirs.token)).status, 404);
+      assert.equal(
+        (
+          await s.scim(
+            'PATCH',
+            `/Users/${target}`,
+            { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', value: { active: false } }] },
+            theirs.token,
+          )
+        ).status,
+        404,
+      );
       assert.equal((await s.scim('DELETE', `/Users/${target}`, undefined, theirs.token)).status, 404);
       assert.equal((await s.api(`/people/${target}`)).json.status !== undefined, true, 'untouched');
     });
@@ -57,7 +69,11 @@ for (const dialect of DIALECTS) {
       assert.equal(throttled.status, 429);
       assert.deepEqual(throttled.json.schemas, [ERROR]);
       assert.ok(Number(throttled.headers.get('retry-after')) >= 1);
-      assert.equal((await s.scim('GET', '/Users', undefined, s.token)).status, 429, 'a right token from a throttled address learns nothing');
+      assert.equal(
+        (await s.scim('GET', '/Users', undefined, s.token)).status,
+        429,
+        'a right token from a throttled address learns nothing',
+      );
       assert.equal((await s.api('/people')).status, 429, 'the same budget as API keys');
       s.h.clock.advance(60_000);
       assert.equal((await s.scim('GET', '/Users?count=1', undefined, s.token)).status, 200);
@@ -84,7 +100,9 @@ for (const dialect of DIALECTS) {
     it('the CLI creates a token shown once, lists it without its secret, and revokes it', async () => {
       s.h.clock.advance(120_000);
       const env = { WSOPS_DATABASE_URL: s.h.databaseUrl, WSOPS_SECRET: TEST_SECRET };
-      const created = JSON.parse(await runWsops(['scim', 'token', 'create', '--workspace', s.ws, '--location', s.locationId, '--name', 'Entra ID', '--json'], env));
+      const created = JSON.parse(
+        await runWsops(['scim', 'token', 'create', '--workspace', s.ws, '--location', s.locationId, '--name', 'Entra ID', '--json'], env),
+      );
       assert.match(created.token, /^svc_scim_test_[0-9A-Za-z]{16}_[0-9A-Za-z]{43}$/);
       assert.match(created.scim_base_url, /\/scim\/v2$/);
       assert.equal((await s.scim('GET', '/Users?count=1', undefined, created.token)).status, 200);

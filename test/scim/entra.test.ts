@@ -50,8 +50,15 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(created.json.phoneNumbers, [{ value: '+1 555 0100', type: 'work', primary: true }]);
 
       const byExternal = await s.scim('GET', `/Users?filter=${encodeURIComponent('externalId eq "aad-0001"')}`);
-      assert.deepEqual(byExternal.json.Resources.map((u: { id: string }) => u.id), [id]);
-      assert.equal((await s.scim('GET', `/Users?filter=${encodeURIComponent('externalId eq "AAD-0001"')}`)).json.totalResults, 0, 'externalId is case-exact');
+      assert.deepEqual(
+        byExternal.json.Resources.map((u: { id: string }) => u.id),
+        [id],
+      );
+      assert.equal(
+        (await s.scim('GET', `/Users?filter=${encodeURIComponent('externalId eq "AAD-0001"')}`)).json.totalResults,
+        0,
+        'externalId is case-exact',
+      );
 
       // A manager, provisioned first, then set with Entra's bare-string value.
       const boss = await s.scim('POST', '/Users', entraUser('boss@example.com', 'aad-0002', { displayName: 'The Boss' }));
@@ -107,7 +114,11 @@ for (const dialect of DIALECTS) {
 
     it('DELETE of a person other records name keeps it INACTIVE in /api/v1 and hides it from SCIM', async () => {
       const boss = await s.scim('POST', '/Users', entraUser('manager@example.com', 'aad-0100'));
-      const report = await s.scim('POST', '/Users', entraUser('report@example.com', 'aad-0101', { [ENTERPRISE]: { manager: { value: boss.json.id } } }));
+      const report = await s.scim(
+        'POST',
+        '/Users',
+        entraUser('report@example.com', 'aad-0101', { [ENTERPRISE]: { manager: { value: boss.json.id } } }),
+      );
       assert.equal(report.status, 201, report.text);
       const deleted = await s.scim('DELETE', `/Users/${boss.json.id}`);
       assert.equal(deleted.status, 204);
@@ -139,14 +150,26 @@ for (const dialect of DIALECTS) {
     it('discovery says what is supported', async () => {
       const config = await s.scim('GET', '/ServiceProviderConfig');
       assert.deepEqual(
-        [config.json.patch.supported, config.json.bulk.supported, config.json.filter.supported, config.json.sort.supported, config.json.etag.supported],
+        [
+          config.json.patch.supported,
+          config.json.bulk.supported,
+          config.json.filter.supported,
+          config.json.sort.supported,
+          config.json.etag.supported,
+        ],
         [true, false, true, false, false],
       );
       assert.equal(config.json.filter.maxResults, 200);
       const types = await s.scim('GET', '/ResourceTypes');
-      assert.deepEqual(types.json.Resources.map((t: { id: string }) => t.id), ['User']);
+      assert.deepEqual(
+        types.json.Resources.map((t: { id: string }) => t.id),
+        ['User'],
+      );
       const schemas = await s.scim('GET', '/Schemas');
-      assert.deepEqual(schemas.json.Resources.map((t: { id: string }) => t.id), [USER, ENTERPRISE]);
+      assert.deepEqual(
+        schemas.json.Resources.map((t: { id: string }) => t.id),
+        [USER, ENTERPRISE],
+      );
       assert.equal((await s.scim('GET', `/Schemas/${USER}`)).json.name, 'User');
     });
   });

@@ -1,7 +1,7 @@
 /** A real server on 127.0.0.1 with a seeded workspace, a SCIM token and an API key, for the SCIM suites. */
 import type { AddressInfo } from 'node:net';
-import type { Dialect } from '../../src/store/database.js';
 import { createScimToken } from '../../src/scim/tokens.js';
+import type { Dialect } from '../../src/store/database.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 export const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';

@@ -65,11 +65,19 @@ for (const dialect of DIALECTS) {
       refused(await s.scim('POST', '/Users', { ...good, userName: 'x4@example.com', name: 'Ada' }), 400, 'invalidValue');
       refused(await s.scim('POST', '/Users', { ...good, userName: 'x5@example.com', active: 'maybe' }), 400, 'invalidValue');
       refused(await s.scim('POST', '/Users', { ...good, userName: 'x6@example.com', emails: 'x6@example.com' }), 400, 'invalidValue');
-      refused(await s.scim('POST', '/Users', { ...good, userName: 'x7@example.com', emails: [{ type: 'work', value: 'other@example.com' }] }), 400, 'invalidValue');
+      refused(
+        await s.scim('POST', '/Users', { ...good, userName: 'x7@example.com', emails: [{ type: 'work', value: 'other@example.com' }] }),
+        400,
+        'invalidValue',
+      );
       refused(await s.scim('POST', '/Users', { schemas: [USER] }), 400, 'invalidValue');
       refused(await s.scim('POST', '/Users', { ...good, userName: 'not an email' }), 400, 'invalidValue');
       refused(await s.scim('POST', '/Users', { ...good, userName: 'x8@example.com', schemas: ['urn:x'] }), 400, 'invalidSyntax');
-      refused(await s.scim('POST', '/Users', { ...good, userName: 'x9@example.com', [ENTERPRISE]: { manager: { value: 'per_nobody' } } }), 400, 'invalidValue');
+      refused(
+        await s.scim('POST', '/Users', { ...good, userName: 'x9@example.com', [ENTERPRISE]: { manager: { value: 'per_nobody' } } }),
+        400,
+        'invalidValue',
+      );
       refused(await s.scim('POST', '/Users', { ...good, userName: 'x10@example.com', externalId: 'a'.repeat(300) }), 400, 'invalidValue');
       refused(await s.scim('POST', '/Users', [good]), 400, 'invalidSyntax');
       refused(await s.scim('POST', '/Users', '{"schemas": ['), 400, 'invalidSyntax');
@@ -84,7 +92,11 @@ for (const dialect of DIALECTS) {
       ] as const) {
         refused(await s.scim('POST', '/Users', { ...good, userName: 'x13@example.com', [field]: value }), 400, 'invalidValue');
       }
-      refused(await s.scim('POST', '/Users', { ...good, userName: 'x14@example.com', name: { givenName: 'A\u0085B' } }), 400, 'invalidValue');
+      refused(
+        await s.scim('POST', '/Users', { ...good, userName: 'x14@example.com', name: { givenName: 'A\u0085B' } }),
+        400,
+        'invalidValue',
+      );
       assert.equal((await s.scim('GET', '/Users?count=0')).json.totalResults, before, 'nothing was written');
     });
 
@@ -101,7 +113,11 @@ for (const dialect of DIALECTS) {
       refused(await s.scim('PATCH', `/Users/${id}`, p({ op: 'replace', path: 'id', value: 'per_other' })), 400, 'mutability');
       refused(await s.scim('PATCH', `/Users/${id}`, p({ op: 'replace', path: 'title', value: { nested: true } })), 400, 'invalidValue');
       refused(await s.scim('PATCH', `/Users/${id}`, p({ op: 'replace', path: 'title', value: 'x\u0000' })), 400, 'invalidValue');
-      refused(await s.scim('PATCH', `/Users/${id}`, p(...Array(101).fill({ op: 'replace', path: 'title', value: 'x' }))), 400, 'invalidSyntax');
+      refused(
+        await s.scim('PATCH', `/Users/${id}`, p(...Array(101).fill({ op: 'replace', path: 'title', value: 'x' }))),
+        400,
+        'invalidSyntax',
+      );
       refused(await s.scim('PATCH', `/Users/${id}`, { Operations: [] }), 400, 'invalidSyntax');
       refused(await s.scim('PATCH', `/Users/${id}`, p()), 400, 'invalidSyntax');
       refused(await s.scim('PATCH', `/Users/${id}`, p('replace')), 400, 'invalidSyntax');

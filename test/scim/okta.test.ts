@@ -30,7 +30,10 @@ for (const dialect of DIALECTS) {
     after(async () => s.close());
 
     it('creates, reads, replaces, deactivates, reactivates and deletes a user, and /api/v1/people follows', async () => {
-      const lookup = await s.scim('GET', `/Users?filter=${encodeURIComponent('userName eq "ada.lovelace@example.com"')}&startIndex=1&count=100`);
+      const lookup = await s.scim(
+        'GET',
+        `/Users?filter=${encodeURIComponent('userName eq "ada.lovelace@example.com"')}&startIndex=1&count=100`,
+      );
       assert.equal(lookup.status, 200);
       assert.match(lookup.headers.get('content-type') ?? '', /^application\/scim\+json/);
       assert.deepEqual([lookup.json.totalResults, lookup.json.Resources], [0, []]);
@@ -54,7 +57,10 @@ for (const dialect of DIALECTS) {
 
       // Okta looks users up with the userName as the user typed it: case does not matter.
       const upper = await s.scim('GET', `/Users?filter=${encodeURIComponent('userName eq "ADA.Lovelace@EXAMPLE.com"')}`);
-      assert.deepEqual(upper.json.Resources.map((u: { id: string }) => u.id), [id]);
+      assert.deepEqual(
+        upper.json.Resources.map((u: { id: string }) => u.id),
+        [id],
+      );
 
       const read = await s.scim('GET', `/Users/${id}`);
       assert.equal(read.status, 200);
@@ -69,14 +75,23 @@ for (const dialect of DIALECTS) {
       assert.equal(afterPut.json.job_title, 'Analyst');
       assert.ok(afterPut.json.updated_at > person.json.updated_at, 'updated_at moves');
 
-      const deactivated = await s.scim('PATCH', `/Users/${id}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', value: { active: false } }] });
+      const deactivated = await s.scim('PATCH', `/Users/${id}`, {
+        schemas: [PATCH_OP],
+        Operations: [{ op: 'replace', value: { active: false } }],
+      });
       assert.equal(deactivated.status, 200, deactivated.text);
       assert.equal(deactivated.json.active, false);
       assert.equal((await s.api(`/people/${id}`)).json.status, 'INACTIVE');
-      const inactiveList = await s.scim('GET', `/Users?filter=${encodeURIComponent(`active eq false and userName eq "ada.lovelace@example.com"`)}`);
+      const inactiveList = await s.scim(
+        'GET',
+        `/Users?filter=${encodeURIComponent(`active eq false and userName eq "ada.lovelace@example.com"`)}`,
+      );
       assert.equal(inactiveList.json.totalResults, 1);
 
-      const reactivated = await s.scim('PATCH', `/Users/${id}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', value: { active: true } }] });
+      const reactivated = await s.scim('PATCH', `/Users/${id}`, {
+        schemas: [PATCH_OP],
+        Operations: [{ op: 'replace', value: { active: true } }],
+      });
       assert.equal(reactivated.json.active, true);
       assert.equal((await s.api(`/people/${id}`)).json.status, 'ACTIVE');
 
