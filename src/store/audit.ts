@@ -220,6 +220,22 @@ export function describeAudit(e: Pick<AuditRow, 'action' | 'target' | 'key_id' |
       return typeof d.max_per_second === 'number'
         ? `Throttled webhook endpoint ${target} to ${d.max_per_second} deliveries per second`
         : `Removed the throttle of webhook endpoint ${target}`;
+    case 'scim.token_created':
+      return named('Created SCIM token', d.name);
+    case 'scim.token_revoked':
+      return `Revoked SCIM token ${target}`;
+    case 'record.scim_created':
+      return `The identity provider created person ${target} (SCIM)`;
+    case 'record.scim_restored':
+      return `The identity provider created person ${target} again, after a SCIM delete had kept it (SCIM)`;
+    case 'record.scim_replaced':
+      return `The identity provider replaced person ${target} (SCIM)`;
+    case 'record.scim_patched':
+      return `The identity provider changed person ${target} (SCIM)`;
+    case 'record.scim_deleted':
+      return `The identity provider deleted person ${target} (SCIM)`;
+    case 'record.scim_deactivated':
+      return `The identity provider deleted person ${target}; other records name it, so it was kept as INACTIVE (SCIM)`;
     case 'module.installed':
       return `Installed the ${target} module`;
     case 'module.uninstalled':
