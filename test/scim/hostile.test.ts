@@ -82,6 +82,10 @@ for (const dialect of DIALECTS) {
       refused(await s.scim('POST', '/Users', [good]), 400, 'invalidSyntax');
       refused(await s.scim('POST', '/Users', '{"schemas": ['), 400, 'invalidSyntax');
       refused(await s.scim('POST', '/Users', '{"__proto__": {"admin": true}}'), 400);
+      refused(await s.scim('POST', '/Users', `${'['.repeat(30_000)}${']'.repeat(30_000)}`), 400, 'invalidSyntax');
+      const deepArray = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+      const deepName = `{"schemas":["${USER}"],"userName":"x15@example.com","name":{"givenName":${deepArray}}}`;
+      refused(await s.scim('POST', '/Users', deepName), 400, 'invalidValue');
       refused(await s.scim('POST', '/Users', JSON.stringify({ ...good, userName: 'x11@example.com', tags: 'y'.repeat(70_000) })), 413);
       for (const [field, value] of [
         ['displayName', 'Ada\u0000Lovelace'],
@@ -121,6 +125,13 @@ for (const dialect of DIALECTS) {
       refused(await s.scim('PATCH', `/Users/${id}`, { Operations: [] }), 400, 'invalidSyntax');
       refused(await s.scim('PATCH', `/Users/${id}`, p()), 400, 'invalidSyntax');
       refused(await s.scim('PATCH', `/Users/${id}`, p('replace')), 400, 'invalidSyntax');
+      // Sent as text: the test's own JSON.stringify would overflow on it.
+      const deepValue = `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`;
+      const deepPatch = (value: string) => `{"schemas":["${PATCH_OP}"],"Operations":[{"op":"replace","value":${value}}]}`;
+      const deep = await s.scim('PATCH', `/Users/${id}`, deepPatch(`{"title":${deepValue}}`));
+      assert.ok(deep.status >= 400 && deep.status < 500, deep.text);
+      const deeper = await s.scim('PATCH', `/Users/${id}`, deepPatch(`{"deep":${deepValue}}`));
+      assert.ok(deeper.status >= 400 && deeper.status < 500, deeper.text);
       const after = (await s.scim('GET', `/Users/${id}`)).json;
       assert.deepEqual(after, before);
     });

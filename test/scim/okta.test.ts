@@ -74,6 +74,8 @@ for (const dialect of DIALECTS) {
       assert.equal(afterPut.json.family_name, 'King');
       assert.equal(afterPut.json.job_title, 'Analyst');
       assert.ok(afterPut.json.updated_at > person.json.updated_at, 'updated_at moves');
+      const searched = await s.api('/people?search=lovelace');
+      assert.deepEqual(searched.json.data.map((p: { id: string }) => p.id), [id], 'the search index follows the write');
 
       const deactivated = await s.scim('PATCH', `/Users/${id}`, {
         schemas: [PATCH_OP],
