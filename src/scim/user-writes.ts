@@ -99,9 +99,13 @@ export async function replaceUser(
   existing?: ScimPerson,
 ) {
   const found = existing ?? (await visible(services, token, id));
+  const patch = action === 'record.scim_patched';
   const w = userToPerson(body, {
     ...context(services, token, found.person),
-    unknownAs: action === 'record.scim_patched' ? 'invalidPath' : 'invalidSyntax',
+    currentLink: found.link,
+    // A PATCH result is the whole User (a removed attribute is absent); a PUT body is what the provider maps.
+    absentKeeps: !patch,
+    unknownAs: patch ? 'invalidPath' : 'invalidSyntax',
   });
   const all = await allPeople(services.database.db, token.workspaceId);
   if (holderOf(all, w.person.work_email as string, id)) throw uniqueness(w.person.work_email as string);

@@ -55,6 +55,10 @@ export interface UserWrite {
 export interface UserContext {
   /** The stored person, on a replace or patch. */
   current?: RecordObject;
+  /** What SCIM holds beside the stored person. */
+  currentLink?: ScimLink;
+  /** A PUT: attributes the body leaves out keep their stored values (see userToPerson). */
+  absentKeeps?: boolean;
   /** Where a new person is placed (the token's location). */
   locationId: string;
   /** Today, for a new person's start_date. */
@@ -127,8 +131,11 @@ function managerOf(value: unknown): string | null | undefined {
 }
 
 /**
- * The person a User body describes. On a replace, what SCIM has no word for (team, location,
- * dates) is kept from the stored person; an absent `active` keeps the stored status.
+ * The person a User body describes. What SCIM has no word for (team, location, dates) is kept
+ * from the stored person, and so is an absent `active`. With `absentKeeps` (a PUT), every
+ * attribute the body leaves out keeps its stored value too: an identity provider sends only the
+ * attributes its mapping names, and a profile update must not wipe a manager or a phone number
+ * the system of record wrote. An attribute sent as null is cleared.
  */
 export function userToPerson(body: unknown, ctx: UserContext): UserWrite {
   const unknownAs = ctx.unknownAs ?? 'invalidSyntax';
@@ -146,24 +153,36 @@ export function userToPerson(body: unknown, ctx: UserContext): UserWrite {
       `wsops keeps one work email: userName (${userName.slice(0, 80)}) and the work entry of emails (${email.slice(0, 80)}) must be the same address; map both to the same attribute in the identity provider.`,
     );
   }
-  const given = text(name.givenName, 'name.givenName') ?? '';
-  const family = text(name.familyName, 'name.familyName') ?? '';
+  const current = ctx.current ?? {};
+  const stored = ctx.absentKeeps ? current : {};
+  const storedLink = ctx.absentKeeps ? ctx.currentLink : undefined;
+  const given =
+    text(name.givenName, 'name.givenName') ?? (name.givenName === undefined ? (stored.given_name as string | undefined) : undefined) ?? '';
+  const family =
+    text(name.familyName, 'name.familyName') ??
+    (name.familyName === undefined ? (stored.family_name as string | undefined) : undefined) ??
+    '';
   const display =
-    text(user.displayName, 'displayName') ?? text(name.formatted, 'name.formatted') ?? (`${given} ${family}`.trim() || userName);
+    text(user.displayName, 'displayName') ??
+    text(name.formatted, 'name.formatted') ??
+    (user.displayName === undefined ? (stored.display_name as string | undefined) : undefined) ??
+    (`${given} ${family}`.trim() || userName);
   const phone = workEntry(user.phoneNumbers, 'phoneNumbers');
   const active = booleanOf(user.active, 'active');
   const manager = managerOf(ext.manager);
-  const current = ctx.current ?? {};
+  const title = text(user.title, 'title');
+  const externalId = text(user.externalId, 'externalId', 255);
+  const employeeNumber = text(ext.employeeNumber, 'employeeNumber', 255);
   const person: RecordObject = {
     display_name: display,
     given_name: given,
     family_name: family,
     work_email: userName,
-    work_phone: phone ?? null,
-    job_title: text(user.title, 'title') ?? '',
+    work_phone: phone !== undefined ? phone : user.phoneNumbers === undefined ? (stored.work_phone ?? null) : null,
+    job_title: title ?? (user.title === undefined ? (stored.job_title ?? '') : ''),
     team_id: current.team_id ?? null,
     location_id: current.location_id ?? ctx.locationId,
-    manager_id: manager ?? null,
+    manager_id: manager !== undefined ? manager : (stored.manager_id ?? null),
     status: active === undefined ? (current.status ?? 'ACTIVE') : active ? 'ACTIVE' : 'INACTIVE',
     start_date: current.start_date ?? ctx.today,
     end_date: current.end_date ?? null,
@@ -171,8 +190,8 @@ export function userToPerson(body: unknown, ctx: UserContext): UserWrite {
   return {
     person,
     link: {
-      external_id: text(user.externalId, 'externalId', 255) ?? null,
-      employee_number: text(ext.employeeNumber, 'employeeNumber', 255) ?? null,
+      external_id: externalId ?? (user.externalId === undefined ? (storedLink?.external_id ?? null) : null),
+      employee_number: employeeNumber ?? (ext.employeeNumber === undefined ? (storedLink?.employee_number ?? null) : null),
     },
   };
 }

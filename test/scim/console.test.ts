@@ -27,7 +27,8 @@ for (const dialect of DIALECTS) {
     });
     after(() => h.close());
 
-    const scimGet = (token: string) => h.app.inject({ method: 'GET', url: '/scim/v2/Users?count=1', headers: { authorization: `Bearer ${token}` } });
+    const scimGet = (token: string) =>
+      h.app.inject({ method: 'GET', url: '/scim/v2/Users?count=1', headers: { authorization: `Bearer ${token}` } });
 
     it('creates a token shown once with the base URL, lists it by id, and revokes it', async () => {
       const page = await admin.get('/console/scim');

@@ -75,7 +75,11 @@ for (const dialect of DIALECTS) {
       assert.equal(afterPut.json.job_title, 'Analyst');
       assert.ok(afterPut.json.updated_at > person.json.updated_at, 'updated_at moves');
       const searched = await s.api('/people?search=lovelace');
-      assert.deepEqual(searched.json.data.map((p: { id: string }) => p.id), [id], 'the search index follows the write');
+      assert.deepEqual(
+        searched.json.data.map((p: { id: string }) => p.id),
+        [id],
+        'the search index follows the write',
+      );
 
       const deactivated = await s.scim('PATCH', `/Users/${id}`, {
         schemas: [PATCH_OP],
@@ -113,6 +117,39 @@ for (const dialect of DIALECTS) {
       assert.equal(again.status, 409);
       assert.equal(again.json.scimType, 'uniqueness');
       assert.deepEqual(again.json.schemas, [ERROR]);
+    });
+
+    it('a PUT keeps what its body leaves out (a manager or phone the system of record wrote) and clears what it sends as null', async () => {
+      const boss = await s.scim('POST', '/Users', oktaUser('boss.okta@example.com', 'Bo', 'Ss'));
+      const created = await s.scim('POST', '/Users', {
+        ...oktaUser('kept@example.com', 'Kay', 'Kept'),
+        title: 'Engineer',
+        phoneNumbers: [{ value: '+44 20 7946 0000', type: 'work' }],
+        'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User': { manager: { value: boss.json.id }, employeeNumber: 'E-7' },
+      });
+      assert.equal(created.status, 201, created.text);
+      const id = created.json.id as string;
+      const put = await s.scim('PUT', `/Users/${id}`, {
+        schemas: [USER],
+        userName: 'kept@example.com',
+        name: { givenName: 'Kay', familyName: 'Keeper' },
+      });
+      assert.equal(put.status, 200, put.text);
+      const person = (await s.api(`/people/${id}`)).json;
+      assert.deepEqual(
+        [person.family_name, person.manager_id, person.work_phone, person.job_title],
+        ['Keeper', boss.json.id, '+44 20 7946 0000', 'Engineer'],
+      );
+      assert.equal(put.json.externalId, '00u1esetp7HDb1Qpj0h8');
+      const cleared = await s.scim('PUT', `/Users/${id}`, {
+        schemas: [USER],
+        userName: 'kept@example.com',
+        phoneNumbers: null,
+        title: null,
+      });
+      assert.equal(cleared.status, 200, cleared.text);
+      const after = (await s.api(`/people/${id}`)).json;
+      assert.deepEqual([after.work_phone, after.job_title, after.manager_id], [null, '', boss.json.id]);
     });
 
     it('pages a list with startIndex and count, and says how many there are', async () => {
