@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { revokeScimToken } from '../../src/scim/tokens.js';
+import { createScimToken, revokeScimToken } from '../../src/scim/tokens.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { TEST_SECRET } from '../helpers/harness.js';
 import { runWsops } from '../helpers/processes.js';
@@ -97,6 +97,20 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    it('a token of the other environment is refused like any wrong token', async () => {
+      s.h.clock.advance(120_000);
+      const live = await createScimToken(s.h.services.database.db, {
+        workspaceId: s.ws,
+        environment: 'live',
+        locationId: s.locationId,
+        createdBy: 'cli',
+        now: s.h.clock(),
+      });
+      const res = await s.scim('GET', '/Users?count=1', undefined, live.token);
+      assert.equal(res.status, 401);
+      assert.deepEqual(res.json.schemas, [ERROR]);
+    });
+
     it('the CLI creates a token shown once, lists it without its secret, and revokes it', async () => {
       s.h.clock.advance(120_000);
       const env = { WSOPS_DATABASE_URL: s.h.databaseUrl, WSOPS_SECRET: TEST_SECRET };
@@ -111,6 +125,28 @@ for (const dialect of DIALECTS) {
       assert.ok(!listed.includes(created.token.slice(-20)), 'never the secret');
       await runWsops(['scim', 'token', 'revoke', '--workspace', s.ws, created.token_id], env);
       assert.equal((await s.scim('GET', '/Users?count=1', undefined, created.token)).status, 401);
+    });
+  });
+}
+
+for (const dialect of DIALECTS) {
+  describe(`a SCIM token's request rate [${dialect}]`, () => {
+    let s: ScimServer;
+    before(async () => {
+      s = await startScimServer(dialect, { WSOPS_RATE_LIMIT_PER_SECOND: '2', WSOPS_RATE_LIMIT_BURST: '3' });
+    });
+    after(async () => s.close());
+
+    it('is held to the per-credential rate of an API key, per token', async () => {
+      for (let i = 0; i < 3; i++) assert.equal((await s.scim('GET', '/Users?count=1')).status, 200);
+      const limited = await s.scim('GET', '/Users?count=1');
+      assert.equal(limited.status, 429);
+      assert.deepEqual(limited.json.schemas, [ERROR]);
+      assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+      const other = await s.newToken(s.ws);
+      assert.equal((await s.scim('GET', '/Users?count=1', undefined, other.token)).status, 200, 'another token has its own bucket');
+      s.h.clock.advance(1000);
+      assert.equal((await s.scim('GET', '/Users?count=1')).status, 200);
     });
   });
 }
