@@ -4,8 +4,12 @@
  * SCIM DELETE kept as INACTIVE because other records name them.
  */
 import { type Kysely, sql } from 'kysely';
+import { MAX_SEARCH_WORDS } from '../read/list-query.js';
+import { people } from '../registers/catalogue.js';
+import type { Services } from '../services.js';
 import type { RecordObject } from '../store/records.js';
 import type { DB } from '../store/schema.js';
+import { searchWords } from '../store/search-text.js';
 import type { ScimLink } from './users.js';
 
 export interface ScimPerson {
@@ -37,6 +41,48 @@ async function read(db: Kysely<DB>, workspaceId: string, id?: string): Promise<S
  */
 export async function allPeople(db: Kysely<DB>, workspaceId: string): Promise<ScimPerson[]> {
   return read(db, workspaceId);
+}
+
+/** Candidates the search index can give at once; more, and the whole register is read instead. */
+const CANDIDATES = 1000;
+
+/**
+ * The people whose work email may be this address, found through the register's search index
+ * (the address's words, as word prefixes, over display_name and work_email): a superset of the
+ * exact match, which the filter then picks out. The usual identity provider lookup
+ * (`userName eq "..."`) so reads a few documents instead of the whole register. Undefined when
+ * the index cannot narrow it (no words, or too many candidates).
+ */
+export async function peopleByEmail(services: Services, workspaceId: string, email: string): Promise<ScimPerson[] | undefined> {
+  const words = searchWords(email).slice(0, MAX_SEARCH_WORDS);
+  if (words.length === 0) return undefined;
+  const page = await services.pages.queries.listPage({ workspaceId, register: people, filters: {}, searchWords: words, limit: CANDIDATES });
+  if (page.hasMore) return undefined;
+  const docs = Buffer.isBuffer(page.documents)
+    ? (JSON.parse(`[${page.documents.toString('utf8')}]`) as RecordObject[])
+    : page.documents.map((d) => JSON.parse(d) as RecordObject);
+  if (docs.length === 0) return [];
+  const links = await services.database.db
+    .selectFrom('scim_people')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where(
+      'person_id',
+      'in',
+      docs.map((d) => d.id as string),
+    )
+    .execute();
+  const byId = new Map(links.map((l) => [l.person_id, l]));
+  return docs
+    .map((person) => {
+      const l = byId.get(person.id as string);
+      return {
+        person,
+        link: l ? { external_id: l.external_id, employee_number: l.employee_number } : undefined,
+        deletedAt: l?.deleted_at ?? null,
+      };
+    })
+    .sort((a, b) => ((a.person.id as string) < (b.person.id as string) ? -1 : 1));
 }
 
 export async function onePerson(db: Kysely<DB>, workspaceId: string, id: string): Promise<ScimPerson | undefined> {

@@ -136,8 +136,24 @@ function nesting(text: string): number {
   return deepest;
 }
 
+/**
+ * The address a filter requires userName (or the work email) to equal, ignoring case: the
+ * filter itself, or one term of a top-level `and`. Lets a list read only the candidates.
+ */
+function requiredEmail(f: Filter): string | undefined {
+  if (f.op === 'eq' && typeof f.compValue === 'string' && /^(username|emails\.value)$/i.test(f.attrPath)) return f.compValue;
+  if (f.op === 'and') for (const g of f.filters) if (requiredEmail(g) !== undefined) return requiredEmail(g);
+  return undefined;
+}
+
+export interface CompiledFilter {
+  matches: Predicate;
+  /** Set when every match has this work email (ignoring case). */
+  email?: string;
+}
+
 /** The predicate of a filter, or a 400 invalidFilter saying what is wrong with it. */
-export function compileFilter(text: string): Predicate {
+export function compileFilter(text: string): CompiledFilter {
   if (text.length > MAX_FILTER_LENGTH) throw invalidFilter(`The filter is longer than ${MAX_FILTER_LENGTH} characters.`);
   if (controlCharacterIn(text) !== undefined || /[\n\r\t]/.test(text)) throw invalidFilter('The filter holds a control character.');
   if (nesting(text) > MAX_FILTER_DEPTH) throw invalidFilter(`The filter nests deeper than ${MAX_FILTER_DEPTH} levels.`);
@@ -148,5 +164,5 @@ export function compileFilter(text: string): Predicate {
     const why = err instanceof RangeError ? 'it nests too deeply' : String((err as Error).message).slice(0, 120);
     throw invalidFilter(`The filter could not be parsed: ${why}. Example: userName eq "ada@example.com".`);
   }
-  return compile(ast, 0);
+  return { matches: compile(ast, 0), email: requiredEmail(ast) };
 }

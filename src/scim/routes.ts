@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import { authenticateScim } from './auth.js';
-import { allPeople } from './directory.js';
+import { allPeople, peopleByEmail } from './directory.js';
 import { GROUPS_UNSUPPORTED, listOf, resourceTypes, schemas, serviceProviderConfig } from './discovery.js';
 import { invalidSyntax, notFound, SCIM_CONTENT_TYPE, ScimError, scimErrorHandler } from './errors.js';
 import { compileFilter } from './filter.js';
@@ -89,9 +89,12 @@ export function registerScimRoutes(app: FastifyInstance, services: Services): vo
 
       scope.get('/Users', async (request, reply) => {
         const q = readQuery(request.query, true);
-        const matches = q.filter === undefined ? () => true : compileFilter(q.filter);
+        const filter = q.filter === undefined ? undefined : compileFilter(q.filter);
         const token = tokenOf(request);
-        const found = (await allPeople(services.database.db, token.workspaceId)).filter((p) => p.deletedAt === null && matches(p));
+        const candidates =
+          (filter?.email !== undefined ? await peopleByEmail(services, token.workspaceId, filter.email) : undefined) ??
+          (await allPeople(services.database.db, token.workspaceId));
+        const found = candidates.filter((p) => p.deletedAt === null && (filter === undefined || filter.matches(p)));
         const page = found.slice(q.startIndex - 1, q.startIndex - 1 + q.count);
         return send(reply, 200, {
           schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'],

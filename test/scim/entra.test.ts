@@ -127,6 +127,7 @@ for (const dialect of DIALECTS) {
       assert.equal(kept.json.status, 'INACTIVE');
       assert.equal((await s.scim('GET', `/Users/${boss.json.id}`)).status, 404);
       assert.equal((await s.scim('GET', `/Users?filter=${encodeURIComponent('externalId eq "aad-0100"')}`)).json.totalResults, 0);
+      assert.equal((await s.scim('GET', `/Users?filter=${encodeURIComponent('userName eq "MANAGER@example.com"')}`)).json.totalResults, 0);
       // Re-hired: the identity provider creates the user again, and the same person comes back.
       const back = await s.scim('POST', '/Users', entraUser('Manager@example.com', 'aad-0100'));
       assert.equal(back.status, 201, back.text);
