@@ -8,7 +8,7 @@ import type { Services } from '../services.js';
 import { authenticateScim } from './auth.js';
 import { allPeople, peopleByEmail } from './directory.js';
 import { GROUPS_UNSUPPORTED, listOf, resourceTypes, schemas, serviceProviderConfig } from './discovery.js';
-import { invalidSyntax, notFound, SCIM_CONTENT_TYPE, ScimError, scimErrorHandler } from './errors.js';
+import { errorBody, invalidSyntax, notFound, SCIM_CONTENT_TYPE, ScimError, scimErrorHandler } from './errors.js';
 import { compileFilter } from './filter.js';
 import { patchedUser } from './patch.js';
 import { project, readQuery } from './query.js';
@@ -41,26 +41,19 @@ export function registerScimRoutes(app: FastifyInstance, services: Services): vo
     async (scope) => {
       scope.setErrorHandler(scimErrorHandler);
       scope.setNotFoundHandler((request, reply) => {
-        const path = request.url.split('?')[0]?.slice(0, 200);
-        const groups = /^\/scim\/v2\/(Groups|Bulk|Me|\.search)\b/i.exec(request.url);
-        if (groups) {
-          const detail =
-            groups[1]?.toLowerCase() === 'groups'
-              ? GROUPS_UNSUPPORTED
-              : `${groups[1]} is not supported (see /scim/v2/ServiceProviderConfig).`;
-          return send(reply, 501, {
-            schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
-            status: '501',
-            detail,
-            request_id: request.id,
-          });
-        }
-        return send(reply, 404, {
-          schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
-          status: '404',
-          detail: `No SCIM endpoint ${request.method} ${path}.`,
-          request_id: request.id,
-        });
+        const unsupported = /^\/scim\/v2\/(Groups|Bulk|Me|\.search)\b/i.exec(request.url)?.[1];
+        const [status, detail] = unsupported
+          ? [
+              501,
+              unsupported.toLowerCase() === 'groups'
+                ? GROUPS_UNSUPPORTED
+                : `${unsupported} is not supported (see /scim/v2/ServiceProviderConfig).`,
+            ]
+          : [404, `No SCIM endpoint ${request.method} ${request.url.split('?')[0]?.slice(0, 200)}.`];
+        return reply
+          .code(status)
+          .type(SCIM_CONTENT_TYPE)
+          .send(errorBody(status, detail, undefined, String(request.id)));
       });
       // SCIM bodies are JSON under their own media type; the same parser refuses a __proto__ key.
       scope.addContentTypeParser(['application/scim+json'], { parseAs: 'string' }, scope.getDefaultJsonParser('error', 'error'));
