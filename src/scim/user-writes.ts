@@ -11,7 +11,7 @@ import type { Services } from '../services.js';
 import { recordAudit } from '../store/audit.js';
 import type { RecordObject } from '../store/records.js';
 import { deleteOne, putRecord } from '../writes/record-writes.js';
-import { allPeople, dropLink, isReferenced, onePerson, type ScimPerson, saveLink } from './directory.js';
+import { allPeople, dropLink, isReferenced, onePerson, peopleByEmail, type ScimPerson, saveLink } from './directory.js';
 import { invalidValue, notFound, ScimError } from './errors.js';
 import type { ScimTokenEntry } from './tokens.js';
 import { ATTRIBUTE_OF_POINTER, type UserContext, type UserWrite, userToPerson } from './users.js';
@@ -49,6 +49,11 @@ function holderOf(all: readonly ScimPerson[], userName: string, exceptId?: strin
   return all.find((p) => p.person.id !== exceptId && String(p.person.work_email).toLowerCase() === wanted);
 }
 
+/** The people who may hold this work email: the search index's candidates, else everyone. */
+async function candidates(services: Services, token: ScimTokenEntry, email: string): Promise<ScimPerson[]> {
+  return (await peopleByEmail(services, token.workspaceId, email)) ?? (await allPeople(services.database.db, token.workspaceId));
+}
+
 function uniqueness(userName: string): ScimError {
   return new ScimError(
     409,
@@ -69,7 +74,7 @@ async function store(services: Services, token: ScimTokenEntry, id: string, w: U
  */
 export async function createUser(services: Services, token: ScimTokenEntry, body: unknown) {
   const first = userToPerson(body, context(services, token));
-  const all = await allPeople(services.database.db, token.workspaceId);
+  const all = await candidates(services, token, first.person.work_email as string);
   const holder = holderOf(all, first.person.work_email as string);
   if (holder && holder.deletedAt === null) throw uniqueness(first.person.work_email as string);
   const id = holder ? (holder.person.id as string) : `per_${randomBase62(20)}`;
@@ -107,7 +112,7 @@ export async function replaceUser(
     absentKeeps: !patch,
     unknownAs: patch ? 'invalidPath' : 'invalidSyntax',
   });
-  const all = await allPeople(services.database.db, token.workspaceId);
+  const all = await candidates(services, token, w.person.work_email as string);
   if (holderOf(all, w.person.work_email as string, id)) throw uniqueness(w.person.work_email as string);
   const saved = await store(services, token, id, w);
   await audit(services, token, action, id);
