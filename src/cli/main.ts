@@ -19,6 +19,7 @@ const GROUPS: readonly (readonly [names: readonly string[], load: () => Promise<
   [['migrate'], async () => migrateCommand],
   [['workspace', 'module'], async () => (await import('./workspace-commands.js')).workspaceCommands],
   [['key'], async () => (await import('./key-commands.js')).keyCommands],
+  [['scim'], async () => (await import('./scim-commands.js')).scimCommands],
   [['seed', 'correct', 'delete'], async () => (await import('./record-commands.js')).recordCommands],
   [['import', 'export'], async () => (await import('./data-commands.js')).dataCommands],
   [['copy'], async () => (await import('./copy-command.js')).copyCommand],

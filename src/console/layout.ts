@@ -4,11 +4,12 @@ import type { PageContext } from './context.js';
 import { type Html, html } from './html.js';
 import { assetUrl } from './pages/assets.js';
 
-export type NavKey = 'overview' | 'keys' | 'webhooks' | 'audit' | 'modules' | 'data' | 'admins' | 'security';
+export type NavKey = 'overview' | 'keys' | 'scim' | 'webhooks' | 'audit' | 'modules' | 'data' | 'admins' | 'security';
 
 export const NAV: readonly { key: NavKey; label: string; href: string }[] = [
   { key: 'overview', label: 'Overview', href: '/console' },
   { key: 'keys', label: 'API keys', href: '/console/keys' },
+  { key: 'scim', label: 'SCIM provisioning', href: '/console/scim' },
   { key: 'webhooks', label: 'Webhooks', href: '/console/webhooks' },
   { key: 'audit', label: 'Audit trail', href: '/console/audit' },
   { key: 'modules', label: 'Modules', href: '/console/modules' },

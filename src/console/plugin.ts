@@ -16,6 +16,7 @@ import { registerKeyPages } from './pages/keys.js';
 import { registerModulePages } from './pages/modules.js';
 import { registerOverviewPage } from './pages/overview.js';
 import { registerPasskeyRoutes } from './pages/passkey-routes.js';
+import { registerScimPages } from './pages/scim.js';
 import { registerSecondFactorPages } from './pages/second-factor.js';
 import { registerSecurityPages } from './pages/security.js';
 import { registerSignInPages } from './pages/sign-in.js';
@@ -39,6 +40,7 @@ export function registerConsole(app: FastifyInstance, services: Services): void 
         authed.addHook('preHandler', requireCsrf);
         registerOverviewPage(authed, services);
         registerKeyPages(authed, services);
+        registerScimPages(authed, services);
         registerWebhookPages(authed, services);
         registerDeliveryPages(authed, services);
         registerAuditPage(authed, services);

@@ -4,6 +4,7 @@ import { registerDeveloperRoutes } from '../developers/developer-routes.js';
 import { registerPortalRoutes } from '../developers/portal-routes.js';
 import { type Logger, lazyChildLogger } from '../logger.js';
 import { registerReadRoutes } from '../read/read-routes.js';
+import { registerScimRoutes } from '../scim/routes.js';
 import type { Services } from '../services.js';
 import { compressResponses, varyOnAcceptEncoding } from './compression.js';
 import { answerProblems, serverOptions, stampOrRefuse } from './listener.js';
@@ -30,10 +31,11 @@ const isApiRequest = (url: string) => pathUnder(url, '/api/v1');
 
 /**
  * Paths that take a request body: the console's small form posts. Every other path is
- * read-only: any method but GET and HEAD is refused before a body byte is read. (The operator
- * API takes bodies too, but it lives on the internal listener.)
+ * read-only: any method but GET and HEAD is refused before a body byte is read. SCIM (identity
+ * providers' writes of people) takes bodies too. (The operator API takes bodies too, but it lives
+ * on the internal listener.)
  */
-export const BODY_PATH_PREFIXES: readonly string[] = ['/console'];
+export const BODY_PATH_PREFIXES: readonly string[] = ['/console', '/scim/v2'];
 
 function takesBody(url: string): boolean {
   return BODY_PATH_PREFIXES.some((p) => pathUnder(url, p));
@@ -89,6 +91,7 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
   app.get('/healthz', async (_request, reply) => reply.type('application/json; charset=utf-8').send('{"ok":true}'));
 
   registerReadRoutes(app, services);
+  registerScimRoutes(app, services);
   registerConsole(app, services);
   return app;
 }

@@ -8,7 +8,7 @@ export interface AuditEntry {
   at: string;
   /**
    * Who did it: `cli` (the operator CLI), `operator` (the internal API), `console:<email>`,
-   * `key:<key_id>`, `system`.
+   * `key:<key_id>`, `scim:<token_id>` (an identity provider's SCIM token), `system`.
    */
   actor: string;
   action: string;
@@ -24,6 +24,7 @@ export const AUDIT_KINDS = {
   delivery: 'Webhook deliveries',
   module: 'Modules',
   admin: 'Console admins',
+  scim: 'SCIM tokens',
   record: 'Record corrections, deletions and imports',
   action: 'Domain actions',
   workspace: 'Workspace',
@@ -35,6 +36,7 @@ export const ACTOR_KINDS = {
   operator: 'Operator (CLI or internal API)',
   console: 'Console admins',
   key: 'API keys',
+  scim: 'Identity providers (SCIM tokens)',
   system: 'The service itself',
 } as const satisfies Record<string, string>;
 export type ActorKind = keyof typeof ACTOR_KINDS;
@@ -52,6 +54,7 @@ export function actorKindOf(actor: string): string {
   if (actor === 'cli' || actor === 'operator') return 'operator';
   if (actor.startsWith('console:')) return 'console';
   if (actor.startsWith('key:')) return 'key';
+  if (actor.startsWith('scim:')) return 'scim';
   return actor;
 }
 
@@ -217,6 +220,22 @@ export function describeAudit(e: Pick<AuditRow, 'action' | 'target' | 'key_id' |
       return typeof d.max_per_second === 'number'
         ? `Throttled webhook endpoint ${target} to ${d.max_per_second} deliveries per second`
         : `Removed the throttle of webhook endpoint ${target}`;
+    case 'scim.token_created':
+      return named('Created SCIM token', d.name);
+    case 'scim.token_revoked':
+      return `Revoked SCIM token ${target}`;
+    case 'record.scim_created':
+      return `The identity provider created person ${target} (SCIM)`;
+    case 'record.scim_restored':
+      return `The identity provider created person ${target} again, after a SCIM delete had kept it (SCIM)`;
+    case 'record.scim_replaced':
+      return `The identity provider replaced person ${target} (SCIM)`;
+    case 'record.scim_patched':
+      return `The identity provider changed person ${target} (SCIM)`;
+    case 'record.scim_deleted':
+      return `The identity provider deleted person ${target} (SCIM)`;
+    case 'record.scim_deactivated':
+      return `The identity provider deleted person ${target}; other records name it, so it was kept as INACTIVE (SCIM)`;
     case 'module.installed':
       return `Installed the ${target} module`;
     case 'module.uninstalled':

@@ -31,10 +31,12 @@ export const COPY_ORDER: readonly CopiedTable[] = [
   { table: 'workspaces', key: ['id'] },
   { table: 'api_keys', key: ['key_id'] },
   { table: 'api_usage', key: ['workspace_id', 'hour', 'key_id'] },
+  { table: 'scim_tokens', key: ['token_id'] },
   // The order of the records_order index: a range scan whatever the primary key's shape (ids are
   // unique per workspace, so this key identifies a row under either shape).
   { table: 'records', key: ['workspace_id', 'register', 'updated_at', 'id'] },
   { table: 'record_imports', key: ['id'] },
+  { table: 'scim_people', key: ['workspace_id', 'person_id'] },
   { table: 'webhook_endpoints', key: ['id'] },
   { table: 'events', key: ['id'] },
   { table: 'delivery_jobs', key: ['id'] },

@@ -35,6 +35,32 @@ export interface ApiKeysTable {
   checksummed: number;
 }
 
+/** A workspace SCIM token (src/scim/): the credential identity providers provision people with. */
+export interface ScimTokensTable {
+  token_id: string;
+  workspace_id: string;
+  name: string;
+  environment: string;
+  secret_hash: string;
+  /** Where people created through this token are placed (the register requires a location). */
+  location_id: string;
+  created_at: string;
+  /** `cli` or `console:<email>`. */
+  created_by: string;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
+/** What SCIM holds about a person beyond the people register's fields. */
+export interface ScimPeopleTable {
+  workspace_id: string;
+  person_id: string;
+  external_id: string | null;
+  employee_number: string | null;
+  /** Set when a SCIM DELETE kept the person (still referenced) as INACTIVE: SCIM no longer sees it. */
+  deleted_at: string | null;
+}
+
 export interface AuditEventsTable {
   seq: Generated<number>;
   id: string;
@@ -304,6 +330,8 @@ export interface DB {
   settings: SettingsTable;
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
+  scim_tokens: ScimTokensTable;
+  scim_people: ScimPeopleTable;
   audit_events: AuditEventsTable;
   records: RecordsTable;
   record_imports: RecordImportsTable;

@@ -1,0 +1,75 @@
+/**
+ * PATCH of a User (RFC 7644 §3.5.2), applied by scim-patch (ADR 40) to the User as SCIM shows
+ * it, then written whole as a replace would be. Operation names ignore case (Entra sends
+ * "Replace"); values keep Entra's string booleans, which the User's reading takes.
+ */
+import { type ScimPatchOperation, scimPatch } from 'scim-patch';
+import { controlCharacterIn } from '../text-rules.js';
+import { invalidPath, invalidSyntax, invalidValue, ScimError } from './errors.js';
+
+export const PATCH_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+/** Operations in one PATCH: identity providers send one to a handful. */
+export const MAX_OPERATIONS = 100;
+
+function operations(body: unknown): ScimPatchOperation[] {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw invalidSyntax('A PATCH body is a JSON object with "schemas" and "Operations".');
+  const b = body as Record<string, unknown>;
+  if (!Array.isArray(b.schemas) || !b.schemas.includes(PATCH_SCHEMA))
+    throw invalidSyntax(`A PATCH body's schemas must hold ${PATCH_SCHEMA}.`);
+  const ops = b.Operations ?? b.operations;
+  if (!Array.isArray(ops) || ops.length === 0) throw invalidSyntax('A PATCH body holds "Operations": an array of at least one operation.');
+  if (ops.length > MAX_OPERATIONS) throw invalidSyntax(`A PATCH holds at most ${MAX_OPERATIONS} operations.`);
+  return ops.map((raw, i) => {
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalidSyntax(`Operations[${i}] must be an object.`);
+    const o = raw as Record<string, unknown>;
+    const op = typeof o.op === 'string' ? o.op.toLowerCase() : undefined;
+    if (op !== 'add' && op !== 'replace' && op !== 'remove') throw invalidSyntax(`Operations[${i}].op must be add, replace or remove.`);
+    if (o.path !== undefined) {
+      if (typeof o.path !== 'string' || o.path.length === 0 || o.path.length > 300)
+        throw invalidPath(`Operations[${i}].path must be a path of 1 to 300 characters.`);
+      if (controlCharacterIn(o.path) !== undefined || /[\n\r\t]/.test(o.path))
+        throw invalidPath(`Operations[${i}].path holds a control character.`);
+    }
+    if (op === 'remove' && o.path === undefined) throw new ScimError(400, `Operations[${i}] removes without a path.`, 'noTarget');
+    if (op !== 'remove' && o.value === undefined) throw invalidValue(`Operations[${i}] has no value.`);
+    return { op, path: o.path as string, value: o.value } as ScimPatchOperation;
+  });
+}
+
+/** The User after the PATCH, or a SCIM error naming the operation that cannot apply. */
+export function patchedUser(user: Record<string, unknown>, body: unknown): Record<string, unknown> {
+  const ops = operations(body);
+  let after: Record<string, unknown>;
+  try {
+    after = scimPatch(user as never, ops, { mutateDocument: false, treatMissingAsAdd: true }) as unknown as Record<string, unknown>;
+  } catch (err) {
+    const e = err as { scimType?: string; message?: string };
+    const detail = `The PATCH cannot apply: ${String(e.message ?? err).slice(0, 200)}`;
+    if (e.scimType === 'noTarget') throw new ScimError(400, detail, 'noTarget');
+    if (e.scimType === 'invalidValue') throw invalidValue(detail);
+    throw invalidPath(detail);
+  }
+  if (after.id !== user.id) throw new ScimError(400, 'id is assigned by wsops and cannot be changed.', 'mutability');
+  return reconcileEmail(user, after);
+}
+
+/**
+ * wsops keeps one work email, shown as both userName and the work entry of emails: a PATCH that
+ * changes one of them changes the other.
+ */
+function reconcileEmail(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, unknown> {
+  const workOf = (u: Record<string, unknown>) => {
+    const emails = Array.isArray(u.emails) ? (u.emails as Record<string, unknown>[]) : [];
+    return emails.find((e) => e && typeof e === 'object' && String(e.type).toLowerCase() === 'work')?.value;
+  };
+  const nameChanged = after.userName !== before.userName;
+  const emailChanged = workOf(after) !== workOf(before);
+  if (emailChanged && !nameChanged && typeof workOf(after) === 'string') {
+    return { ...after, userName: workOf(after) };
+  }
+  if (nameChanged && !emailChanged) {
+    return { ...after, emails: [{ value: after.userName, type: 'work', primary: true }] };
+  }
+  return after;
+}
