@@ -78,7 +78,18 @@ export function registerSsoPages(scope: FastifyInstance, services: Services): vo
     if (domain !== rules.sso.domain) {
       return refused(reply, `The address ${who.email} is outside ${rules.sso.domain}, the only email domain this workspace accepts.`);
     }
-    if (!who.emailVerified) return refused(reply, `The sign-in provider says ${who.email} is not verified.`);
+    if (who.emailVerified === 'unverified') {
+      return refused(
+        reply,
+        `The sign-in provider does not say ${who.email} is verified (its email_verified claim is not true). Verify the address at the provider, or ask your IT team.`,
+      );
+    }
+    if (who.emailVerified === 'missing' && !rules.sso.trustMissingEmailVerified) {
+      return refused(
+        reply,
+        `The sign-in provider did not say whether ${who.email} is verified (no email_verified claim). If this provider never sends that claim, an admin can trust it: "Trust addresses without email_verified" on the sign-in security page, or wsops sso set --trust-missing-email-verified.`,
+      );
+    }
     const now = services.clock();
     const admin = await ssoAdmin(db, {
       workspaceId: flow.workspaceId,
