@@ -28,6 +28,7 @@ import {
   safeNext,
   setSessionCookie,
 } from '../session.js';
+import { breakGlassForm, followBreakGlassLink, sendSsoOnlyLink } from './break-glass.js';
 
 const WINDOW_MS = 15 * 60_000;
 /**
@@ -165,6 +166,10 @@ export function registerSignInPages(scope: FastifyInstance, services: Services):
     reply.header('referrer-policy', 'same-origin');
     const state = await checkLink(services.database.db, token, services.clock());
     if (!state.ok) return sendHtml(reply, linkRefused(state.reason), 410);
+    if (state.breakGlass) return sendHtml(reply, breakGlassForm(token, state.admin.email));
+    if (!(await signInRules(services.database.db, state.admin.workspace_id)).passwordSignIn) {
+      return sendSsoOnlyLink(reply, state.admin.workspace_id);
+    }
     return sendHtml(reply, passwordForm(token, state.admin.email));
   });
 
@@ -174,6 +179,11 @@ export function registerSignInPages(scope: FastifyInstance, services: Services):
     const now = services.clock();
     const state = await checkLink(services.database.db, token, now);
     if (!state.ok) return sendHtml(reply, linkRefused(state.reason), 410);
+    if (state.breakGlass) return followBreakGlassLink(services, reply, token);
+    // Single sign-on only: a link sets no password and opens no session (redeemLink checks again).
+    if (!(await signInRules(services.database.db, state.admin.workspace_id)).passwordSignIn) {
+      return sendSsoOnlyLink(reply, state.admin.workspace_id);
+    }
     const password = formValue(request.body, 'password');
     const confirm = formValue(request.body, 'confirm');
     if (password.length < MIN_PASSWORD_LENGTH) {
@@ -196,6 +206,7 @@ export function registerSignInPages(scope: FastifyInstance, services: Services):
       setSessionCookie(reply, services, session);
       return reply.redirect(secondFactorPending ? SECOND_FACTOR_PATH : '/console', 303);
     } catch (err) {
+      if (err instanceof AppError && err.code === 'invalid_state') return sendSsoOnlyLink(reply, state.admin.workspace_id);
       if (err instanceof AppError && err.extra.param === 'password') {
         return sendHtml(reply, passwordForm(token, state.admin.email, { password: err.message }), 400);
       }
