@@ -7,6 +7,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { addressBucket } from '../../auth/rate-limit.js';
 import type { Services } from '../../services.js';
 import { createSession } from '../../store/admins.js';
 import { factorSummary, hasSecondFactor } from '../../store/second-factor.js';
@@ -15,6 +16,7 @@ import { ssoAdmin } from '../../store/sso-admins.js';
 import { messagePage, sendHtml } from '../layout.js';
 import { finishSso, SSO_CALLBACK_PATH, SSO_COOKIE, SSO_FLOW_MS, type SsoFlow, SsoRefusal, startSso } from '../oidc.js';
 import { SECOND_FACTOR_PATH, safeNext, setSessionCookie } from '../session.js';
+import { rememberSignedInAddress } from '../sign-in-throttle.js';
 
 const WORKSPACE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const AGAIN = { href: '/console/sign-in', label: 'Back to sign-in' };
@@ -102,6 +104,7 @@ export function registerSsoPages(scope: FastifyInstance, services: Services): vo
     // Single sign-on is the first factor: an admin with a second factor still gives it.
     const pending = hasSecondFactor(await factorSummary(db, admin.id));
     const session = await createSession(db, admin.id, now, { secondFactorPending: pending });
+    if (!pending) await rememberSignedInAddress(services.failureThrottle, admin.id, addressBucket(request.ip), now);
     setSessionCookie(reply, services, session);
     return reply.redirect(pending ? `${SECOND_FACTOR_PATH}?next=${encodeURIComponent(flow.next)}` : flow.next, 303);
   });
