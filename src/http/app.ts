@@ -11,6 +11,7 @@ import { type Logger, lazyChildLogger } from '../logger.js';
 import { registerReadRoutes } from '../read/read-routes.js';
 import type { Services } from '../services.js';
 import { compressResponses, varyOnAcceptEncoding } from './compression.js';
+import { checkForwardedAddresses } from './forwarded-for.js';
 import { frameworkErrorCode, problemErrorHandler, rawProblemResponse, sendProblem } from './problem.js';
 
 export interface AppOptions {
@@ -134,6 +135,8 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
   });
 
   app.decorate('problemTypeBase', services.config.baseUrl);
+  // First of the hooks: nothing reads request.ip before X-Forwarded-For is checked.
+  checkForwardedAddresses(app, services.config.trustedProxies);
   app.server.maxConnections = services.config.maxConnections;
 
   // A callback hook, not an async one: it runs on every request and needs no promise.

@@ -14,6 +14,7 @@ import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
 import { registerRecordWriteRoutes } from '../writes/record-write-routes.js';
 import { serverOptions } from './app.js';
+import { checkForwardedAddresses } from './forwarded-for.js';
 import { problemErrorHandler, sendProblem } from './problem.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -73,6 +74,7 @@ export function buildInternalApp(services: Services, options: InternalAppOptions
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
   });
   app.decorate('problemTypeBase', services.config.baseUrl);
+  checkForwardedAddresses(app, services.config.trustedProxies);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id);
     reply.header('Cache-Control', 'no-store');
