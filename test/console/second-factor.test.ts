@@ -186,7 +186,7 @@ for (const dialect of DIALECTS) {
         for (let j = 0; j < 5; j++) statuses.push((await giveCode(pending, wrong, ip)).statusCode);
       }
       assert.deepEqual(
-        statuses.reduce<Record<number, number>>((t, s) => ({ ...t, [s]: (t[s] ?? 0) + 1 }), {}),
+        { 401: statuses.filter((s) => s === 401).length, 429: statuses.filter((s) => s === 429).length },
         { 401: 50, 429: 5 },
         'the admin-wide budget is spent',
       );
