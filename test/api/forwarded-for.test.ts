@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { buildApp } from '../../src/http/app.js';
 import { checkForwardedFor, forwardedAddress } from '../../src/http/forwarded-for.js';
+import { buildInternalApp } from '../../src/http/internal-app.js';
 import { listKeys, setAllowedIps } from '../../src/store/keys.js';
 import { encodeForm, signedInAdmin } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';
@@ -119,6 +120,31 @@ for (const dialect of DIALECTS) {
         });
       for (let i = 0; i < 5; i++) assert.equal((await signIn('wrong password', `198.51.100.30:${1000 + i}`)).statusCode, 401);
       assert.equal((await signIn(a.password, '198.51.100.30')).statusCode, 429);
+    });
+
+    it('the internal listener counts failed operator tokens the same way', async () => {
+      const token = 'op-forwarded-for-test-0123456789abcdef';
+      const ops = await createHarness(dialect, { WSOPS_TRUSTED_PROXIES: '127.0.0.1,::1', WSOPS_OPERATOR_TOKEN: token });
+      const internal = buildInternalApp(ops.services);
+      try {
+        const call = (bearer: string, forwardedFor?: string) =>
+          internal.inject({
+            method: 'POST',
+            url: '/internal/v1/actions/asset.return',
+            headers: {
+              authorization: `Bearer ${bearer}`,
+              'content-type': 'application/json',
+              ...(forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor }),
+            },
+            payload: '{}',
+          });
+        for (let i = 0; i < 10; i++) assert.equal((await call('wrong', `unknown-${i}`)).statusCode, 401);
+        assert.equal((await call(token)).statusCode, 429, 'those failures were the proxy’s own');
+        assert.notEqual((await call(token, '198.51.100.40:9000')).statusCode, 429, 'a client behind the proxy is not held');
+      } finally {
+        await internal.close();
+        await ops.close();
+      }
     });
 
     it('the log says once why an entry was not taken, not for every request', async () => {
