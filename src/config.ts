@@ -276,7 +276,7 @@ export const SETTINGS = {
     env: 'WSOPS_TRUSTED_PROXIES',
     schema: cidrList,
     default: '',
-    doc: 'Comma-separated CIDR ranges (IPv4 or IPv6, e.g. `10.0.0.0/8,::1`) of the reverse proxies in front of wsops. The client address (used by every throttle, key IP allowlist, last-use record and log line) is then read from `X-Forwarded-For` through these hops only; from any other peer the header is ignored. Empty: the TCP peer is the client.',
+    doc: 'Comma-separated CIDR ranges (IPv4 or IPv6, e.g. `10.0.0.0/8,::1`) of the reverse proxies in front of wsops. The client address (used by every throttle, key IP allowlist, last-use record and log line) is then read from `X-Forwarded-For` through these hops only; from any other peer the header is ignored. Each entry must be an IP address (a port such as `:8080` or `[::1]:443` is dropped); one that is not (`unknown`, a host name) leaves the request with the address of the proxy that passed it on, logged once. Empty: the TCP peer is the client.',
   },
   logLevel: {
     env: 'WSOPS_LOG_LEVEL',

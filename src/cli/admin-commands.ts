@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { createAdminLink, listAdmins, normalizeEmail, removeAdmin, signInUrl } from '../store/admins.js';
+import { createAdminLink, listAdmins, normalizeEmail, removeAdmin, signInUrl, ssoSignInUrl } from '../store/admins.js';
+import { issueBreakGlassLink } from '../store/break-glass.js';
 import { getWorkspace } from '../store/workspaces.js';
 import { withDatabase } from './context.js';
 import { print, table } from './output.js';
@@ -25,21 +26,75 @@ export function adminCommands(program: Command): void {
           now: s.clock(),
           dialect: s.database.dialect,
         });
-        return { link: created, url: signInUrl(s.config.baseUrl, created.token) };
+        // Single sign-on only: the link would open nothing; the admin signs in through the provider.
+        const url = created.ssoOnly ? ssoSignInUrl(s.config.baseUrl, opts.workspace) : signInUrl(s.config.baseUrl, created.token);
+        return { link: created, url };
+      });
+      const out = {
+        sign_in_url: url,
+        admin_id: link.admin.id,
+        email: link.admin.email,
+        expires_at: link.ssoOnly ? null : link.expiresAt,
+        created: link.created,
+        sso_only: link.ssoOnly,
+      };
+      if (link.ssoOnly) {
+        print(!!opts.json, out, () =>
+          [
+            link.created ? `Admin ${link.admin.email} added (${link.admin.id}).` : `${link.admin.email} is an admin (${link.admin.id}).`,
+            '',
+            'Password sign-in is off for this workspace: no sign-in link is issued. They sign in with single sign-on at:',
+            `  ${url}`,
+            '',
+            'If the sign-in provider cannot be used, wsops admin break-glass issues a one-time emergency link.',
+          ].join('\n'),
+        );
+        return;
+      }
+      print(!!opts.json, out, () =>
+        [
+          link.created
+            ? `Admin ${link.admin.email} added (${link.admin.id}).`
+            : `New sign-in link for ${link.admin.email} (${link.admin.id}).`,
+          '',
+          `One-time sign-in link (valid until ${link.expiresAt}, usable once):`,
+          `  ${url}`,
+          '',
+          'Pass it on privately; following it, the admin chooses a password and is signed in.',
+        ].join('\n'),
+      );
+    });
+  admin
+    .command('break-glass')
+    .description(
+      'emergency sign-in when single sign-on cannot be used: prints a one-time link (valid 1 hour) that signs an existing admin in once without SSO or a password, even while password sign-in is off; sets no password; issuing and using it are audited with the reason',
+    )
+    .requiredOption('--workspace <id>', 'workspace id')
+    .requiredOption('--email <address>', 'the existing admin to let in')
+    .requiredOption('--reason <text>', 'why single sign-on cannot be used (kept in the audit trail)')
+    .option('--json', 'machine output')
+    .action(async (opts: { workspace: string; email: string; reason: string; json?: boolean }) => {
+      normalizeEmail(opts.email);
+      const { link, url } = await withDatabase(async (s) => {
+        await getWorkspace(s.database.db, opts.workspace);
+        const issued = await issueBreakGlassLink(s.database.db, {
+          workspaceId: opts.workspace,
+          email: opts.email,
+          reason: opts.reason,
+          actor: 'cli',
+          now: s.clock(),
+        });
+        return { link: issued, url: signInUrl(s.config.baseUrl, issued.token) };
       });
       print(
         !!opts.json,
-        { sign_in_url: url, admin_id: link.admin.id, email: link.admin.email, expires_at: link.expiresAt, created: link.created },
+        { sign_in_url: url, admin_id: link.adminId, email: link.email, expires_at: link.expiresAt, break_glass: true },
         () =>
           [
-            link.created
-              ? `Admin ${link.admin.email} added (${link.admin.id}).`
-              : `New sign-in link for ${link.admin.email} (${link.admin.id}).`,
-            '',
-            `One-time sign-in link (valid until ${link.expiresAt}, usable once):`,
+            `Break-glass link for ${link.email} (${link.adminId}), recorded in the audit trail:`,
             `  ${url}`,
             '',
-            'Pass it on privately; following it, the admin chooses a password and is signed in.',
+            `It signs them in once, without single sign-on or a password, until ${link.expiresAt}. Pass it on privately.`,
           ].join('\n'),
       );
     });

@@ -17,6 +17,7 @@ function describe(services: Services, workspaceId: string, rules: SignInRules) {
           client_id: rules.sso.clientId,
           domain: rules.sso.domain,
           create_admins: rules.sso.createAdmins,
+          trust_missing_email_verified: rules.sso.trustMissingEmailVerified,
           sign_in_url: `${base}/console/sso/${workspaceId}`,
           redirect_uri: `${base}/console/sso/callback`,
         }
@@ -34,6 +35,7 @@ function human(d: ReturnType<typeof describe>): string {
     `  client id:         ${d.sso.client_id}`,
     `  email domain:      ${d.sso.domain}`,
     `  new admins:        ${d.sso.create_admins ? 'created at their first SSO sign-in' : 'must be invited first'}`,
+    `  email_verified:    ${d.sso.trust_missing_email_verified ? 'true required; an answer without the claim is trusted' : 'true required'}`,
     `  password sign-in:  ${d.password_sign_in ? 'on' : 'off'}`,
     `  sign-in link:      ${d.sso.sign_in_url}`,
     `  redirect URI:      ${d.sso.redirect_uri}  (register it at the provider)`,
@@ -61,6 +63,10 @@ export function ssoCommands(program: Command): void {
     )
     .requiredOption('--domain <domain>', 'the one email domain allowed to sign in, e.g. example.com')
     .option('--create-admins', 'create an admin at the first SSO sign-in of an address in the domain')
+    .option(
+      '--trust-missing-email-verified',
+      'also accept an address when the provider sends no email_verified claim at all (only for a provider that never sends it; false is always refused)',
+    )
     .option('--password-sign-in <on|off>', 'switch password sign-in for this workspace off (SSO only) or on')
     .option('--json', 'machine output')
     .action(
@@ -71,6 +77,7 @@ export function ssoCommands(program: Command): void {
         clientSecret: string;
         domain: string;
         createAdmins?: boolean;
+        trustMissingEmailVerified?: boolean;
         passwordSignIn?: string;
         json?: boolean;
       }) => {
@@ -86,6 +93,7 @@ export function ssoCommands(program: Command): void {
             clientSecret,
             domain: opts.domain,
             createAdmins: !!opts.createAdmins,
+            trustMissingEmailVerified: !!opts.trustMissingEmailVerified,
             passwordSignIn,
             actor: 'cli',
             now: s.clock(),

@@ -79,6 +79,18 @@ export async function startSso(
 
 export class SsoRefusal extends Error {}
 
+/**
+ * What the provider says of the address: `verified` only for the JSON boolean true; `missing`
+ * when there is no email_verified claim at all; anything else (false, the string "false", even
+ * the string "true") is `unverified`: a claim that is not the boolean is not the provider's word.
+ */
+export type EmailVerified = 'verified' | 'missing' | 'unverified';
+
+function emailVerifiedOf(profile: { email_verified?: unknown }): EmailVerified {
+  if (profile.email_verified === true) return 'verified';
+  return profile.email_verified === undefined || profile.email_verified === null ? 'missing' : 'unverified';
+}
+
 /** Why the provider's answer was refused, in words an admin (and their IT team) can act on. */
 function refusalOf(err: unknown): SsoRefusal {
   type Coded = { code?: string; cause?: Coded & { claim?: string }; error?: string; error_description?: string; message?: string };
@@ -119,7 +131,7 @@ export async function finishSso(
   sso: SsoSettings,
   flow: SsoFlow,
   currentUrl: URL,
-): Promise<{ email: string; emailVerified: boolean; subject: string }> {
+): Promise<{ email: string; emailVerified: EmailVerified; subject: string }> {
   let claims: oidc.IDToken | undefined;
   let profile: { email?: unknown; email_verified?: unknown } = {};
   try {
@@ -142,5 +154,5 @@ export async function finishSso(
   }
   const email = typeof profile.email === 'string' ? profile.email.trim().toLowerCase() : '';
   if (!email) throw new SsoRefusal('The sign-in provider did not say your email address (the "email" scope). Ask your IT team.');
-  return { email, emailVerified: profile.email_verified !== false, subject: claims.sub };
+  return { email, emailVerified: emailVerifiedOf(profile), subject: claims.sub };
 }

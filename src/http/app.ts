@@ -7,6 +7,7 @@ import { registerReadRoutes } from '../read/read-routes.js';
 import { registerScimRoutes } from '../scim/routes.js';
 import type { Services } from '../services.js';
 import { compressResponses, varyOnAcceptEncoding } from './compression.js';
+import { checkForwardedAddresses } from './forwarded-for.js';
 import { answerProblems, serverOptions, stampOrRefuse } from './listener.js';
 import { sendProblem } from './problem.js';
 
@@ -63,6 +64,8 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
   });
 
+  // First of the hooks: nothing reads request.ip before X-Forwarded-For is checked.
+  checkForwardedAddresses(app, services.config.trustedProxies);
   app.server.maxConnections = services.config.maxConnections;
 
   // A callback hook, not an async one: it runs on every request and needs no promise.

@@ -12,6 +12,7 @@ import { buildInternalOpenApi } from '../developers/internal-openapi.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
 import { registerRecordWriteRoutes } from '../writes/record-write-routes.js';
+import { checkForwardedAddresses } from './forwarded-for.js';
 import { answerProblems, serverOptions, stampOrRefuse } from './listener.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -69,6 +70,7 @@ export function buildInternalApp(services: Services, options: InternalAppOptions
     loggerInstance: (options.logger ?? services.logger) as FastifyBaseLogger,
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
   });
+  checkForwardedAddresses(app, services.config.trustedProxies);
   app.addHook('onRequest', (request, reply, done) => {
     if (!stampOrRefuse(request, reply)) done();
   });

@@ -17,6 +17,7 @@ import { refuseUnsafeName } from '../text-rules.js';
 import { recordAudit } from './audit.js';
 import type { Dialect } from './database.js';
 import type { DB } from './schema.js';
+import { signInRules } from './sign-in-rules.js';
 import { lockWorkspace } from './workspaces.js';
 
 export const LINK_LIFE_MS = 24 * 3_600_000;
@@ -133,6 +134,11 @@ export interface AdminLink {
   expiresAt: string;
   /** True when the admin was added now; false for a new link to an existing admin. */
   created: boolean;
+  /**
+   * True while the workspace's password sign-in is off: the link opens nothing, the admin
+   * signs in through single sign-on (their address is in its domain, or this was refused).
+   */
+  ssoOnly: boolean;
 }
 
 export interface CreateAdminLinkInput {
@@ -156,6 +162,15 @@ export async function createAdminLink(db: Kysely<DB>, input: CreateAdminLinkInpu
   const expiresAt = new Date(input.now + LINK_LIFE_MS).toISOString();
   return db.transaction().execute(async (trx) => {
     await lockWorkspace(trx, input.dialect, input.workspaceId);
+    const rules = await signInRules(trx, input.workspaceId);
+    const ssoOnly = !rules.passwordSignIn;
+    if (ssoOnly && rules.sso && !inDomain(email, rules.sso.domain)) {
+      throw new AppError(
+        'invalid_parameter',
+        `${email} is outside ${rules.sso.domain}, the only email domain this workspace's single sign-on accepts, and password sign-in is off: that address could never sign in. Invite an address of ${rules.sso.domain}`,
+        { param: 'email' },
+      );
+    }
     const existing = await trx
       .selectFrom('console_admins')
       .selectAll()
@@ -200,7 +215,7 @@ export async function createAdminLink(db: Kysely<DB>, input: CreateAdminLinkInpu
       .insertInto('console_sign_in_links')
       .values({ token_hash: sha256(token), admin_id: row.id, created_at: nowIso, expires_at: expiresAt, used_at: null })
       .execute();
-    return { admin: toAdmin(row), token, expiresAt, created: !existing };
+    return { admin: toAdmin(row), token, expiresAt, created: !existing, ssoOnly };
   });
 }
 
@@ -209,7 +224,16 @@ export function inviteAdmin(db: Kysely<DB>, input: CreateAdminLinkInput): Promis
   return createAdminLink(db, input);
 }
 
-export type LinkState = { ok: true; admin: Admin } | { ok: false; reason: string };
+export type LinkState = { ok: true; admin: Admin; breakGlass: boolean } | { ok: false; reason: string };
+
+/** Whether an address belongs to an email domain (lower case, as both are stored). */
+export function inDomain(email: string, domain: string): boolean {
+  return email.slice(email.lastIndexOf('@') + 1) === domain;
+}
+
+/** Why an ordinary link opens nothing while password sign-in is off. */
+export const SSO_ONLY_LINK =
+  'Your workspace signs in with single sign-on only: password sign-in is switched off, so this link cannot sign you in or set a password. Sign in with single sign-on instead.';
 
 const LINK_REFUSALS = {
   unknown: 'This sign-in link is not valid. Check that the whole link was copied, or ask an admin for a new one.',
@@ -222,7 +246,7 @@ async function linkRow(db: Kysely<DB>, token: string) {
     .selectFrom('console_sign_in_links as l')
     .innerJoin('console_admins as a', 'a.id', 'l.admin_id')
     .selectAll('a')
-    .select(['l.token_hash', 'l.expires_at', 'l.used_at'])
+    .select(['l.token_hash', 'l.expires_at', 'l.used_at', 'l.break_glass'])
     .where('l.token_hash', '=', sha256(token))
     .executeTakeFirst();
 }
@@ -233,7 +257,7 @@ export async function checkLink(db: Kysely<DB>, token: string, now: number): Pro
   if (!row || row.removed_at) return { ok: false, reason: LINK_REFUSALS.unknown };
   if (row.used_at) return { ok: false, reason: LINK_REFUSALS.used };
   if (Date.parse(row.expires_at) <= now) return { ok: false, reason: LINK_REFUSALS.expired };
-  return { ok: true, admin: toAdmin(row) };
+  return { ok: true, admin: toAdmin(row), breakGlass: row.break_glass === 1 };
 }
 
 export interface NewSession {
@@ -256,9 +280,12 @@ export async function redeemLink(
   checkPassword(password);
   const state = await checkLink(db, token, now);
   if (!state.ok) throw new AppError('invalid_request', state.reason);
+  if (state.breakGlass) throw new AppError('invalid_request', 'A break-glass link signs in without a password; it sets none.');
   const passwordHash = await hashPassword(password);
   const nowIso = new Date(now).toISOString();
   return db.transaction().execute(async (trx) => {
+    // Read in the transaction: a link followed as password sign-in is switched off sets nothing.
+    if (!(await signInRules(trx, state.admin.workspace_id)).passwordSignIn) throw new AppError('invalid_state', SSO_ONLY_LINK);
     // Single use even under concurrent submissions: only one UPDATE finds used_at still null.
     const claimed = await trx
       .updateTable('console_sign_in_links')
@@ -266,6 +293,7 @@ export async function redeemLink(
       .where('token_hash', '=', sha256(token))
       .where('used_at', 'is', null)
       .where('expires_at', '>', nowIso)
+      .where('break_glass', '=', 0)
       .executeTakeFirst();
     if (Number(claimed.numUpdatedRows) !== 1) throw new AppError('invalid_request', LINK_REFUSALS.used);
     await trx.updateTable('console_admins').set({ password_hash: passwordHash }).where('id', '=', state.admin.id).execute();
@@ -517,6 +545,11 @@ export async function removeAdmin(db: Kysely<DB>, input: RemoveAdminInput): Prom
     });
     return toAdmin(row);
   });
+}
+
+/** Where an admin of a workspace signs in through its single sign-on. */
+export function ssoSignInUrl(baseUrl: string, workspaceId: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/console/sso/${workspaceId}`;
 }
 
 /** The link a person follows: `<base>/console/link/<token>`. */

@@ -106,6 +106,8 @@ export interface ConsoleSignInLinksTable {
   created_at: string;
   expires_at: string;
   used_at: string | null;
+  /** 1: issued by `wsops admin break-glass`: signs in once without a password, even while password sign-in is off. */
+  break_glass: Generated<number>;
 }
 
 /** An admin's authenticator app (one per admin); the secret sealed with the secret box. */
@@ -164,6 +166,8 @@ export interface WorkspaceSignInTable {
   sso_domain: string | null;
   /** 1: an SSO sign-in of an unknown address in the domain creates the admin. */
   sso_create_admins: number;
+  /** 1: an SSO answer without an email_verified claim is trusted (a provider that never sends it). */
+  sso_trust_missing_email_verified: number;
   updated_at: string;
 }
 

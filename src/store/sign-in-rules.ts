@@ -16,6 +16,12 @@ export interface SsoSettings {
   clientSecretSealed: string;
   domain: string;
   createAdmins: boolean;
+  /**
+   * Off (the default): only an answer whose email_verified claim is true signs in. On: an
+   * answer without the claim at all is trusted too, for a provider that never sends it (one
+   * that says false, or anything but true, is still refused).
+   */
+  trustMissingEmailVerified: boolean;
 }
 
 export interface SignInRules {
@@ -36,6 +42,7 @@ function toRules(row: WorkspaceSignInTable | undefined): SignInRules {
           clientSecretSealed: row.sso_client_secret_ciphertext,
           domain: row.sso_domain,
           createAdmins: row.sso_create_admins === 1,
+          trustMissingEmailVerified: row.sso_trust_missing_email_verified === 1,
         }
       : null;
   return { requireSecondFactor: row.require_second_factor === 1, passwordSignIn: row.password_sign_in === 1, sso };
@@ -63,6 +70,7 @@ async function upsert(
     sso_client_secret_ciphertext: null,
     sso_domain: null,
     sso_create_admins: 0,
+    sso_trust_missing_email_verified: 0,
     ...current,
     ...change,
     updated_at: nowIso,
@@ -104,6 +112,8 @@ export interface SsoInput {
   clientSecret: string;
   domain: string;
   createAdmins: boolean;
+  /** Trust an answer without an email_verified claim (SsoSettings); absent: off. */
+  trustMissingEmailVerified?: boolean;
   /** undefined: unchanged. */
   passwordSignIn?: boolean;
   actor: string;
@@ -176,6 +186,7 @@ export async function setSso(db: Kysely<DB>, input: SsoInput): Promise<void> {
         sso_client_secret_ciphertext: input.box.seal(input.clientSecret),
         sso_domain: checked.domain,
         sso_create_admins: input.createAdmins ? 1 : 0,
+        sso_trust_missing_email_verified: input.trustMissingEmailVerified ? 1 : 0,
         ...(input.passwordSignIn === undefined ? {} : { password_sign_in: input.passwordSignIn ? 1 : 0 }),
       },
       nowIso,
@@ -185,7 +196,13 @@ export async function setSso(db: Kysely<DB>, input: SsoInput): Promise<void> {
       at: nowIso,
       actor: input.actor,
       action: 'workspace.sso_set',
-      detail: { issuer: checked.issuer, domain: checked.domain, create_admins: input.createAdmins, password_sign_in: input.passwordSignIn },
+      detail: {
+        issuer: checked.issuer,
+        domain: checked.domain,
+        create_admins: input.createAdmins,
+        trust_missing_email_verified: !!input.trustMissingEmailVerified,
+        password_sign_in: input.passwordSignIn,
+      },
     });
   });
 }
@@ -203,6 +220,7 @@ export async function clearSso(db: Kysely<DB>, input: { workspaceId: string; act
         sso_client_secret_ciphertext: null,
         sso_domain: null,
         sso_create_admins: 0,
+        sso_trust_missing_email_verified: 0,
         password_sign_in: 1,
       },
       nowIso,

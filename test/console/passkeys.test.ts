@@ -265,6 +265,30 @@ for (const dialect of DIALECTS) {
       assert.ok(Number(blocked.headers['retry-after']) > 0);
     });
 
+    it('refused passkey answers from many addresses hold those addresses, not the owner: their passkey works from an address they signed in from', async () => {
+      const a = await signedInAdmin(h, ws);
+      const key = authenticator();
+      assert.equal((await register(a, key)).status, 201);
+      const usual = '10.47.0.1';
+      const first = await passwordStep(a.email, usual);
+      assert.equal((await giveAnswer(first, key.assert(await signInOptions(first, usual)), usual)).statusCode, 303);
+      const stranger = authenticator();
+      const statuses: number[] = [];
+      for (let i = 1; i <= 11; i++) {
+        const ip = `10.48.0.${i}`;
+        const pending = await passwordStep(a.email, ip);
+        for (let j = 0; j < 5; j++)
+          statuses.push((await giveAnswer(pending, stranger.assert(await signInOptions(pending, ip)), ip)).statusCode);
+      }
+      assert.equal(statuses.filter((s) => s === 401).length, 50, 'the admin-wide budget is spent');
+      const fresh = await passwordStep(a.email, '10.48.0.99');
+      assert.equal((await giveAnswer(fresh, key.assert(await signInOptions(fresh, '10.48.0.99')), '10.48.0.99')).statusCode, 429);
+      const owner = await passwordStep(a.email, usual);
+      const r = await giveAnswer(owner, key.assert(await signInOptions(owner, usual)), usual);
+      assert.equal(r.statusCode, 303, r.body);
+      assert.equal(r.headers.location, '/console/keys');
+    });
+
     it('removing a passkey needs a second factor now (a passkey or a code); the last one cannot go while the workspace requires one', async () => {
       const w = await h.workspace({ seed: false });
       const a = await signedInAdmin(h, w);

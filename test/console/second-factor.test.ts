@@ -171,6 +171,52 @@ for (const dialect of DIALECTS) {
       assert.ok(Number(blocked.headers['retry-after']) > 0);
     });
 
+    it('someone who knows the password cannot lock the owner out of the second step: 11 addresses are held after 50 wrong codes, the owner gets in from an address they signed in from', async () => {
+      const a = await signedInAdmin(h, ws);
+      const { secret, codes } = await enrol(a);
+      // The owner completes a sign-in from their usual address (with a recovery code: the current TOTP step stays unused).
+      const usual = '10.24.0.1';
+      assert.equal((await giveCode(await passwordStep(a.email, usual), codes[0] as string, usual)).statusCode, 303);
+      const right = totpCode(secret, h.clock());
+      const wrong = right === '123456' ? '654321' : '123456';
+      const statuses: number[] = [];
+      for (let i = 1; i <= 11; i++) {
+        const ip = `10.25.0.${i}`;
+        const pending = await passwordStep(a.email, ip);
+        for (let j = 0; j < 5; j++) statuses.push((await giveCode(pending, wrong, ip)).statusCode);
+      }
+      assert.deepEqual(
+        { 401: statuses.filter((s) => s === 401).length, 429: statuses.filter((s) => s === 429).length },
+        { 401: 50, 429: 5 },
+        'the admin-wide budget is spent',
+      );
+      // Held: an attacker's address even with the right code, and a new address.
+      assert.equal((await giveCode(await passwordStep(a.email, '10.25.0.1'), right, '10.25.0.1')).statusCode, 429);
+      assert.equal((await giveCode(await passwordStep(a.email, '10.25.0.99'), wrong, '10.25.0.99')).statusCode, 429);
+      // The owner, from the address they signed in from: the app's code, then a recovery code.
+      const owner = await giveCode(await passwordStep(a.email, usual), right, usual);
+      assert.equal(owner.statusCode, 303, owner.body);
+      assert.equal(owner.headers.location, '/console/keys');
+      assert.equal((await open('/console/keys', sessionCookieOf(owner.headers) as string)).statusCode, 200);
+      assert.equal((await giveCode(await passwordStep(a.email, usual), codes[1] as string, usual)).statusCode, 303);
+    });
+
+    it('a right password alone does not make an address known to the second step', async () => {
+      const a = await signedInAdmin(h, ws);
+      const { secret } = await enrol(a);
+      const wrong = totpCode(secret, h.clock()) === '123456' ? '654321' : '123456';
+      // A right password from this address, and nothing more.
+      await passwordStep(a.email, '10.26.0.50');
+      for (let i = 1; i <= 10; i++) {
+        const ip = `10.26.0.${i}`;
+        const pending = await passwordStep(a.email, ip);
+        for (let j = 0; j < 5; j++) await giveCode(pending, wrong, ip);
+      }
+      // Every one of them gave the right password, none a right second factor: all held by the admin-wide budget.
+      const pending = await passwordStep(a.email, '10.26.0.50');
+      assert.equal((await giveCode(pending, wrong, '10.26.0.50')).statusCode, 429);
+    });
+
     it('a new sign-in link (forgotten password) does not skip the second factor', async () => {
       const a = await signedInAdmin(h, ws);
       await enrol(a);

@@ -76,6 +76,7 @@ for (const dialect of DIALECTS) {
         .selectAll()
         .where('workspace_id', '=', ws)
         .where('action', '=', 'workspace.sso_set')
+        .orderBy('seq')
         .execute();
       assert.equal(audit.length, 2);
       assert.equal(audit[0]?.actor, `console:${a.email}`);
@@ -111,6 +112,30 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(
         actions.map((e) => e.action),
         ['workspace.sso_set', 'workspace.sso_removed'],
+      );
+    });
+
+    it('"Trust addresses without email_verified" is off unless ticked, shown on the page, stored and audited', async () => {
+      const ws = await h.workspace({ seed: false });
+      const a = await signedInAdmin(h, ws);
+      const off = await a.post('/console/security/sso', GOOD);
+      assert.equal(off.status, 200, off.body);
+      assert.match(off.body, /<dd>email_verified must be true<\/dd>/);
+      assert.equal((await row(ws))?.sso_trust_missing_email_verified, 0);
+      const on = await a.post('/console/security/sso', { ...GOOD, trust_missing_email_verified: 'on' });
+      assert.equal(on.status, 200, on.body);
+      assert.match(on.body, /email_verified must be true; an answer without the claim is trusted/);
+      assert.match(on.body, /name="trust_missing_email_verified" value="on" checked/);
+      assert.equal((await row(ws))?.sso_trust_missing_email_verified, 1);
+      const audit = await h.services.database.db
+        .selectFrom('audit_events')
+        .select('detail')
+        .where('workspace_id', '=', ws)
+        .where('action', '=', 'workspace.sso_set')
+        .execute();
+      assert.deepEqual(
+        audit.map((e) => JSON.parse(e.detail).trust_missing_email_verified),
+        [false, true],
       );
     });
 

@@ -20,6 +20,9 @@ import { type Harness, TEST_SECRET } from '../helpers/harness.js';
 import { startIssuerImpostor, startOidcProvider, type TestProvider } from '../helpers/oidc-provider.js';
 
 const run = promisify(execFile);
+
+/** The email_verified claim the claims provider sends for an address starting `<name>.`. */
+const VERIFIED_CLAIMS = { yes: true, no: false, text: 'false', missing: undefined } as const;
 const ROOT = new URL('../../', import.meta.url).pathname;
 
 let browser: TestBrowser;
@@ -37,6 +40,8 @@ for (const dialect of DIALECTS) {
     let provider: TestProvider;
     let shortLived: TestProvider;
     let impostor: { issuer: string; close(): Promise<void> };
+    /** Says of each address what its local part names: true, false, "false" (a string) or nothing. */
+    let claimsProvider: TestProvider;
     let ws: string;
     const contexts: BrowserContext[] = [];
 
@@ -47,11 +52,15 @@ for (const dialect of DIALECTS) {
       provider = await startOidcProvider({ redirectUri: `${base}/console/sso/callback` });
       shortLived = await startOidcProvider({ redirectUri: `${base}/console/sso/callback`, idTokenTtlSeconds: 60 });
       impostor = await startIssuerImpostor(provider);
+      claimsProvider = await startOidcProvider({
+        redirectUri: `${base}/console/sso/callback`,
+        emailVerified: (login) => VERIFIED_CLAIMS[login.slice(0, login.indexOf('.')) as keyof typeof VERIFIED_CLAIMS],
+      });
       ws = await h.workspace({ seed: false });
     });
     after(async () => {
       for (const c of contexts) await c.close();
-      await Promise.all([provider?.close(), shortLived?.close(), impostor?.close()]);
+      await Promise.all([provider?.close(), shortLived?.close(), impostor?.close(), claimsProvider?.close()]);
       await h?.close();
     });
 
@@ -356,6 +365,71 @@ for (const dialect of DIALECTS) {
         '--password-sign-in',
         'on',
       ]);
+    });
+
+    const adminRow = (w: string, email: string) =>
+      h.services.database.db
+        .selectFrom('console_admins')
+        .select(['id', 'created_by'])
+        .where('workspace_id', '=', w)
+        .where('email', '=', email)
+        .executeTakeFirst();
+
+    /** Signs in through the claims provider; whether it reached /console/keys, and the page. */
+    async function claimSignIn(w: string, email: string): Promise<{ signedIn: boolean; body: string }> {
+      const page = await (await context()).newPage();
+      await ssoSignIn(page, w, email);
+      const body = await page.content();
+      const signedIn = new URL(page.url()).pathname === '/console/keys';
+      if (!signedIn) assert.equal((await page.goto('/console/keys'))?.url().includes('/console/sign-in'), true, 'no session');
+      return { signedIn, body };
+    }
+
+    const setClaims = (w: string, extra: string[]) =>
+      // biome-ignore format: one option a line
+      cli([
+        'sso', 'set', '--workspace', w,
+        '--issuer', claimsProvider.issuer,
+        '--client-id', claimsProvider.clientId,
+        '--client-secret', '-',
+        '--domain', 'example.com',
+        '--json',
+        ...extra,
+      ], `${claimsProvider.clientSecret}\n`);
+
+    it('only an email_verified claim that is the boolean true signs in: false, "false" and a missing claim are refused, for invited admins and just in time', async () => {
+      for (const createAdmins of [false, true]) {
+        const w = await h.workspace({ seed: false });
+        await setClaims(w, createAdmins ? ['--create-admins'] : []);
+        for (const name of ['no', 'text', 'missing', 'yes'] as const) {
+          const email = `${name}.${createAdmins ? 'jit' : 'invited'}@example.com`;
+          if (!createAdmins)
+            await createAdminLink(h.services.database.db, { workspaceId: w, email, actor: 'cli', now: h.clock(), dialect });
+          const { signedIn, body } = await claimSignIn(w, email);
+          assert.equal(signedIn, name === 'yes', `${email}: ${body}`);
+          if (name === 'missing') assert.match(body, /did not say whether .* is verified \(no email_verified claim\)/);
+          else if (name !== 'yes') assert.match(body, /does not say .* is verified \(its email_verified claim is not true\)/);
+          if (createAdmins) assert.equal((await adminRow(w, email)) !== undefined, name === 'yes', `${email} made an admin`);
+        }
+      }
+    });
+
+    it('--trust-missing-email-verified accepts an answer without the claim (also just in time), never one that says false; sso show says so', async () => {
+      const w = await h.workspace({ seed: false });
+      const shown = JSON.parse(await setClaims(w, ['--create-admins', '--trust-missing-email-verified']));
+      assert.equal(shown.sso.trust_missing_email_verified, true);
+      const human = await cli(['sso', 'show', '--workspace', w]);
+      assert.match(human, /email_verified: +true required; an answer without the claim is trusted/);
+      assert.equal((await claimSignIn(w, 'missing.trusted@example.com')).signedIn, true);
+      assert.equal((await adminRow(w, 'missing.trusted@example.com'))?.created_by, 'sso');
+      for (const name of ['no', 'text'] as const) {
+        const { signedIn, body } = await claimSignIn(w, `${name}.trusted@example.com`);
+        assert.equal(signedIn, false, body);
+        assert.equal(await adminRow(w, `${name}.trusted@example.com`), undefined);
+      }
+      // Set again without the flag: the default (refused) is back.
+      assert.equal(JSON.parse(await setClaims(w, ['--create-admins'])).sso.trust_missing_email_verified, false);
+      assert.equal((await claimSignIn(w, 'missing.later@example.com')).signedIn, false);
     });
 
     it('removing an admin who signed in by SSO ends their session at once', async () => {

@@ -14,7 +14,14 @@ export interface TestProvider {
   close(): Promise<void>;
 }
 
-export async function startOidcProvider(options: { redirectUri: string; idTokenTtlSeconds?: number }): Promise<TestProvider> {
+export interface ProviderOptions {
+  redirectUri: string;
+  idTokenTtlSeconds?: number;
+  /** The email_verified claim of the account signing in as `login` (default true); undefined leaves the claim out. */
+  emailVerified?: (login: string) => unknown;
+}
+
+export async function startOidcProvider(options: ProviderOptions): Promise<TestProvider> {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
   const clientId = 'wsops-console';
@@ -35,7 +42,11 @@ export async function startOidcProvider(options: { redirectUri: string; idTokenT
     ttl: { IdToken: options.idTokenTtlSeconds ?? 3600 },
     cookies: { keys: ['test-cookie-key-0123456789'] },
     async findAccount(_ctx, sub) {
-      return { accountId: sub, claims: async () => ({ sub, email: sub, email_verified: true }) };
+      const verified = options.emailVerified ? options.emailVerified(sub) : true;
+      return {
+        accountId: sub,
+        claims: async () => (verified === undefined ? { sub, email: sub } : { sub, email: sub, email_verified: verified }),
+      };
     },
     // Consent is not what these tests are about: every client gets openid and email.
     async loadExistingGrant(ctx) {

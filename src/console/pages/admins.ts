@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Services } from '../../services.js';
-import { type Admin, inviteAdmin, listAdmins, removeAdmin, signInUrl } from '../../store/admins.js';
+import { type Admin, inviteAdmin, listAdmins, removeAdmin, signInUrl, ssoSignInUrl } from '../../store/admins.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formError, formValue, textField } from '../forms.js';
 import { type Html, html } from '../html.js';
@@ -47,13 +47,19 @@ async function renderPage(
   options: {
     email?: string;
     errors?: FieldErrors;
-    link?: { url: string; email: string; expiresAt: string; created: boolean };
+    link?: { url: string; email: string; expiresAt: string; created: boolean; ssoOnly: boolean };
     notice?: string;
   } = {},
 ): Promise<Html> {
   const admins = await listAdmins(ctx.services.database.db, ctx.admin.workspaceId);
-  const linkCard = options.link
-    ? html`<section class="card secret-card" aria-labelledby="invite-link">
+  const linkCard = options.link?.ssoOnly
+    ? html`<section class="card" aria-labelledby="invite-link">
+<h2 id="invite-link">${options.link.email} signs in with single sign-on</h2>
+<p>Password sign-in is off for this workspace, so no sign-in link is made. Tell ${options.link.email} to sign in with single sign-on at
+<code>${options.link.url}</code>.</p>
+</section>`
+    : options.link
+      ? html`<section class="card secret-card" aria-labelledby="invite-link">
 <h2 id="invite-link">Sign-in link for ${options.link.email}</h2>
 <p class="warning" role="alert"><strong>Pass this link on privately; it is shown only now.</strong> It works once, until ${formatTime(options.link.expiresAt)} (24 hours).
 Following it, ${options.link.email} chooses a password and is signed in.</p>
@@ -63,7 +69,7 @@ Following it, ${options.link.email} chooses a password and is signed in.</p>
   <button type="button" class="button" data-copy="invite-url">Copy</button>
 </div>
 </section>`
-    : '';
+      : '';
   return layout(ctx, {
     title: 'Admins',
     nav: 'admins',
@@ -115,12 +121,18 @@ export function registerAdminPages(scope: FastifyInstance, services: Services): 
         now: services.clock(),
         dialect: services.database.dialect,
       });
-      const url = signInUrl(services.config.baseUrl, link.token);
+      const url = link.ssoOnly
+        ? ssoSignInUrl(services.config.baseUrl, ctx.admin.workspaceId)
+        : signInUrl(services.config.baseUrl, link.token);
       return sendHtml(
         reply,
         await renderPage(ctx, {
-          link: { url, email: link.admin.email, expiresAt: link.expiresAt, created: link.created },
-          notice: link.created ? `${link.admin.email} added as an admin.` : `New sign-in link made for ${link.admin.email}.`,
+          link: { url, email: link.admin.email, expiresAt: link.expiresAt, created: link.created, ssoOnly: link.ssoOnly },
+          notice: link.created
+            ? `${link.admin.email} added as an admin.`
+            : link.ssoOnly
+              ? `${link.admin.email} is already an admin.`
+              : `New sign-in link made for ${link.admin.email}.`,
         }),
         201,
       );

@@ -21,6 +21,7 @@ import { refuseUnsafeName } from '../../text-rules.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formValue } from '../forms.js';
 import { sendHtml } from '../layout.js';
+import { secondFactorBudgets } from '../sign-in-throttle.js';
 import {
   assertionOptions,
   type Ceremony,
@@ -31,7 +32,6 @@ import {
   verifyRegistration,
 } from '../webauthn.js';
 import { PASSKEY_NAME_MAX, removePage } from './passkeys.js';
-import { secondFactorBudgets } from './second-factor.js';
 import { renderSecurityPage } from './security.js';
 
 const NEEDS_SCRIPT =
@@ -135,7 +135,7 @@ export function registerPasskeyRoutes(scope: FastifyInstance, services: Services
     if (byPasskey && !response) return again({ _form: NEEDS_SCRIPT });
     if (!byPasskey && !code) return again({ code: 'Type a code to confirm, or use a passkey.' });
     const now = services.clock();
-    const budgets = secondFactorBudgets(ctx.admin.id, addressBucket(request.ip));
+    const budgets = await secondFactorBudgets(services.failureThrottle, ctx.admin.id, addressBucket(request.ip), now);
     const gate = await services.failureThrottle.reserve(budgets, now);
     if (!gate.allowed) {
       reply.header('retry-after', String(gate.retryAfter));

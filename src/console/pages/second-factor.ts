@@ -4,15 +4,15 @@
  * code or a passkey is given here. Then the pending session ends and a new one starts (a new
  * cookie: nothing from before the second factor is reused).
  *
- * Wrong codes and refused passkey answers are throttled by the one failure throttle, like
- * passwords, per (admin, address), per address, and per admin. A passkey answer is checked by
+ * Wrong codes, wrong recovery codes and refused passkey answers are throttled by the one
+ * failure throttle like passwords (sign-in-throttle.ts): per (admin, address), per address,
+ * and per admin only from addresses the admin never completed a sign-in from. A passkey answer is checked by
  * webauthn.ts (single-use challenge of this pending session, this console's origin, signature,
  * counter).
  */
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Budget } from '../../auth/failure-throttle.js';
 import { addressBucket } from '../../auth/rate-limit.js';
 import type { Services } from '../../services.js';
 import { createSession, endSession, type LoadedSession } from '../../store/admins.js';
@@ -23,21 +23,11 @@ import { type FieldErrors, formError, formValue, textField } from '../forms.js';
 import { type Html, html } from '../html.js';
 import { bareLayout, sendHtml } from '../layout.js';
 import { clearSessionCookie, currentSession, SECOND_FACTOR_PATH, safeNext, setSessionCookie } from '../session.js';
+import { rememberSignedInAddress, secondFactorBudgets } from '../sign-in-throttle.js';
 import { assertionOptions, PasskeyRefusal, verifyAssertion } from '../webauthn.js';
-import { SIGN_IN_LIMITS } from './sign-in.js';
 
 const NEEDS_SCRIPT =
   'Using a passkey needs JavaScript in this browser (the page asks your device for it). Turn JavaScript on for this console, or type a code below.';
-
-/** The failure budgets of second-factor codes and passkey answers (also used to confirm a passkey's removal). */
-export function secondFactorBudgets(adminId: string, address: string): Budget[] {
-  const budget = (key: string, limit: number): Budget => ({ key: `console:2fa:${key}`, limit, windowMs: SIGN_IN_LIMITS.windowMs });
-  return [
-    budget(`pair:${adminId}\n${address}`, SIGN_IN_LIMITS.perAccountAddress),
-    budget(`address:${address}`, SIGN_IN_LIMITS.perAddress),
-    budget(`account:${adminId}`, SIGN_IN_LIMITS.perAccount),
-  ];
-}
 
 function form(
   loaded: LoadedSession,
@@ -100,10 +90,11 @@ export async function pendingSession(services: Services, request: FastifyRequest
   return loaded;
 }
 
-/** Ends the pending session and starts the real one; the cookie changes. */
-export async function completeSignIn(services: Services, reply: FastifyReply, loaded: LoadedSession, now: number): Promise<void> {
+/** Ends the pending session and starts the real one (the cookie changes); `address` becomes known to the second step. */
+async function completeSignIn(services: Services, reply: FastifyReply, loaded: LoadedSession, address: string, now: number): Promise<void> {
   await endSession(services.database.db, loaded.session.id);
   const session = await createSession(services.database.db, loaded.admin.id, now);
+  await rememberSignedInAddress(services.failureThrottle, loaded.admin.id, address, now);
   setSessionCookie(reply, services, session);
 }
 
@@ -144,7 +135,8 @@ export function registerSecondFactorPages(scope: FastifyInstance, services: Serv
     if (byPasskey && !response) return sendHtml(reply, form(loaded, values, undefined, { _form: NEEDS_SCRIPT }), 400);
     if (!byPasskey && !code) return sendHtml(reply, form(loaded, values, { code: 'Enter the code.' }), 400);
     const now = services.clock();
-    const budgets = secondFactorBudgets(loaded.admin.id, addressBucket(request.ip));
+    const address = addressBucket(request.ip);
+    const budgets = await secondFactorBudgets(throttle, loaded.admin.id, address, now);
     const gate = await throttle.reserve(budgets, now);
     if (!gate.allowed) {
       reply.header('retry-after', String(gate.retryAfter));
@@ -174,7 +166,7 @@ export function registerSecondFactorPages(scope: FastifyInstance, services: Serv
         target: loaded.admin.id,
         detail: { name: used.name },
       });
-      await completeSignIn(services, reply, loaded, now);
+      await completeSignIn(services, reply, loaded, address, now);
       return reply.redirect(next, 303);
     }
     // A six-digit code is the app's; anything else is tried as a recovery code.
@@ -208,7 +200,7 @@ export function registerSecondFactorPages(scope: FastifyInstance, services: Serv
         detail: { left: summary.recoveryCodesLeft - 1 },
       });
     }
-    await completeSignIn(services, reply, loaded, now);
+    await completeSignIn(services, reply, loaded, address, now);
     return reply.redirect(next, 303);
   });
 

@@ -1,15 +1,10 @@
 /**
  * Sign-in (email and password), the one-time link where an admin chooses a password, and
- * sign-out. Wrong passwords are throttled (failure-throttle.ts), a failure reserved before the
- * password hash runs, so concurrent guesses cannot overshoot:
- *
- * - per (account, address) and per address, which hold a guesser at its own addresses;
- * - per account, only for addresses the account never signed in from: a guesser spread over
- *   many addresses is slowed down, and cannot lock the admin out, who signs in from an address
- *   they used before whatever others send. Emails are not secrets; this needs none to be.
+ * sign-out. Wrong passwords are throttled (failure-throttle.ts, by the budgets of
+ * sign-in-throttle.ts), a failure reserved before the password hash runs, so concurrent
+ * guesses cannot overshoot. Emails are not secrets; this needs none to be.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { Budget } from '../../auth/failure-throttle.js';
 import { addressBucket } from '../../auth/rate-limit.js';
 import { AppError } from '../../errors.js';
 import type { Services } from '../../services.js';
@@ -28,26 +23,8 @@ import {
   safeNext,
   setSessionCookie,
 } from '../session.js';
-
-const WINDOW_MS = 15 * 60_000;
-/**
- * Wrong passwords allowed in 15 minutes (each budget refills over them): per account from one
- * address, per address whatever the accounts, and per account from addresses it never signed
- * in from. An address the account signed in from is remembered for 30 days.
- */
-export const SIGN_IN_LIMITS = { perAccountAddress: 5, perAddress: 20, perAccount: 50, windowMs: WINDOW_MS } as const;
-const KNOWN_ADDRESS_MS = 30 * 24 * 3_600_000;
-
-function signInBudgets(email: string, address: string, known: boolean): Budget[] {
-  const budget = (key: string, limit: number): Budget => ({ key: `console:${key}`, limit, windowMs: WINDOW_MS });
-  return [
-    budget(`pair:${email}\n${address}`, SIGN_IN_LIMITS.perAccountAddress),
-    budget(`address:${address}`, SIGN_IN_LIMITS.perAddress),
-    ...(known ? [] : [budget(`account:${email}`, SIGN_IN_LIMITS.perAccount)]),
-  ];
-}
-
-const knownKey = (email: string, address: string) => `console:known:${email}\n${address}`;
+import { passwordBudgets, rememberPasswordAddress, rememberSignedInAddress } from '../sign-in-throttle.js';
+import { breakGlassForm, followBreakGlassLink, sendSsoOnlyLink } from './break-glass.js';
 
 function signInForm(values: { email: string; next: string }, errors?: FieldErrors, ssoWorkspace?: string): Html {
   return bareLayout(
@@ -114,7 +91,7 @@ export function registerSignInPages(scope: FastifyInstance, services: Services):
       return sendHtml(reply, signInForm({ email, next }, errors), 400);
     }
     const address = addressBucket(request.ip);
-    const budgets = signInBudgets(email, address, await throttle.remembered(knownKey(email, address), now));
+    const budgets = await passwordBudgets(throttle, email, address, now);
     const gate = await throttle.reserve(budgets, now);
     if (!gate.allowed) {
       reply.header('retry-after', String(gate.retryAfter));
@@ -137,7 +114,7 @@ export function registerSignInPages(scope: FastifyInstance, services: Services):
       );
     }
     await throttle.release(budgets, now);
-    await throttle.remember(knownKey(email, address), KNOWN_ADDRESS_MS, now);
+    await rememberPasswordAddress(throttle, email, address, now);
     const rules = await signInRules(services.database.db, admin.workspace_id);
     if (!rules.passwordSignIn) {
       return sendHtml(
@@ -153,6 +130,7 @@ export function registerSignInPages(scope: FastifyInstance, services: Services):
     // With a second factor, the password opens only the second step (a pending session).
     const pending = hasSecondFactor(await factorSummary(services.database.db, admin.id));
     const session = await createSession(services.database.db, admin.id, now, { secondFactorPending: pending });
+    if (!pending) await rememberSignedInAddress(throttle, admin.id, address, now);
     setSessionCookie(reply, services, session);
     return reply.redirect(pending ? `${SECOND_FACTOR_PATH}?next=${encodeURIComponent(next)}` : next, 303);
   });
@@ -165,6 +143,10 @@ export function registerSignInPages(scope: FastifyInstance, services: Services):
     reply.header('referrer-policy', 'same-origin');
     const state = await checkLink(services.database.db, token, services.clock());
     if (!state.ok) return sendHtml(reply, linkRefused(state.reason), 410);
+    if (state.breakGlass) return sendHtml(reply, breakGlassForm(token, state.admin.email));
+    if (!(await signInRules(services.database.db, state.admin.workspace_id)).passwordSignIn) {
+      return sendSsoOnlyLink(reply, state.admin.workspace_id);
+    }
     return sendHtml(reply, passwordForm(token, state.admin.email));
   });
 
@@ -174,6 +156,11 @@ export function registerSignInPages(scope: FastifyInstance, services: Services):
     const now = services.clock();
     const state = await checkLink(services.database.db, token, now);
     if (!state.ok) return sendHtml(reply, linkRefused(state.reason), 410);
+    if (state.breakGlass) return followBreakGlassLink(services, reply, token);
+    // Single sign-on only: a link sets no password and opens no session (redeemLink checks again).
+    if (!(await signInRules(services.database.db, state.admin.workspace_id)).passwordSignIn) {
+      return sendSsoOnlyLink(reply, state.admin.workspace_id);
+    }
     const password = formValue(request.body, 'password');
     const confirm = formValue(request.body, 'confirm');
     if (password.length < MIN_PASSWORD_LENGTH) {
@@ -192,10 +179,13 @@ export function registerSignInPages(scope: FastifyInstance, services: Services):
     }
     try {
       const { admin, session, secondFactorPending } = await redeemLink(services.database.db, token, password, now);
-      await services.failureThrottle.remember(knownKey(admin.email, addressBucket(request.ip)), KNOWN_ADDRESS_MS, now);
+      const address = addressBucket(request.ip);
+      await rememberPasswordAddress(throttle, admin.email, address, now);
+      if (!secondFactorPending) await rememberSignedInAddress(throttle, admin.id, address, now);
       setSessionCookie(reply, services, session);
       return reply.redirect(secondFactorPending ? SECOND_FACTOR_PATH : '/console', 303);
     } catch (err) {
+      if (err instanceof AppError && err.code === 'invalid_state') return sendSsoOnlyLink(reply, state.admin.workspace_id);
       if (err instanceof AppError && err.extra.param === 'password') {
         return sendHtml(reply, passwordForm(token, state.admin.email, { password: err.message }), 400);
       }

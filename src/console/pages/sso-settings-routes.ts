@@ -31,6 +31,7 @@ export function registerSsoSettingsRoutes(scope: FastifyInstance, services: Serv
       clientId: formValue(body, 'client_id').trim(),
       domain: formValue(body, 'domain').trim(),
       createAdmins: formValue(body, 'create_admins') === 'on',
+      trustMissingEmailVerified: formValue(body, 'trust_missing_email_verified') === 'on',
       passwordSignIn: formValue(body, 'password_sign_in') === 'on',
     };
     // An empty secret keeps the stored one (the form never shows it).
@@ -44,6 +45,7 @@ export function registerSsoSettingsRoutes(scope: FastifyInstance, services: Serv
         clientSecret,
         domain: values.domain,
         createAdmins: values.createAdmins,
+        trustMissingEmailVerified: values.trustMissingEmailVerified,
         passwordSignIn: values.passwordSignIn,
         actor: ctx.actor,
         now: services.clock(),

@@ -17,6 +17,7 @@ export interface SsoFormValues {
   clientId: string;
   domain: string;
   createAdmins: boolean;
+  trustMissingEmailVerified: boolean;
   passwordSignIn: boolean;
 }
 
@@ -29,6 +30,7 @@ export function ssoSection(ctx: PageContext, rules: SignInRules, form?: { values
     clientId: sso?.clientId ?? '',
     domain: sso?.domain ?? '',
     createAdmins: sso?.createAdmins ?? false,
+    trustMissingEmailVerified: sso?.trustMissingEmailVerified ?? false,
     passwordSignIn: rules.passwordSignIn,
   };
   const errors = form?.errors;
@@ -38,6 +40,7 @@ export function ssoSection(ctx: PageContext, rules: SignInRules, form?: { values
   <dt>Single sign-on</dt><dd>${badge('good', 'On')} OpenID Connect, issuer <code>${sso.issuer}</code></dd>
   <dt>Allowed email domain</dt><dd><code>${sso.domain}</code></dd>
   <dt>New admins</dt><dd>${sso.createAdmins ? 'Created at their first SSO sign-in' : 'Must be invited first'}</dd>
+  <dt>Email verification</dt><dd>${sso.trustMissingEmailVerified ? 'email_verified must be true; an answer without the claim is trusted' : 'email_verified must be true'}</dd>
   <dt>Password sign-in</dt><dd>${rules.passwordSignIn ? 'On' : 'Off (single sign-on only)'}</dd>
   <dt>Sign-in link</dt><dd><code>${base}/console/sso/${ctx.admin.workspaceId}</code></dd>
 </dl>`
@@ -70,6 +73,7 @@ ${facts}
   })}
   ${textField({ name: 'domain', label: 'Allowed email domain', value: v.domain, errors, required: true, hint: 'Only addresses of this domain may sign in, such as example.com.', attrs: html`autocomplete="off" spellcheck="false"` })}
   ${check('create_admins', v.createAdmins, 'Create admins just in time', 'An address of the domain that is not an admin yet becomes one at its first single sign-on.')}
+  ${check('trust_missing_email_verified', v.trustMissingEmailVerified, 'Trust addresses without email_verified', 'Only for a provider that never sends the email_verified claim: its addresses are then taken as verified. An answer saying false is always refused.')}
   ${check('password_sign_in', v.passwordSignIn, 'Password sign-in', 'Unticked, admins sign in only through the provider: try single sign-on in a private window first.')}
   <div><button type="submit" class="button">${sso ? 'Save single sign-on' : 'Set up single sign-on'}</button></div>
 </form>

@@ -7,6 +7,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { addressBucket } from '../../auth/rate-limit.js';
 import type { Services } from '../../services.js';
 import { createSession } from '../../store/admins.js';
 import { factorSummary, hasSecondFactor } from '../../store/second-factor.js';
@@ -15,6 +16,7 @@ import { ssoAdmin } from '../../store/sso-admins.js';
 import { messagePage, sendHtml } from '../layout.js';
 import { finishSso, SSO_CALLBACK_PATH, SSO_COOKIE, SSO_FLOW_MS, type SsoFlow, SsoRefusal, startSso } from '../oidc.js';
 import { SECOND_FACTOR_PATH, safeNext, setSessionCookie } from '../session.js';
+import { rememberSignedInAddress } from '../sign-in-throttle.js';
 
 const WORKSPACE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const AGAIN = { href: '/console/sign-in', label: 'Back to sign-in' };
@@ -78,7 +80,18 @@ export function registerSsoPages(scope: FastifyInstance, services: Services): vo
     if (domain !== rules.sso.domain) {
       return refused(reply, `The address ${who.email} is outside ${rules.sso.domain}, the only email domain this workspace accepts.`);
     }
-    if (!who.emailVerified) return refused(reply, `The sign-in provider says ${who.email} is not verified.`);
+    if (who.emailVerified === 'unverified') {
+      return refused(
+        reply,
+        `The sign-in provider does not say ${who.email} is verified (its email_verified claim is not true). Verify the address at the provider, or ask your IT team.`,
+      );
+    }
+    if (who.emailVerified === 'missing' && !rules.sso.trustMissingEmailVerified) {
+      return refused(
+        reply,
+        `The sign-in provider did not say whether ${who.email} is verified (no email_verified claim). If this provider never sends that claim, an admin can trust it: "Trust addresses without email_verified" on the sign-in security page, or wsops sso set --trust-missing-email-verified.`,
+      );
+    }
     const now = services.clock();
     const admin = await ssoAdmin(db, {
       workspaceId: flow.workspaceId,
@@ -91,6 +104,7 @@ export function registerSsoPages(scope: FastifyInstance, services: Services): vo
     // Single sign-on is the first factor: an admin with a second factor still gives it.
     const pending = hasSecondFactor(await factorSummary(db, admin.id));
     const session = await createSession(db, admin.id, now, { secondFactorPending: pending });
+    if (!pending) await rememberSignedInAddress(services.failureThrottle, admin.id, addressBucket(request.ip), now);
     setSessionCookie(reply, services, session);
     return reply.redirect(pending ? `${SECOND_FACTOR_PATH}?next=${encodeURIComponent(flow.next)}` : flow.next, 303);
   });
