@@ -73,15 +73,17 @@ export class RecordStore {
       .execute();
   }
 
-  /** Removes a record: it leaves every list and detail. Returns whether it existed. */
-  async delete(workspaceId: string, register: Register, id: string): Promise<boolean> {
-    const result = await this.db
-      .deleteFrom('records')
-      .where('id', '=', id)
-      .where('workspace_id', '=', workspaceId)
-      .where('register', '=', register.path)
-      .executeTakeFirst();
-    return Number(result.numDeletedRows) > 0;
+  /**
+   * Removes a record: it leaves every list and detail, and its tombstone (deleted at `now`, ms)
+   * enters the deletions feed in the same transaction. Returns whether it existed.
+   */
+  async delete(workspaceId: string, register: Register, id: string, now: number): Promise<boolean> {
+    return this.database.engine.writeRecords(async (batch) => {
+      const current = (await batch.current(workspaceId, [id])).get(id);
+      if (current?.register !== register.path) return false;
+      await batch.delete(workspaceId, [id], now);
+      return true;
+    });
   }
 
   /** The seed's bulk insert (the engine's row writer: one statement per row in one transaction on SQLite, one per batch on PostgreSQL). */
