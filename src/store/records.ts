@@ -62,7 +62,7 @@ export class RecordStore {
     return row ? (JSON.parse(row.doc) as RecordObject) : undefined;
   }
 
-  /** Writes a whole record (insert or replace). The caller stamps updated_at. */
+  /** Writes a whole record (insert or replace) in `db` (a transaction, when given). The caller stamps updated_at. */
   async put(workspaceId: string, register: Register, record: RecordObject, db: Kysely<DB> = this.db): Promise<void> {
     const row = toRow(workspaceId, register, record);
     const { id: _id, workspace_id: _w, register: _r, created_at: _c, ...changes } = row;
@@ -71,6 +71,8 @@ export class RecordStore {
       .values(row)
       .onConflict((oc) => oc.columns(['workspace_id', 'id']).doUpdateSet(changes))
       .execute();
+    // As every record write: a record written again under a deleted id leaves the deletions feed.
+    await db.deleteFrom('record_tombstones').where('workspace_id', '=', workspaceId).where('id', '=', row.id).execute();
   }
 
   /**
