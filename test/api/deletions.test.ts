@@ -18,6 +18,10 @@ import { createWriter, person, site, type Writer } from '../writes/helpers.js';
 const DAY_MS = 86_400_000;
 const upsertLine = (register: string, record: Record<string, unknown>) => JSON.stringify({ register, op: 'upsert', record });
 const deleteLine = (register: string, id: string) => JSON.stringify({ register, op: 'delete', id });
+/** An import's body, as the import reads it: a stream of chunks. */
+async function* ndjson(...lines: string[]): AsyncGenerator<string> {
+  yield `${lines.join('\n')}\n`;
+}
 
 for (const dialect of DIALECTS) {
   describe(`deletions feed [${dialect}]`, () => {
@@ -66,7 +70,7 @@ for (const dialect of DIALECTS) {
       const apiAt = new Date(h.clock()).toISOString();
       assert.equal((await w.write('DELETE', `${ws}/people/per_api`)).status, 204);
       h.clock.advance(1000);
-      const report = await importRecords(h.services, ws, [`${deleteLine('people', 'per_import')}\n`], { actor: 'operator' });
+      const report = await importRecords(h.services, ws, ndjson(deleteLine('people', 'per_import')), { actor: 'operator' });
       assert.equal(report.refused_count, 0);
       h.clock.advance(1000);
       await deleteRecord(h.services, ws, 'people', 'per_cli');
@@ -97,7 +101,7 @@ for (const dialect of DIALECTS) {
       const atomic = await importRecords(
         h.services,
         ws,
-        [`${deleteLine('people', 'per_a')}\n${upsertLine('people', person('per_b', 'loc_nowhere'))}\n`],
+        ndjson(deleteLine('people', 'per_a'), upsertLine('people', person('per_b', 'loc_nowhere'))),
         { actor: 'operator', atomic: true },
       );
       assert.equal(atomic.committed, false);
@@ -125,7 +129,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await feed(key, 'people', `since=${encodeURIComponent(t1.deleted_at)}`), [t2], 'a consumer past t1 sees t2');
 
       // Re-created by an import line: the same rule.
-      const report = await importRecords(h.services, ws, [`${upsertLine('people', person('per_x', 'loc_hq'))}\n`], { actor: 'operator' });
+      const report = await importRecords(h.services, ws, ndjson(upsertLine('people', person('per_x', 'loc_hq'))), { actor: 'operator' });
       assert.equal(report.refused_count, 0);
       assert.deepEqual(await feed(key, 'people'), []);
     });
