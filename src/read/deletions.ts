@@ -73,8 +73,6 @@ export function deletionsHandler(
           issuedAt: now,
         })
       : null;
-    return reply
-      .type(JSON_TYPE)
-      .send(JSON.stringify({ data: page.data, has_more: page.next !== undefined, next_cursor: nextCursor }));
+    return reply.type(JSON_TYPE).send(JSON.stringify({ data: page.data, has_more: page.next !== undefined, next_cursor: nextCursor }));
   };
 }

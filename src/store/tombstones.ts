@@ -47,7 +47,11 @@ export async function tombstonePage(db: Kysely<DB>, q: TombstoneQuery): Promise<
   // As on lists, a cursor's position implies its `since` (it is bound to it).
   if (q.after) query = query.where(sql<boolean>`(deleted_at, id) > (${q.after.deletedAt}, ${q.after.id})`);
   else if (q.since !== undefined) query = query.where('deleted_at', '>', q.since);
-  const rows = await query.orderBy('deleted_at').orderBy('id').limit(q.limit + 1).execute();
+  const rows = await query
+    .orderBy('deleted_at')
+    .orderBy('id')
+    .limit(q.limit + 1)
+    .execute();
   const hasMore = rows.length > q.limit;
   if (hasMore) rows.pop();
   const last = rows[rows.length - 1];

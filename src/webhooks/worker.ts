@@ -1,7 +1,7 @@
+import { pruneTombstonesPastRetention } from '../read/deletions-retention.js';
 import type { Services } from '../services.js';
 import { Dispatcher, type DispatcherOptions } from './dispatcher.js';
 import { checkRenewals, RENEWAL_CHECK_INTERVAL_MS } from './renewals.js';
-import { pruneTombstonesPastRetention } from '../read/deletions-retention.js';
 import { pruneDeliveryHistory } from './retention.js';
 
 const RETENTION_INTERVAL_MS = 60 * 60_000;

@@ -5,10 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { deleteRecord } from '../../src/actions/correct.js';
 import { REGISTERS } from '../../src/registers/catalogue.js';
 import { ALWAYS_INSTALLED, READ_SCOPES } from '../../src/registers/define.js';
 import { idPattern } from '../../src/registers/fields.js';
-import { deleteRecord } from '../../src/actions/correct.js';
 import { revokeKey } from '../../src/store/keys.js';
 import { setModule } from '../../src/store/workspaces.js';
 import { DIALECTS } from '../helpers/databases.js';

@@ -17,8 +17,8 @@ import { WsopsClient } from '@wsops/client';
 import { MIRROR_REGISTERS, type MirrorStore, openStore, type RegisterDescriptor, syncOnce } from '@wsops/client/mirror';
 import { correctRecord, deleteRecord } from '../../../src/actions/correct.js';
 import { registerByPath } from '../../../src/registers/catalogue.js';
-import { deleteOne, putRecord } from '../../../src/writes/record-writes.js';
 import type { Dialect } from '../../../src/store/database.js';
+import { deleteOne, putRecord } from '../../../src/writes/record-writes.js';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/databases.js';
 import { DIALECTS, startServer, type TestServer } from './helpers/server.js';
 

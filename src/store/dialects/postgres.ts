@@ -156,7 +156,9 @@ export function openPostgres(url: string, logger: Logger | undefined): Database 
             // A record written again under a deleted id leaves the deletions feed (tombstones.ts).
             const rewritten = created ? [...created] : sorted.map((r) => r.id);
             if (rewritten.length) {
-              await sql`DELETE FROM record_tombstones WHERE workspace_id = ${sorted[0]?.workspace_id} AND id = ANY(${rewritten}::text[])`.execute(trx);
+              await sql`DELETE FROM record_tombstones WHERE workspace_id = ${sorted[0]?.workspace_id} AND id = ANY(${rewritten}::text[])`.execute(
+                trx,
+              );
             }
           },
           async delete(workspaceId, ids, now) {

@@ -63,7 +63,11 @@ export async function openPostgresStore(url: string): Promise<MirrorStore> {
       const { rows } = await pool.query(`SELECT watermark, last_full_at, deletions_since FROM ${STATE_TABLE} WHERE register = $1`, [
         register.path,
       ]);
-      return { watermark: rows[0]?.watermark ?? null, lastFullAt: rows[0]?.last_full_at ?? null, deletionsSince: rows[0]?.deletions_since ?? null };
+      return {
+        watermark: rows[0]?.watermark ?? null,
+        lastFullAt: rows[0]?.last_full_at ?? null,
+        deletionsSince: rows[0]?.deletions_since ?? null,
+      };
     },
     async saveState(register, state) {
       await pool.query(
