@@ -90,9 +90,11 @@ for (const dialect of DIALECTS) {
         it(`403 names the missing scope ${register.scope}`, async () => {
           const others = READ_SCOPES.filter((s) => s !== register.scope);
           const { key: narrow } = await h.key(ws, [...others, 'kpi:record']);
+          const listBody = withoutRequestId((await h.get(list, narrow)).json);
           for (const url of [list, `${list}/${register.idPrefix}_x`, `${list}/deletions`, `${list}/deletions?limit=0`]) {
             const res = await h.get(url, narrow);
             assert.equal(res.status, 403);
+            if (url.includes('/deletions')) assert.deepEqual(withoutRequestId(res.json), listBody, 'the feed answers the list 403');
             assert.equal(res.json.code, 'missing_scope');
             assert.equal(res.json.missing_scope, register.scope);
             assert.match(res.json.detail, new RegExp(register.scope));
