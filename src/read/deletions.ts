@@ -61,6 +61,7 @@ export function deletionsHandler(
       workspaceId: ctx.workspaceId,
       register: register.path,
       since,
+      notBefore: horizon,
       after: after && { deletedAt: after.updatedAt, id: after.id },
       limit,
     });

@@ -26,6 +26,11 @@ export interface TombstoneQuery {
   register: string;
   /** Only tombstones deleted strictly after this instant. */
   since?: string;
+  /**
+   * The retention horizon: older tombstones are never served, pruned yet or not, so a walk of
+   * the whole feed ends at a position a later `since` may still use.
+   */
+  notBefore: string;
   /** Where the previous page ended (the cursor's position). */
   after?: TombstonePosition;
   limit: number;
@@ -43,7 +48,8 @@ export async function tombstonePage(db: Kysely<DB>, q: TombstoneQuery): Promise<
     .selectFrom('record_tombstones')
     .select(['id', 'deleted_at'])
     .where('workspace_id', '=', q.workspaceId)
-    .where('register', '=', q.register);
+    .where('register', '=', q.register)
+    .where('deleted_at', '>=', q.notBefore);
   // As on lists, a cursor's position implies its `since` (it is bound to it).
   if (q.after) query = query.where(sql<boolean>`(deleted_at, id) > (${q.after.deletedAt}, ${q.after.id})`);
   else if (q.since !== undefined) query = query.where('deleted_at', '>', q.since);

@@ -292,16 +292,23 @@ for (const dialect of DIALECTS) {
 
         s.clock.advance(jump);
         try {
-          await deleteRecord(s.services, workspace, 'tasks', second!.id);
           const fallback = await run(now + 120_000);
           assert.equal(fallback.registers.tasks?.mode, 'full');
           assert.equal(fallback.registers.tasks?.fullReason, 'deletions_beyond_retention');
           assert.equal(notices.length, 1);
           assert.match(notices[0]!, /deletions feed no longer reaches back.*walking tasks in full/);
+          await assertMirrorEquals(store, longClient, [tasks]);
+          // No deletion since: the next run is incremental again, not a full walk each time.
+          const quiet = await run(now + 180_000);
+          assert.equal(quiet.registers.tasks?.mode, 'incremental', 'the position is current again');
+          assert.equal(notices.length, 1);
+
+          await deleteRecord(s.services, workspace, 'tasks', second!.id);
+          const after = await run(now + 240_000);
+          assert.equal(after.registers.tasks?.mode, 'incremental');
+          assert.equal(after.removed, 1);
           assert.ok(!(await store.records(tasks)).some((t) => t.id === second!.id));
           await assertMirrorEquals(store, longClient, [tasks]);
-          const after = await run(now + 180_000);
-          assert.equal(after.registers.tasks?.mode, 'incremental', 'the position is current again');
           assert.equal(notices.length, 1);
         } finally {
           s.clock.advance(-jump);

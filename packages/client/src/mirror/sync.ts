@@ -120,6 +120,7 @@ async function syncRegister(options: SyncOptions, register: RegisterDescriptor):
   // its transaction commits, as updated_at is). Its tombstones remove only older copies, so one
   // applied before the walk below cannot remove a record the walk then brings back newer.
   let deletions: { removed: number; highest: string | null };
+  let fromStart = state.deletionsSince === null;
   try {
     deletions = await followDeletions(options, register, state.deletionsSince ? minus(state.deletionsSince, overlapMs) : undefined);
   } catch (err) {
@@ -133,6 +134,7 @@ async function syncRegister(options: SyncOptions, register: RegisterDescriptor):
       );
     }
     deletions = await followDeletions(options, register, undefined);
+    fromStart = true;
   }
   const full = fullReason !== undefined;
   const walkId = randomUUID();
@@ -162,8 +164,11 @@ async function syncRegister(options: SyncOptions, register: RegisterDescriptor):
   }
   // The walk finished: only now may unseen rows be removed and the positions move.
   const unseen = full ? await store.removeUnseen(register, walkId) : 0;
-  const deletionsSince =
-    deletions.highest !== null && (state.deletionsSince === null || deletions.highest > state.deletionsSince)
+  // After a walk of the whole feed, its newest tombstone is the position, or none when it is
+  // empty: an old position kept past the retention would make every later run walk in full.
+  const deletionsSince = fromStart
+    ? deletions.highest
+    : deletions.highest !== null && state.deletionsSince !== null && deletions.highest > state.deletionsSince
       ? deletions.highest
       : state.deletionsSince;
   await store.saveState(register, {
