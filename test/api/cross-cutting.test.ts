@@ -13,6 +13,7 @@ import { revokeKey } from '../../src/store/keys.js';
 import { setModule } from '../../src/store/workspaces.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
+import { unreferencedCopies } from '../helpers/record-copies.js';
 
 const withoutRequestId = (body: Record<string, unknown>) => ({ ...body, request_id: undefined });
 
@@ -228,11 +229,10 @@ for (const dialect of DIALECTS) {
 
         describe('deletions feed', () => {
           const feed = `${list}/deletions`;
-          /** Deletes `n` of the register's records in the feed's workspace, one millisecond apart. */
+          let copies = 0;
+          /** Writes `n` records nothing references into the feed's workspace and deletes them, one millisecond apart. */
           async function deleteSome(n: number): Promise<string[]> {
-            const live = await h.get(`${list}?limit=${n}`, feedKey);
-            const ids: string[] = live.json.data.map((r: { id: string }) => r.id);
-            assert.equal(ids.length, n, 'the seed has enough records');
+            const ids = await unreferencedCopies(h.services, feedWs, register.path, n, `feed${copies++}x`);
             for (const id of ids) {
               h.clock.advance(1);
               await deleteRecord(h.services, feedWs, register.path, id);
@@ -336,10 +336,11 @@ for (const dialect of DIALECTS) {
 
         if (!(ALWAYS_INSTALLED as readonly string[]).includes(register.module)) {
           it(`uninstalled module ${register.module}: empty list and 404 detail even with the scope; back when reinstalled`, async () => {
-            const before = await h.get(`${list}?limit=2`, key);
+            const before = await h.get(`${list}?limit=1`, key);
             const id = before.json.data[0].id;
-            // The last test of this register on `ws`: a deletion the feed shows while installed.
-            await deleteRecord(h.services, ws, register.path, before.json.data[1].id);
+            // A deletion the feed shows while the module is installed.
+            const [copy] = await unreferencedCopies(h.services, ws, register.path, 1, 'modulecopy');
+            await deleteRecord(h.services, ws, register.path, copy as string);
             assert.equal((await h.get(`${list}/deletions`, key)).json.data.length, 1);
             await setModule(h.services.database.db, ws, register.module, false, new Date(h.clock()).toISOString());
             try {
