@@ -221,6 +221,12 @@ export const SETTINGS = {
     default: '30',
     doc: 'Delivery history (attempts, finished jobs, their events) older than this is pruned hourly (1 to 3650).',
   },
+  deletionRetentionDays: {
+    env: 'WSOPS_DELETION_RETENTION_DAYS',
+    schema: wholeNumber(30, 3650),
+    default: '90',
+    doc: 'How long the deletions feed (`GET /api/v1/{register}/deletions`) keeps a tombstone (30 to 3650 days); older ones are pruned hourly, and a `since` or cursor from before this horizon is refused (400 `deletions_beyond_retention`: walk the list in full).',
+  },
   /** Whole-request deadline (headers and body), ms. */
   requestTimeoutMs: {
     env: 'WSOPS_REQUEST_TIMEOUT_MS',

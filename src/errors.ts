@@ -42,6 +42,13 @@ export const ERROR_CATALOGUE = {
       'The cursor was sent with filters, `search` or `updated_since` different from those it was issued under. Only `limit` may change between pages.',
     fix: 'Send the same filters as on the first page, or start a new walk without `cursor`.',
   },
+  deletions_beyond_retention: {
+    status: 400,
+    title: 'Deletions beyond retention',
+    meaning:
+      "The deletions feed was asked from before its retention horizon (`since`, or a cursor's position, older than `WSOPS_DELETION_RETENTION_DAYS`): tombstones from then may already be pruned, so the feed cannot say every deletion since that instant.",
+    fix: "Walk the register's list in full (without `updated_since`) and remove the records it did not return, then follow the deletions feed without `since` and, from then on, with the highest `deleted_at` seen.",
+  },
   invalid_request: {
     status: 400,
     title: 'Invalid request',

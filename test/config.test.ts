@@ -27,6 +27,8 @@ describe('settings', () => {
     assert.equal(c.sqliteMmapMb, 2047, "the SQLite read connection maps the file, up to SQLite's ceiling");
     assert.equal(c.keyCache, true);
     assert.equal(loadConfig({ WSOPS_KEY_CACHE: 'off' }).keyCache, false);
+    assert.equal(loadConfig({}).deletionRetentionDays, 90, 'the deletions feed keeps tombstones 90 days unless told');
+    assert.equal(loadConfig({ WSOPS_DELETION_RETENTION_DAYS: '30' }).deletionRetentionDays, 30);
     assert.equal(
       loadConfig({ WSOPS_REQUEST_TIMEOUT_MS: '2000' }).headersTimeoutMs,
       2000,
@@ -58,6 +60,7 @@ describe('settings', () => {
     [{ WSOPS_SQLITE_MMAP_MB: '4096' }, /WSOPS_SQLITE_MMAP_MB must be a whole number from 0 to 2047/],
     [{ WSOPS_SQLITE_MMAP_MB: '1e3' }, /WSOPS_SQLITE_MMAP_MB/],
     [{ WSOPS_KEY_CACHE: 'false' }, /WSOPS_KEY_CACHE must be on or off; got "false"/],
+    [{ WSOPS_DELETION_RETENTION_DAYS: '29' }, /WSOPS_DELETION_RETENTION_DAYS must be a whole number from 30 to 3650/],
   ] as const) {
     it(`refuses ${JSON.stringify(env)}`, () => {
       assert.throws(() => loadConfig(env), pattern);

@@ -97,7 +97,7 @@ export async function correctRecord(
 
 export async function deleteRecord(services: Services, workspaceId: string, registerPath: string, id: string): Promise<void> {
   const register = resolveRegister(registerPath);
-  const existed = await services.records.delete(workspaceId, register, id);
+  const existed = await services.records.delete(workspaceId, register, id, services.clock());
   if (!existed) throw new AppError('not_found', `no ${register.resource} ${id} in workspace ${workspaceId}`);
   await recordAudit(services.database.db, {
     workspaceId,

@@ -42,7 +42,7 @@ export function recordCommands(program: Command): void {
 
   program
     .command('delete')
-    .description('remove a record: it leaves every list, and no event is sent')
+    .description('remove a record: it leaves every list, no event is sent, and its id enters the deletions feed')
     .requiredOption('--workspace <id>', 'workspace id')
     .argument('<register>', 'register name, e.g. assets')
     .argument('<id>', 'record id')

@@ -2,6 +2,7 @@ import { ERROR_CATALOGUE } from '../errors.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_SEARCH_LENGTH, MAX_SEARCH_WORDS } from '../read/list-query.js';
 import { READ_SCOPES, REGISTERS } from '../registers/catalogue.js';
 import { ID_PATTERN_BODY, type JsonSchema } from '../registers/fields.js';
+import { DELETIONS_SCHEMAS, deletionsPath, sinceParameter } from './openapi-deletions.js';
 import { buildWebhooks } from './openapi-webhooks.js';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -134,6 +135,7 @@ export function buildOpenApi(baseUrl: string): JsonSchema {
         },
       },
     };
+    paths[`/api/v1/${r.path}/deletions`] = deletionsPath(r, errors);
     paths[`/api/v1/${r.path}/{id}`] = {
       get: {
         operationId: `get${r.resource}`,
@@ -152,6 +154,8 @@ export function buildOpenApi(baseUrl: string): JsonSchema {
       },
     };
   }
+
+  Object.assign(schemas, DELETIONS_SCHEMAS);
 
   schemas.Scopes = {
     type: 'object',
@@ -207,7 +211,7 @@ export function buildOpenApi(baseUrl: string): JsonSchema {
       contact: { name: 'wsops API support: quote the request_id of the response', url: `${baseUrl}/developers/errors` },
       license: { name: 'MIT', identifier: 'MIT' },
       description:
-        "Read-only JSON access to a workspace's operational registers. Every request carries `Authorization: Bearer svc_sk_<env>_<key_id>_<secret>`. Lists are paged with signed cursors (400 `invalid_cursor`, `cursor_expired` after 24 h, `cursor_filters_mismatch`) and can be synced with `updated_since` (strictly after). Unknown query parameters are a 400. Errors are RFC 9457 problem details. Send `Accept-Encoding` (`br`, `gzip`) to receive responses of 1 KB or more compressed; every response carries `Vary: Accept-Encoding`.",
+        "Read-only JSON access to a workspace's operational registers. Every request carries `Authorization: Bearer svc_sk_<env>_<key_id>_<secret>`. Lists are paged with signed cursors (400 `invalid_cursor`, `cursor_expired` after 24 h, `cursor_filters_mismatch`) and can be synced with `updated_since` (strictly after); each register's deletions feed (`/api/v1/{register}/deletions`) lists the ids deleted since a `since` instant, so a mirror sees deletions without a full walk. Unknown query parameters are a 400. Errors are RFC 9457 problem details. Send `Accept-Encoding` (`br`, `gzip`) to receive responses of 1 KB or more compressed; every response carries `Vary: Accept-Encoding`.",
     },
     servers: [{ url: baseUrl }],
     security: [{ bearerAuth: [] }],
@@ -239,9 +243,10 @@ export function buildOpenApi(baseUrl: string): JsonSchema {
           in: 'query',
           required: false,
           description:
-            'The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since.',
+            'The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since).',
           schema: { type: 'string' },
         },
+        since: sinceParameter(INSTANT_PATTERN),
         updated_since: {
           name: 'updated_since',
           in: 'query',
@@ -259,7 +264,7 @@ export function buildOpenApi(baseUrl: string): JsonSchema {
       },
       responses: {
         BadRequest: problemResponse(
-          'A parameter is invalid (`invalid_parameter`, `unknown_parameter`, `search_not_supported`, `invalid_cursor`, `cursor_expired`, `cursor_filters_mismatch`), or the request cannot be read (`invalid_request`: a malformed percent-escape in the path or the query).',
+          'A parameter is invalid (`invalid_parameter`, `unknown_parameter`, `search_not_supported`, `invalid_cursor`, `cursor_expired`, `cursor_filters_mismatch`; on a deletions feed also `deletions_beyond_retention`), or the request cannot be read (`invalid_request`: a malformed percent-escape in the path or the query).',
         ),
         RequestTimeout: problemResponse(
           `\`request_timeout\`: ${ERROR_CATALOGUE.request_timeout.meaning} ${ERROR_CATALOGUE.request_timeout.fix}`,

@@ -72,6 +72,32 @@ export function allowedParams(register: Register): readonly string[] {
   return allowed;
 }
 
+/** `limit`: 1..MAX_LIMIT, DEFAULT_LIMIT when absent. */
+export function readLimit(query: RawQuery): number {
+  const rawLimit = single(query, 'limit');
+  if (rawLimit === undefined) return DEFAULT_LIMIT;
+  if (!LIMIT_DIGITS.test(rawLimit) || Number(rawLimit) < 1 || Number(rawLimit) > MAX_LIMIT) {
+    throw bad('limit', `limit must be a whole number from 1 to ${MAX_LIMIT}; got "${truncate(rawLimit)}"`);
+  }
+  return Number(rawLimit);
+}
+
+/** An instant parameter (`updated_since`, the deletions feed's `since`), normalized to ISO 8601 UTC with milliseconds. */
+export function readInstant(query: RawQuery, name: string): string | undefined {
+  const raw = single(query, name);
+  if (raw === undefined) return undefined;
+  const ms = parseInstant(raw.replace(SPACE_FOR_PLUS_OFFSET, '+$1'));
+  if (ms === undefined) {
+    throw bad(name, `${name} must be an ISO 8601 instant with a UTC offset, such as 2026-11-22T07:43:00.123Z; got "${truncate(raw)}"`);
+  }
+  return new Date(ms).toISOString();
+}
+
+/** The cursor parameter, given once and non-empty. */
+export function readCursor(query: RawQuery): string | undefined {
+  return single(query, 'cursor');
+}
+
 /** Validates a list request's query for one register, with a message that says how to fix it. */
 export function parseListQuery(register: Register, query: RawQuery): ListParams {
   if (query.search !== undefined && register.search.length === 0) {
@@ -85,27 +111,8 @@ export function parseListQuery(register: Register, query: RawQuery): ListParams 
   }
   rejectUnknown(query, allowedParams(register));
 
-  let limit = DEFAULT_LIMIT;
-  const rawLimit = single(query, 'limit');
-  if (rawLimit !== undefined) {
-    if (!LIMIT_DIGITS.test(rawLimit) || Number(rawLimit) < 1 || Number(rawLimit) > MAX_LIMIT) {
-      throw bad('limit', `limit must be a whole number from 1 to ${MAX_LIMIT}; got "${truncate(rawLimit)}"`);
-    }
-    limit = Number(rawLimit);
-  }
-
-  let updatedSince: string | undefined;
-  const rawSince = single(query, 'updated_since');
-  if (rawSince !== undefined) {
-    const ms = parseInstant(rawSince.replace(SPACE_FOR_PLUS_OFFSET, '+$1'));
-    if (ms === undefined) {
-      throw bad(
-        'updated_since',
-        `updated_since must be an ISO 8601 instant with a UTC offset, such as 2026-11-22T07:43:00.123Z; got "${truncate(rawSince)}"`,
-      );
-    }
-    updatedSince = new Date(ms).toISOString();
-  }
+  const limit = readLimit(query);
+  const updatedSince = readInstant(query, 'updated_since');
 
   let search: string[] = [];
   const rawSearch = single(query, 'search');
@@ -204,7 +211,10 @@ export class CursorCodec {
    * an issue time no later than now plus the clock skew (invalid_cursor), age
    * (cursor_expired), then the filters (cursor_filters_mismatch).
    */
-  decode(cursor: string, expect: { workspaceId: string; register: string; digest: string; now: number }): CursorPosition {
+  decode(
+    cursor: string,
+    expect: { workspaceId: string; register: string; digest: string; now: number; resumeWith?: string },
+  ): CursorPosition {
     const invalid = () =>
       new AppError('invalid_cursor', 'cursor is not one this API issued (was it edited or truncated?); start again without cursor', {
         param: 'cursor',
@@ -231,14 +241,14 @@ export class CursorCodec {
     if (expect.now - p.t > CURSOR_LIFETIME_MS) {
       throw new AppError(
         'cursor_expired',
-        'cursor is older than 24 hours; cursors finish a walk, they do not resume one: restart the walk, or resume with updated_since',
+        `cursor is older than 24 hours; cursors finish a walk, they do not resume one: restart the walk, or resume with ${expect.resumeWith ?? 'updated_since'}`,
         { param: 'cursor' },
       );
     }
     if (p.f !== expect.digest) {
       throw new AppError(
         'cursor_filters_mismatch',
-        'cursor was issued with different filters, search or updated_since; send the same parameters as the first page (only limit may change)',
+        `cursor was issued with different ${expect.resumeWith === undefined ? 'filters, search or updated_since' : expect.resumeWith}; send the same parameters as the first page (only limit may change)`,
         { param: 'cursor' },
       );
     }

@@ -5,6 +5,7 @@ import { REGISTERS } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
 import { idPattern } from '../registers/fields.js';
 import type { Services } from '../services.js';
+import { deletionsHandler } from './deletions.js';
 import { filterDigest, parseListQuery, type RawQuery, rejectUnknown } from './list-query.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -93,6 +94,11 @@ export function registerReadRoutes(app: FastifyInstance, services: Services): vo
   const policy = ratePolicy(services);
   for (const register of REGISTERS) {
     app.get(`/api/v1/${register.path}`, listHandler(services, register, policy));
+    // A static segment: the router prefers it to `:id`, and `deletions` is never an id (ids are `<prefix>_…`).
+    app.get(
+      `/api/v1/${register.path}/deletions`,
+      deletionsHandler(services, register, (request, reply) => admit(services, policy, request, reply)),
+    );
     app.get(`/api/v1/${register.path}/:id`, detailHandler(services, register, policy));
   }
   app.get('/api/v1/scopes', async (request, reply) => {

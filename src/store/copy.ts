@@ -35,6 +35,7 @@ export const COPY_ORDER: readonly CopiedTable[] = [
   // The order of the records_order index: a range scan whatever the primary key's shape (ids are
   // unique per workspace, so this key identifies a row under either shape).
   { table: 'records', key: ['workspace_id', 'register', 'updated_at', 'id'] },
+  { table: 'record_tombstones', key: ['workspace_id', 'register', 'deleted_at', 'id'] },
   { table: 'record_imports', key: ['id'] },
   { table: 'scim_people', key: ['workspace_id', 'person_id'] },
   { table: 'webhook_endpoints', key: ['id'] },

@@ -22,11 +22,16 @@ export interface RecordBatch {
   existing(workspaceId: string, ids: readonly string[]): Promise<Set<string>>;
   /**
    * Writes rows (insert or replace). `created`: the ids among them that were absent when this
-   * transaction read them (current()); SQLite indexes their search words in one statement.
+   * transaction read them (current()); SQLite indexes their search words in one statement. A
+   * row written under a deleted id removes that id's tombstone (with `created`, only those ids
+   * are looked for).
    */
   upsert(rows: readonly RecordsTable[], created?: ReadonlySet<string>): Promise<void>;
-  /** Deletes `ids`, which must have been read (and so locked) by current() in this transaction. */
-  delete(workspaceId: string, ids: readonly string[]): Promise<void>;
+  /**
+   * Deletes `ids`, which must have been read (and so locked) by current() in this transaction,
+   * and writes each deleted record's tombstone (the deletions feed), deleted at `now` (ms).
+   */
+  delete(workspaceId: string, ids: readonly string[], now: number): Promise<void>;
 }
 
 /** The columns of a record row, and those an upsert of an existing record replaces. */

@@ -62,7 +62,7 @@ export class RecordStore {
     return row ? (JSON.parse(row.doc) as RecordObject) : undefined;
   }
 
-  /** Writes a whole record (insert or replace). The caller stamps updated_at. */
+  /** Writes a whole record (insert or replace) in `db` (a transaction, when given). The caller stamps updated_at. */
   async put(workspaceId: string, register: Register, record: RecordObject, db: Kysely<DB> = this.db): Promise<void> {
     const row = toRow(workspaceId, register, record);
     const { id: _id, workspace_id: _w, register: _r, created_at: _c, ...changes } = row;
@@ -71,17 +71,21 @@ export class RecordStore {
       .values(row)
       .onConflict((oc) => oc.columns(['workspace_id', 'id']).doUpdateSet(changes))
       .execute();
+    // As every record write: a record written again under a deleted id leaves the deletions feed.
+    await db.deleteFrom('record_tombstones').where('workspace_id', '=', workspaceId).where('id', '=', row.id).execute();
   }
 
-  /** Removes a record: it leaves every list and detail. Returns whether it existed. */
-  async delete(workspaceId: string, register: Register, id: string): Promise<boolean> {
-    const result = await this.db
-      .deleteFrom('records')
-      .where('id', '=', id)
-      .where('workspace_id', '=', workspaceId)
-      .where('register', '=', register.path)
-      .executeTakeFirst();
-    return Number(result.numDeletedRows) > 0;
+  /**
+   * Removes a record: it leaves every list and detail, and its tombstone (deleted at `now`, ms)
+   * enters the deletions feed in the same transaction. Returns whether it existed.
+   */
+  async delete(workspaceId: string, register: Register, id: string, now: number): Promise<boolean> {
+    return this.database.engine.writeRecords(async (batch) => {
+      const current = (await batch.current(workspaceId, [id])).get(id);
+      if (current?.register !== register.path) return false;
+      await batch.delete(workspaceId, [id], now);
+      return true;
+    });
   }
 
   /** The seed's bulk insert (the engine's row writer: one statement per row in one transaction on SQLite, one per batch on PostgreSQL). */

@@ -215,6 +215,15 @@ export const RECORD_COLUMNS = [
 ] as const satisfies readonly (keyof RecordsTable)[];
 
 /** One import of records (HTTP, CLI or console), as the Data page lists it. */
+/** A deleted record's id and when it was deleted: the deletions feed (migration 0028). */
+export interface RecordTombstonesTable {
+  workspace_id: string;
+  id: string;
+  /** The register's path (`assets`). */
+  register: string;
+  deleted_at: string;
+}
+
 export interface RecordImportsTable {
   id: string;
   workspace_id: string;
@@ -338,6 +347,7 @@ export interface DB {
   scim_people: ScimPeopleTable;
   audit_events: AuditEventsTable;
   records: RecordsTable;
+  record_tombstones: RecordTombstonesTable;
   record_imports: RecordImportsTable;
   console_admins: ConsoleAdminsTable;
   console_sign_in_links: ConsoleSignInLinksTable;

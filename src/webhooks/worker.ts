@@ -1,3 +1,4 @@
+import { pruneTombstonesPastRetention } from '../read/deletions-retention.js';
 import type { Services } from '../services.js';
 import { Dispatcher, type DispatcherOptions } from './dispatcher.js';
 import { checkRenewals, RENEWAL_CHECK_INTERVAL_MS } from './renewals.js';
@@ -10,7 +11,7 @@ export interface Worker {
   stop(): Promise<void>;
 }
 
-/** The background part of `wsops serve`: delivery, the renewal check (at start and every 15 min), pruning. */
+/** The background part of `wsops serve`: delivery, the renewal check (at start and every 15 min), pruning (delivery history, the deletions feed). */
 export function startWorker(services: Services, options: DispatcherOptions = {}): Worker {
   const log = services.logger.child({ component: 'worker' });
   const dispatcher = new Dispatcher(services, options);
@@ -32,6 +33,12 @@ export function startWorker(services: Services, options: DispatcherOptions = {})
       if (pruned.attempts + pruned.jobs + pruned.events > 0) log.info(pruned, 'delivery history pruned');
     } catch (err) {
       log.error({ err }, 'pruning delivery history failed; retried in an hour');
+    }
+    try {
+      const tombstones = await pruneTombstonesPastRetention(services);
+      if (tombstones > 0) log.info({ tombstones }, 'deletions feed pruned');
+    } catch (err) {
+      log.error({ err }, 'pruning the deletions feed failed; retried in an hour');
     }
   };
   void renewals();

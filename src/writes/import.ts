@@ -249,7 +249,7 @@ class Applier {
       for (const [id, r] of written) this.simulated.set(id, r !== null);
     } else {
       await tx.upsert(upserts, new Set(upserts.filter((r) => !stored.has(r.id)).map((r) => r.id)));
-      await tx.delete(this.workspaceId, deletes);
+      await tx.delete(this.workspaceId, deletes, now);
     }
     for (const [id, s] of state) if (s !== null) this.resolved(id);
   }

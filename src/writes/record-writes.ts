@@ -151,6 +151,7 @@ export async function deleteOne(
     const current = (await batch.current(workspaceId, [id])).get(id);
     if (!current) throw new AppError('not_found', `No ${register.resource} ${id} in workspace ${workspaceId}.`);
     checkPreconditions(p, current);
-    await batch.delete(workspaceId, [id]);
+    // The same call writes the record's tombstone (the deletions feed), in this transaction.
+    await batch.delete(workspaceId, [id], services.clock());
   });
 }

@@ -1,15 +1,19 @@
 /**
  * The cross-cutting rules of the read API, generated for every register from its declaration
- * (never written eleven times): authentication, scopes, parameters, cursors, ids, modules.
+ * (never written eleven times): authentication, scopes, parameters, cursors, ids, modules, and
+ * the same rules on each register's deletions feed.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { deleteRecord } from '../../src/actions/correct.js';
 import { REGISTERS } from '../../src/registers/catalogue.js';
 import { ALWAYS_INSTALLED, READ_SCOPES } from '../../src/registers/define.js';
+import { idPattern } from '../../src/registers/fields.js';
 import { revokeKey } from '../../src/store/keys.js';
 import { setModule } from '../../src/store/workspaces.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
+import { unreferencedCopies } from '../helpers/record-copies.js';
 
 const withoutRequestId = (body: Record<string, unknown>) => ({ ...body, request_id: undefined });
 
@@ -22,6 +26,9 @@ for (const dialect of DIALECTS) {
     let keyId: string;
     let otherKey: string;
     let reference401: Record<string, unknown>;
+    /** A workspace whose records the feed tests delete, so the other tests keep the seed whole. */
+    let feedWs: string;
+    let feedKey: string;
 
     before(async () => {
       h = await createHarness(dialect);
@@ -29,6 +36,8 @@ for (const dialect of DIALECTS) {
       other = await h.workspace();
       ({ key, keyId } = await h.key(ws));
       ({ key: otherKey } = await h.key(other));
+      feedWs = await h.workspace();
+      ({ key: feedKey } = await h.key(feedWs));
       const res = await h.get('/api/v1/assets');
       reference401 = withoutRequestId(res.json);
     });
@@ -82,9 +91,11 @@ for (const dialect of DIALECTS) {
         it(`403 names the missing scope ${register.scope}`, async () => {
           const others = READ_SCOPES.filter((s) => s !== register.scope);
           const { key: narrow } = await h.key(ws, [...others, 'kpi:record']);
-          for (const url of [list, `${list}/${register.idPrefix}_x`]) {
+          const listBody = withoutRequestId((await h.get(list, narrow)).json);
+          for (const url of [list, `${list}/${register.idPrefix}_x`, `${list}/deletions`, `${list}/deletions?limit=0`]) {
             const res = await h.get(url, narrow);
             assert.equal(res.status, 403);
+            if (url.includes('/deletions')) assert.deepEqual(withoutRequestId(res.json), listBody, 'the feed answers the list 403');
             assert.equal(res.json.code, 'missing_scope');
             assert.equal(res.json.missing_scope, register.scope);
             assert.match(res.json.detail, new RegExp(register.scope));
@@ -216,10 +227,121 @@ for (const dialect of DIALECTS) {
           assert.equal(res.json.code, 'cursor_expired');
         });
 
+        describe('deletions feed', () => {
+          const feed = `${list}/deletions`;
+          let copies = 0;
+          /** Writes `n` records nothing references into the feed's workspace and deletes them, one millisecond apart. */
+          async function deleteSome(n: number): Promise<string[]> {
+            const ids = await unreferencedCopies(h.services, feedWs, register.path, n, `feed${copies++}x`);
+            for (const id of ids) {
+              h.clock.advance(1);
+              await deleteRecord(h.services, feedWs, register.path, id);
+            }
+            return ids;
+          }
+
+          it(`401 without a key; "deletions" is a static route, never an id (ids are ${register.idPrefix}_…)`, async () => {
+            assert.equal((await h.get(feed)).status, 401);
+            assert.equal(idPattern(register.idPrefix).test('deletions'), false);
+            const res = await h.get(feed, feedKey);
+            assert.equal(res.status, 200);
+            assert.deepEqual(Object.keys(res.json), ['data', 'has_more', 'next_cursor']);
+          });
+
+          it('a deleted record leaves the list and is in the feed; the feed pages in (deleted_at, id) order with the list envelope; since is strictly after', async () => {
+            const before = await h.get(feed, feedKey);
+            const deleted = [...before.json.data.map((t: { id: string }) => t.id), ...(await deleteSome(3))];
+            const seen: { id: string; deleted_at: string }[] = [];
+            let cursor: string | undefined;
+            let pages = 0;
+            do {
+              const res = await h.get(`${feed}?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, feedKey);
+              assert.equal(res.status, 200);
+              assert.deepEqual(Object.keys(res.json), ['data', 'has_more', 'next_cursor']);
+              assert.equal(res.json.next_cursor === null, res.json.has_more === false);
+              seen.push(...res.json.data);
+              cursor = res.json.next_cursor ?? undefined;
+              pages++;
+            } while (cursor);
+            assert.deepEqual(
+              seen.map((t) => t.id),
+              deleted,
+            );
+            const keys = seen.map((t) => `${t.deleted_at}|${t.id}`);
+            assert.deepEqual(keys, [...keys].sort(), 'ascending (deleted_at, id)');
+            assert.equal(pages, Math.ceil(seen.length / 2));
+            const listed = await h.get(`${list}?limit=1000`, feedKey);
+            for (const id of deleted) {
+              assert.ok(!listed.json.data.some((r: { id: string }) => r.id === id), `${id} left the list`);
+              assert.equal((await h.get(`${list}/${id}`, feedKey)).status, 404);
+            }
+            const since = seen.at(-2)?.deleted_at as string;
+            const after = await h.get(`${feed}?since=${encodeURIComponent(since)}`, feedKey);
+            assert.deepEqual(after.json.data, seen.slice(-1));
+            const other = await h.get(feed, key);
+            assert.deepEqual(other.json.data, [], "another workspace's deletions are not in this one's feed");
+          });
+
+          it('400 for a bad limit, a bad since, and any other parameter (the list filters and updated_since included)', async () => {
+            for (const [query, param, code] of [
+              ['limit=0', 'limit', 'invalid_parameter'],
+              ['limit=1001', 'limit', 'invalid_parameter'],
+              ['since=2026-02-30T00:00:00Z', 'since', 'invalid_parameter'],
+              ['since=', 'since', 'invalid_parameter'],
+              ['updated_since=2026-01-01T00:00:00Z', 'updated_since', 'unknown_parameter'],
+              ['search=a', 'search', 'unknown_parameter'],
+              ...register.filters.map((f) => [`${f}=x`, f, 'unknown_parameter']),
+            ] as [string, string, string][]) {
+              const res = await h.get(`${feed}?${query}`, feedKey);
+              assert.equal(res.status, 400, query);
+              assert.equal(res.json.code, code, query);
+              assert.equal(res.json.param, param, query);
+            }
+          });
+
+          it("cursors: a list's cursor is refused by the feed and the feed's by the list; edited, foreign, expired and changed-since cursors are refused", async () => {
+            if ((await h.get(feed, feedKey)).json.data.length < 2) await deleteSome(2);
+            const first = await h.get(`${feed}?limit=1`, feedKey);
+            const cursor: string = first.json.next_cursor;
+            assert.ok(cursor);
+            const listCursor: string = (await h.get(`${list}?limit=1`, feedKey)).json.next_cursor;
+            const onList = await h.get(`${list}?limit=1&cursor=${encodeURIComponent(cursor)}`, feedKey);
+            assert.equal(onList.json.code, 'invalid_cursor');
+            const onFeed = await h.get(`${feed}?limit=1&cursor=${encodeURIComponent(listCursor)}`, feedKey);
+            assert.equal(onFeed.json.code, 'invalid_cursor');
+            const flipped = `${cursor.slice(0, -2)}${cursor.at(-2) === 'A' ? 'B' : 'A'}${cursor.slice(-1)}`;
+            const edited = await h.get(`${feed}?limit=1&cursor=${encodeURIComponent(flipped)}`, feedKey);
+            assert.equal(edited.json.code, 'invalid_cursor');
+            const foreign = await h.get(`${feed}?limit=1&cursor=${encodeURIComponent(cursor)}`, key);
+            assert.equal(foreign.json.code, 'invalid_cursor');
+            const changed = await h.get(`${feed}?limit=1&since=2026-01-01T00:00:00Z&cursor=${encodeURIComponent(cursor)}`, feedKey);
+            assert.equal(changed.json.code, 'cursor_filters_mismatch');
+            const limitChanged = await h.get(`${feed}?limit=5&cursor=${encodeURIComponent(cursor)}`, feedKey);
+            assert.equal(limitChanged.status, 200, 'limit may change');
+            h.clock.advance(24 * 3600_000 + 1);
+            const expired = await h.get(`${feed}?limit=1&cursor=${encodeURIComponent(cursor)}`, feedKey);
+            h.clock.advance(-(24 * 3600_000 + 1));
+            assert.equal(expired.json.code, 'cursor_expired');
+            assert.match(expired.json.detail, /resume with since/);
+          });
+
+          it('a since before the retention horizon is 400 deletions_beyond_retention', async () => {
+            const old = new Date(h.clock() - (h.services.config.deletionRetentionDays + 1) * 86_400_000).toISOString();
+            const res = await h.get(`${feed}?since=${old}`, feedKey);
+            assert.equal(res.status, 400);
+            assert.equal(res.json.code, 'deletions_beyond_retention');
+            assert.equal(res.json.param, 'since');
+          });
+        });
+
         if (!(ALWAYS_INSTALLED as readonly string[]).includes(register.module)) {
           it(`uninstalled module ${register.module}: empty list and 404 detail even with the scope; back when reinstalled`, async () => {
             const before = await h.get(`${list}?limit=1`, key);
             const id = before.json.data[0].id;
+            // A deletion the feed shows while the module is installed.
+            const [copy] = await unreferencedCopies(h.services, ws, register.path, 1, 'modulecopy');
+            await deleteRecord(h.services, ws, register.path, copy as string);
+            assert.equal((await h.get(`${list}/deletions`, key)).json.data.length, 1);
             await setModule(h.services.database.db, ws, register.module, false, new Date(h.clock()).toISOString());
             try {
               const empty = await h.get(list, key);
@@ -227,12 +349,16 @@ for (const dialect of DIALECTS) {
               assert.deepEqual(empty.json, { data: [], has_more: false, next_cursor: null });
               const detail = await h.get(`${list}/${id}`, key);
               assert.equal(detail.status, 404);
+              const feed = await h.get(`${list}/deletions`, key);
+              assert.deepEqual(feed.json, { data: [], has_more: false, next_cursor: null }, 'the deletions feed is empty too');
+              assert.equal((await h.get(`${list}/deletions?limit=0`, key)).status, 400);
               const bad = await h.get(`${list}?limit=0`, key);
               assert.equal(bad.status, 400, 'parameters are still checked before the module');
             } finally {
               await setModule(h.services.database.db, ws, register.module, true, new Date(h.clock()).toISOString());
             }
             assert.equal((await h.get(`${list}/${id}`, key)).status, 200);
+            assert.equal((await h.get(`${list}/deletions`, key)).json.data.length, 1, 'the feed is back with the module');
           });
         }
       });

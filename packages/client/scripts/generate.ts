@@ -40,6 +40,8 @@ export interface RegisterDescriptor {
   schema: string;
   listOperation: string;
   getOperation: string;
+  /** The register's deletions feed (`/api/v1/<path>/deletions`). */
+  deletionsOperation: string;
   columns: Record<string, ColumnKind>;
 }
 
@@ -52,7 +54,8 @@ export function registersOf(document: Json): RegisterDescriptor[] {
     const m = /^\/api\/v1\/([a-z-]+)$/.exec(path);
     const list = item.get;
     const detail = paths[`${path}/{id}`]?.get;
-    if (!m || !list || !detail) continue;
+    const deletions = paths[`${path}/deletions`]?.get;
+    if (!m || !list || !detail || !deletions) continue;
     const listSchema = ((((list.responses as Json)['200'] as Json).content as Json)['application/json'] as Json).schema as Json;
     const listName = refName(listSchema.$ref);
     const items = (((schemas[listName] as Json).properties as Json).data as Json).items as Json;
@@ -67,6 +70,7 @@ export function registersOf(document: Json): RegisterDescriptor[] {
       schema,
       listOperation: String(list.operationId),
       getOperation: String(detail.operationId),
+      deletionsOperation: String(deletions.operationId),
       columns: Object.fromEntries(Object.entries(properties).map(([name, s]) => [name, columnKind(s)])),
     });
   }
@@ -89,6 +93,10 @@ function registersModule(document: Json): string {
         `  ${r.property}: { record: components['schemas']['${r.schema}']; params: NonNullable<operations['${r.listOperation}']['parameters']['query']> };`,
     ),
     '}',
+    '',
+    "/** A deletions feed's tombstone, and the feed's query parameters (the same for every register). */",
+    "export type Tombstone = components['schemas']['Tombstone'];",
+    `export type DeletionsParams = NonNullable<operations['${registers[0]?.deletionsOperation}']['parameters']['query']>;`,
     '',
   ];
   return lines.join('\n');

@@ -15,6 +15,6 @@ export {
 } from './errors.js';
 export type { components, operations, paths, webhooks } from './generated/openapi.js';
 export { REGISTERS, type RegisterPath, type RegisterProperty, type RegisterTypes } from './generated/registers.js';
-export type { Page, PageParams, RegisterResource } from './resource.js';
+export type { DeletionsParams, Page, PageParams, RegisterResource, Tombstone } from './resource.js';
 export type { FetchLike, RequestOptions } from './transport.js';
 export * from './webhooks/index.js';

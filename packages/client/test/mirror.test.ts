@@ -1,7 +1,9 @@
 /**
  * wsops-mirror against a real server, the mirror in the same dialect as the server: the copy
- * equals the source after writes, corrections and deletions, after a SIGKILL mid-walk and a
- * restart, and the overlap catches a record stamped before the watermark but committed after.
+ * equals the source after writes, corrections and deletions (which reach it through the
+ * deletions feed on the next incremental run), after a SIGKILL mid-walk or mid-feed and a
+ * restart, after delete-recreate-delete under one id, and when the feed's retention has passed;
+ * the overlap catches a record stamped before the watermark but committed after.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -16,7 +18,9 @@ import { MIRROR_REGISTERS, type MirrorStore, openStore, type RegisterDescriptor,
 import { correctRecord, deleteRecord } from '../../../src/actions/correct.js';
 import { registerByPath } from '../../../src/registers/catalogue.js';
 import type { Dialect } from '../../../src/store/database.js';
+import { deleteOne, putRecord } from '../../../src/writes/record-writes.js';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/databases.js';
+import { unreferencedCopies } from '../../../test/helpers/record-copies.js';
 import { DIALECTS, startServer, type TestServer } from './helpers/server.js';
 
 const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'wsops-mirror');
@@ -101,6 +105,9 @@ for (const dialect of DIALECTS) {
     it('a first run copies every register; later runs follow writes and corrections; a full run removes deleted records', async () => {
       const store = await openStore(await mirrorUrl());
       try {
+        // Records nothing references, for the deletions below.
+        const [personGone] = await unreferencedCopies(s.services, workspace, 'people', 1, 'gone');
+        const [assetGone] = await unreferencedCopies(s.services, workspace, 'assets', 1, 'gone');
         const first = await syncOnce({ client, store, registers: MIRROR_REGISTERS });
         assert.ok(Object.values(first.registers).every((r) => r.mode === 'full'));
         await assertMirrorEquals(store, client, MIRROR_REGISTERS);
@@ -117,21 +124,21 @@ for (const dialect of DIALECTS) {
           id: 'ast_newrecord1',
           updated_at: new Date(s.clock() + 5000).toISOString(),
         });
-        await deleteRecord(s.services, workspace, 'people', people[1]!.id);
-        await deleteRecord(s.services, workspace, 'assets', assets[2]!.id);
+        await deleteRecord(s.services, workspace, 'people', personGone!);
+        await deleteRecord(s.services, workspace, 'assets', assetGone!);
 
         const incremental = await syncOnce({ client, store, registers: MIRROR_REGISTERS });
         assert.equal(incremental.registers.people?.mode, 'incremental');
-        assert.equal(incremental.removed, 0, 'an incremental run cannot see deletions');
+        assert.equal(incremental.registers.assets?.mode, 'incremental');
+        assert.equal(incremental.removed, 2, 'the deletions feed brings both deletions to an incremental run');
         assert.equal((await store.records(byPath('people'))).find((p) => p.id === people[3]!.id)?.job_title, 'Title 3');
         assert.ok((await store.records(byPath('assets'))).some((a) => a.id === 'ast_newrecord1'));
-        assert.ok(
-          (await store.records(byPath('people'))).some((p) => p.id === people[1]!.id),
-          'still there until a full walk',
-        );
+        assert.ok(!(await store.records(byPath('people'))).some((p) => p.id === personGone));
+        assert.ok(!(await store.records(byPath('assets'))).some((a) => a.id === assetGone));
+        await assertMirrorEquals(store, client, MIRROR_REGISTERS);
 
         const full = await syncOnce({ client, store, registers: MIRROR_REGISTERS, full: true });
-        assert.equal(full.removed, 2);
+        assert.equal(full.removed, 0, 'nothing was left for the full walk to remove');
         await assertMirrorEquals(store, client, MIRROR_REGISTERS);
 
         // Nothing changed: an incremental run stores only the overlap window and removes nothing.
@@ -213,6 +220,143 @@ for (const dialect of DIALECTS) {
         const summary = JSON.parse(again.stdout.trim());
         assert.equal(summary.registers.people.mode, 'full');
         await assertMirrorEquals(store, client, [byPath('people'), byPath('assets')]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('delete, recreate, delete under one id converges on incremental runs, also when delete and recreate fall between two runs', async () => {
+      const people = byPath('people');
+      const store = await openStore(await mirrorUrl());
+      const now = Date.now();
+      const run = async () => {
+        const summary = await syncOnce({ client, store, registers: [people], now: () => now });
+        await assertMirrorEquals(store, client, [people]);
+        return summary;
+      };
+      const copyOf = async (id: string) => (await store.records(people)).find((p) => p.id === id);
+      try {
+        await run();
+        const template = (await client.people.listPage({ limit: 1 })).data[0]!;
+        // Without a manager: an earlier test may have deleted the template's.
+        const { created_at: _c, updated_at: _u, ...rest } = template;
+        const body = { ...rest, manager_id: null };
+        const id = 'per_phoenix';
+        // The server's clock stands still between writes: the rule holds within one millisecond.
+        await putRecord(s.services, workspace, registerByPath('people')!, id, { ...body, id, job_title: 'First' });
+        await run();
+        assert.equal((await copyOf(id))?.job_title, 'First');
+
+        await deleteOne(s.services, workspace, registerByPath('people')!, id);
+        assert.equal((await run()).registers.people?.mode, 'incremental');
+        assert.equal(await copyOf(id), undefined, 'the deletion reached the mirror');
+
+        await putRecord(s.services, workspace, registerByPath('people')!, id, { ...body, id, job_title: 'Second' });
+        await run();
+        assert.equal((await copyOf(id))?.job_title, 'Second', 'written again: the old tombstone does not remove it');
+
+        await deleteOne(s.services, workspace, registerByPath('people')!, id);
+        await run();
+        assert.equal(await copyOf(id), undefined);
+
+        // Delete and recreate between two runs: the mirror ends with the new record.
+        await putRecord(s.services, workspace, registerByPath('people')!, id, { ...body, id, job_title: 'Third' });
+        await run();
+        await deleteOne(s.services, workspace, registerByPath('people')!, id);
+        await putRecord(s.services, workspace, registerByPath('people')!, id, { ...body, id, job_title: 'Fourth' });
+        const last = await run();
+        assert.equal(last.registers.people?.mode, 'incremental');
+        assert.equal((await copyOf(id))?.job_title, 'Fourth');
+        // Runs after it, which read the overlap again, keep it.
+        await run();
+        assert.equal((await copyOf(id))?.job_title, 'Fourth');
+        await deleteOne(s.services, workspace, registerByPath('people')!, id);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it("a feed position older than the feed's retention makes the run walk in full by itself, and say so", async () => {
+      const tasks = byPath('tasks');
+      // A key that outlives the jump of the server's clock past the retention.
+      const longKey = (await s.key(workspace, undefined, { days: 365 })).key;
+      const longClient = new WsopsClient({ apiKey: longKey, baseUrl: s.baseUrl });
+      const store = await openStore(await mirrorUrl());
+      const jump = (s.services.config.deletionRetentionDays + 1) * 86_400_000;
+      const notices: string[] = [];
+      const now = Date.now();
+      const run = (at: number) =>
+        syncOnce({ client: longClient, store, registers: [tasks], now: () => at, onNotice: (_r, m) => notices.push(m) });
+      try {
+        const [first, second] = await unreferencedCopies(s.services, workspace, 'tasks', 2, 'retention');
+        await run(now);
+        await deleteRecord(s.services, workspace, 'tasks', first!);
+        const incremental = await run(now + 60_000);
+        assert.equal(incremental.registers.tasks?.mode, 'incremental');
+        assert.equal(incremental.removed, 1);
+        assert.deepEqual(notices, []);
+
+        s.clock.advance(jump);
+        try {
+          const fallback = await run(now + 120_000);
+          assert.equal(fallback.registers.tasks?.mode, 'full');
+          assert.equal(fallback.registers.tasks?.fullReason, 'deletions_beyond_retention');
+          assert.equal(notices.length, 1);
+          assert.match(notices[0]!, /deletions feed no longer reaches back.*walking tasks in full/);
+          await assertMirrorEquals(store, longClient, [tasks]);
+          // No deletion since: the next run is incremental again, not a full walk each time.
+          const quiet = await run(now + 180_000);
+          assert.equal(quiet.registers.tasks?.mode, 'incremental', 'the position is current again');
+          assert.equal(notices.length, 1);
+
+          await deleteRecord(s.services, workspace, 'tasks', second!);
+          const after = await run(now + 240_000);
+          assert.equal(after.registers.tasks?.mode, 'incremental');
+          assert.equal(after.removed, 1);
+          assert.ok(!(await store.records(tasks)).some((t) => t.id === second));
+          await assertMirrorEquals(store, longClient, [tasks]);
+          assert.equal(notices.length, 1);
+        } finally {
+          s.clock.advance(-jump);
+        }
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('killed between pages of the deletions feed, the mirror keeps its positions and the next run removes every deletion', async () => {
+      const people = byPath('people');
+      const url = await mirrorUrl();
+      const env = { WSOPS_API_KEY: key, WSOPS_BASE_URL: s.baseUrl, WSOPS_MIRROR_DATABASE_URL: url };
+      const first = await runCli(['--once', '--json', '--registers', 'people'], env).done;
+      assert.equal(first.code, 0, first.stderr);
+      const store = await openStore(url);
+      try {
+        const victims = await unreferencedCopies(s.services, workspace, 'people', 3, 'victim');
+        const copied = await runCli(['--once', '--registers', 'people'], env).done;
+        assert.equal(copied.code, 0, copied.stderr);
+        const before = await store.state(people);
+        for (const id of victims) await deleteRecord(s.services, workspace, 'people', id);
+        // Pages of 2: the feed's first page is applied, its second is held, then the run is killed.
+        let feedPages = 0;
+        const gate = await startGate(s.baseUrl, (path) => path.startsWith('/api/v1/people/deletions') && ++feedPages > 1);
+        const { child, done } = runCli(['--once', '--page-size', '2', '--registers', 'people'], { ...env, WSOPS_BASE_URL: gate.url });
+        const deadline = Date.now() + 30_000;
+        while (Date.now() < deadline && feedPages < 2 && child.exitCode === null) await new Promise((r) => setTimeout(r, 25));
+        child.kill('SIGKILL');
+        const killed = await done;
+        await gate.close();
+        assert.equal(killed.code, null, `killed mid-feed (${killed.stderr})`);
+        assert.deepEqual(await store.state(people), before, 'neither the watermark nor the feed position moved');
+        const left = (await store.records(people)).filter((p) => victims.includes(p.id as string)).length;
+        assert.ok(left > 0, 'killed before every deletion was applied');
+
+        const again = await runCli(['--once', '--json', '--registers', 'people'], env).done;
+        assert.equal(again.code, 0, again.stderr);
+        const summary = JSON.parse(again.stdout.trim());
+        assert.equal(summary.registers.people.mode, 'incremental');
+        assert.equal(summary.registers.people.removed, left);
+        await assertMirrorEquals(store, client, [people]);
       } finally {
         await store.close();
       }

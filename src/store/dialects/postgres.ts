@@ -10,6 +10,7 @@ import { heedLostSessions } from '../lost-sessions.js';
 import { pgDriver } from '../pg-driver.js';
 import { COLUMNS, type StoredRecord, UPDATED } from '../record-batches.js';
 import type { DB } from '../schema.js';
+import { deletedAtOf } from '../tombstones.js';
 import type { Adapter, Database, Engine } from './engine.js';
 import { postgresQueue } from './postgres-queue.js';
 import { PAGE_SESSIONS, PostgresPages, pageSessions, postgresHotQueries, snapshotCurrency } from './postgres-reads.js';
@@ -144,7 +145,7 @@ export function openPostgres(url: string, logger: Logger | undefined): Database 
             SELECT id FROM records WHERE workspace_id = ${workspaceId} AND id = k.id LIMIT 1) r`.execute(trx);
             return new Set(rows.map((r) => r.id));
           },
-          async upsert(rows) {
+          async upsert(rows, created) {
             if (rows.length === 0) return;
             // unnest() of one text array per column: one round trip per batch, rows in id order so
             // two concurrent batches lock shared rows in the same order (no deadlock).
@@ -152,12 +153,28 @@ export function openPostgres(url: string, logger: Logger | undefined): Database 
             const arrays = COLUMNS.map((c) => sql`${sorted.map((r) => r[c])}::text[]`);
             await sql`INSERT INTO records (${sql.raw(COLUMNS.join(', '))}) SELECT * FROM unnest(${sql.join(arrays)})
           ON CONFLICT (workspace_id, id) DO UPDATE SET ${sql.raw(UPDATED.map((c) => `${c} = excluded.${c}`).join(', '))}`.execute(trx);
+            // A record written again under a deleted id leaves the deletions feed (tombstones.ts).
+            const rewritten = created ? [...created] : sorted.map((r) => r.id);
+            if (rewritten.length) {
+              await sql`DELETE FROM record_tombstones WHERE workspace_id = ${sorted[0]?.workspace_id} AND id = ANY(${rewritten}::text[])`.execute(
+                trx,
+              );
+            }
           },
-          async delete(workspaceId, ids) {
+          async delete(workspaceId, ids, now) {
             if (ids.length === 0) return;
             // The rows were locked by current(): their ctids cannot move before commit.
-            await sql`DELETE FROM records WHERE ctid = ANY(ARRAY(SELECT r.ctid FROM unnest(${[...ids]}::text[]) AS k(id) CROSS JOIN LATERAL (
-            SELECT ctid FROM records WHERE workspace_id = ${workspaceId} AND id = k.id LIMIT 1) r))`.execute(trx);
+            const { rows: gone } = await sql<{ id: string; register: string; updated_at: string }>`DELETE FROM records
+            WHERE ctid = ANY(ARRAY(SELECT r.ctid FROM unnest(${[...ids]}::text[]) AS k(id) CROSS JOIN LATERAL (
+            SELECT ctid FROM records WHERE workspace_id = ${workspaceId} AND id = k.id LIMIT 1) r))
+            RETURNING id, register, updated_at`.execute(trx);
+            if (gone.length === 0) return;
+            // In id order, as every write of a batch locks its rows.
+            gone.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+            await sql`INSERT INTO record_tombstones (workspace_id, id, register, deleted_at)
+            SELECT ${workspaceId}, * FROM unnest(${gone.map((g) => g.id)}::text[], ${gone.map((g) => g.register)}::text[],
+              ${gone.map((g) => deletedAtOf(g.updated_at, now))}::text[])
+            ON CONFLICT (workspace_id, id) DO UPDATE SET register = excluded.register, deleted_at = excluded.deleted_at`.execute(trx);
           },
         });
       }),

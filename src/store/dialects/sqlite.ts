@@ -9,6 +9,7 @@ import { Kysely, type RawBuilder, SqliteDialect, sql } from 'kysely';
 import { changedColumns, KEY_COLUMNS, WORKSPACE_COLUMNS } from '../auth-change-triggers.js';
 import { COLUMNS, INDEX_SLICE_ROWS, nextSlice, type StoredRecord, sliceUsed, UPDATED } from '../record-batches.js';
 import type { DB, RecordsTable } from '../schema.js';
+import { deletedAtOf } from '../tombstones.js';
 import type { Adapter, Database, Engine, OpenOptions } from './engine.js';
 import { checkpointInBackground } from './sqlite-checkpoints.js';
 import { sqliteQueue } from './sqlite-queue.js';
@@ -48,6 +49,11 @@ const preparedByConnection = new WeakMap<SQLite.Database, Map<string, SQLite.Sta
  * (`Assertion failed: (env) != nullptr` in RemoveEnvironmentCleanupHook, WiseLibs/better-sqlite3
  * #1515), so no code path may drop prepared statements. Use this for every raw prepare.
  */
+/** A deleted record's tombstone: the deletions feed's row (a second deletion moves its time). */
+const BURY = `INSERT INTO record_tombstones (workspace_id, id, register, deleted_at) VALUES (?, ?, ?, ?)
+  ON CONFLICT (workspace_id, id) DO UPDATE SET register = excluded.register, deleted_at = excluded.deleted_at`;
+const UNBURY = 'DELETE FROM record_tombstones WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))';
+
 export function preparedStatement(raw: SQLite.Database, sqlText: string): SQLite.Statement {
   let byText = preparedByConnection.get(raw);
   if (!byText) {
@@ -186,7 +192,7 @@ export function openSqlite(path: string, options: OpenOptions): Database {
           'SELECT id, register, created_at, updated_at, doc FROM records WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))',
         );
         const existing = preparedStatement(raw, 'SELECT id FROM records WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))');
-        const remove = preparedStatement(raw, 'DELETE FROM records WHERE workspace_id = ? AND id = ?');
+        const remove = preparedStatement(raw, 'DELETE FROM records WHERE workspace_id = ? AND id = ? RETURNING register, updated_at');
         // Migration 0024: while the flag row exists (only inside this transaction), the insert
         // trigger leaves the search index alone and one statement indexes the batch's new rows.
         const deferIndex = preparedStatement(raw, 'INSERT INTO records_fts_deferred (deferred) VALUES (1)');
@@ -215,6 +221,10 @@ export function openSqlite(path: string, options: OpenOptions): Database {
               upsert.run(...COLUMNS.map((c) => r[c]));
               if (sliceUsed()) await nextSlice();
             }
+            // A record written again under a deleted id leaves the deletions feed (tombstones.ts).
+            if (workspaceId !== undefined) {
+              preparedStatement(raw, UNBURY).run(workspaceId, JSON.stringify(created ? [...created] : rows.map((r) => r.id)));
+            }
             if (byBatch) {
               // In slices too: 1,000 rows in one statement held the event loop ~10 ms.
               const ids = [...created];
@@ -225,8 +235,12 @@ export function openSqlite(path: string, options: OpenOptions): Database {
               undeferIndex.run();
             }
           },
-          async delete(workspaceId, ids) {
-            for (const id of ids) remove.run(workspaceId, id);
+          async delete(workspaceId, ids, now) {
+            const bury = preparedStatement(raw, BURY);
+            for (const id of ids) {
+              const gone = remove.get(workspaceId, id) as { register: string; updated_at: string } | undefined;
+              if (gone) bury.run(workspaceId, id, gone.register, deletedAtOf(gone.updated_at, now));
+            }
           },
         });
       }),

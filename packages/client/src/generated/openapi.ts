@@ -22,6 +22,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/assets/deletions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List deleted assets
+         * @description The ids of deleted assets, ordered by ascending `(deleted_at, id)`: the tombstones an incremental sync applies, since lists and events never show a deletion. Paged and synced like the list: the same key and scope (`assets:read`), `limit`, a signed cursor bound to this feed (a list's cursor is `invalid_cursor` here, and this feed's on the list), unknown parameters are a 400. Apply a tombstone only over an older copy: delete your copy of `id` when its `updated_at` is older than `deleted_at` (`deleted_at` is always later than the deleted record's last `updated_at`). A record written again under a deleted id leaves the feed in that write's transaction (it is in the list again, with a newer `updated_at`); deleted again, it comes back with the later `deleted_at`. Tombstones are kept `WSOPS_DELETION_RETENTION_DAYS` (default 90, at least 30); a `since` before that horizon, also on a cursor's later pages, is 400 `deletions_beyond_retention`: walk the list in full, drop what it did not return, then follow this feed without `since`. When the `assets` module is not installed the feed is empty.
+         */
+        get: operations["listAssetDeletions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/assets/{id}": {
         parameters: {
             query?: never;
@@ -56,6 +76,26 @@ export interface paths {
          *     Ordered by ascending `(updated_at, id)`, the paging and sync order. Requires `handovers:read`. This register does not support `search` (400). When the `handovers` module is not installed the list is empty.
          */
         get: operations["listHandovers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/handovers/deletions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List deleted handovers
+         * @description The ids of deleted handovers, ordered by ascending `(deleted_at, id)`: the tombstones an incremental sync applies, since lists and events never show a deletion. Paged and synced like the list: the same key and scope (`handovers:read`), `limit`, a signed cursor bound to this feed (a list's cursor is `invalid_cursor` here, and this feed's on the list), unknown parameters are a 400. Apply a tombstone only over an older copy: delete your copy of `id` when its `updated_at` is older than `deleted_at` (`deleted_at` is always later than the deleted record's last `updated_at`). A record written again under a deleted id leaves the feed in that write's transaction (it is in the list again, with a newer `updated_at`); deleted again, it comes back with the later `deleted_at`. Tombstones are kept `WSOPS_DELETION_RETENTION_DAYS` (default 90, at least 30); a `since` before that horizon, also on a cursor's later pages, is 400 `deletions_beyond_retention`: walk the list in full, drop what it did not return, then follow this feed without `since`. When the `handovers` module is not installed the feed is empty.
+         */
+        get: operations["listHandoverDeletions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -106,6 +146,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/learning-assignments/deletions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List deleted learning assignments
+         * @description The ids of deleted learning assignments, ordered by ascending `(deleted_at, id)`: the tombstones an incremental sync applies, since lists and events never show a deletion. Paged and synced like the list: the same key and scope (`learning:read`), `limit`, a signed cursor bound to this feed (a list's cursor is `invalid_cursor` here, and this feed's on the list), unknown parameters are a 400. Apply a tombstone only over an older copy: delete your copy of `id` when its `updated_at` is older than `deleted_at` (`deleted_at` is always later than the deleted record's last `updated_at`). A record written again under a deleted id leaves the feed in that write's transaction (it is in the list again, with a newer `updated_at`); deleted again, it comes back with the later `deleted_at`. Tombstones are kept `WSOPS_DELETION_RETENTION_DAYS` (default 90, at least 30); a `since` before that horizon, also on a cursor's later pages, is 400 `deletions_beyond_retention`: walk the list in full, drop what it did not return, then follow this feed without `since`. When the `learning` module is not installed the feed is empty.
+         */
+        get: operations["listLearningAssignmentDeletions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/learning-assignments/{id}": {
         parameters: {
             query?: never;
@@ -140,6 +200,26 @@ export interface paths {
          *     Ordered by ascending `(updated_at, id)`, the paging and sync order. Requires `locations:read`. When the `locations` module is not installed the list is empty.
          */
         get: operations["listLocations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/locations/deletions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List deleted locations
+         * @description The ids of deleted locations, ordered by ascending `(deleted_at, id)`: the tombstones an incremental sync applies, since lists and events never show a deletion. Paged and synced like the list: the same key and scope (`locations:read`), `limit`, a signed cursor bound to this feed (a list's cursor is `invalid_cursor` here, and this feed's on the list), unknown parameters are a 400. Apply a tombstone only over an older copy: delete your copy of `id` when its `updated_at` is older than `deleted_at` (`deleted_at` is always later than the deleted record's last `updated_at`). A record written again under a deleted id leaves the feed in that write's transaction (it is in the list again, with a newer `updated_at`); deleted again, it comes back with the later `deleted_at`. Tombstones are kept `WSOPS_DELETION_RETENTION_DAYS` (default 90, at least 30); a `since` before that horizon, also on a cursor's later pages, is 400 `deletions_beyond_retention`: walk the list in full, drop what it did not return, then follow this feed without `since`. When the `locations` module is not installed the feed is empty.
+         */
+        get: operations["listLocationDeletions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -190,6 +270,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/people/deletions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List deleted people
+         * @description The ids of deleted people, ordered by ascending `(deleted_at, id)`: the tombstones an incremental sync applies, since lists and events never show a deletion. Paged and synced like the list: the same key and scope (`people:read`), `limit`, a signed cursor bound to this feed (a list's cursor is `invalid_cursor` here, and this feed's on the list), unknown parameters are a 400. Apply a tombstone only over an older copy: delete your copy of `id` when its `updated_at` is older than `deleted_at` (`deleted_at` is always later than the deleted record's last `updated_at`). A record written again under a deleted id leaves the feed in that write's transaction (it is in the list again, with a newer `updated_at`); deleted again, it comes back with the later `deleted_at`. Tombstones are kept `WSOPS_DELETION_RETENTION_DAYS` (default 90, at least 30); a `since` before that horizon, also on a cursor's later pages, is 400 `deletions_beyond_retention`: walk the list in full, drop what it did not return, then follow this feed without `since`. When the `people` module is not installed the feed is empty.
+         */
+        get: operations["listPersonDeletions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/people/{id}": {
         parameters: {
             query?: never;
@@ -224,6 +324,26 @@ export interface paths {
          *     Ordered by ascending `(updated_at, id)`, the paging and sync order. Requires `approvals:read`. When the `approvals` module is not installed the list is empty.
          */
         get: operations["listPurchaseRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/purchase-requests/deletions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List deleted purchase requests
+         * @description The ids of deleted purchase requests, ordered by ascending `(deleted_at, id)`: the tombstones an incremental sync applies, since lists and events never show a deletion. Paged and synced like the list: the same key and scope (`approvals:read`), `limit`, a signed cursor bound to this feed (a list's cursor is `invalid_cursor` here, and this feed's on the list), unknown parameters are a 400. Apply a tombstone only over an older copy: delete your copy of `id` when its `updated_at` is older than `deleted_at` (`deleted_at` is always later than the deleted record's last `updated_at`). A record written again under a deleted id leaves the feed in that write's transaction (it is in the list again, with a newer `updated_at`); deleted again, it comes back with the later `deleted_at`. Tombstones are kept `WSOPS_DELETION_RETENTION_DAYS` (default 90, at least 30); a `since` before that horizon, also on a cursor's later pages, is 400 `deletions_beyond_retention`: walk the list in full, drop what it did not return, then follow this feed without `since`. When the `approvals` module is not installed the feed is empty.
+         */
+        get: operations["listPurchaseRequestDeletions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -274,6 +394,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/systems/deletions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List deleted systems
+         * @description The ids of deleted systems, ordered by ascending `(deleted_at, id)`: the tombstones an incremental sync applies, since lists and events never show a deletion. Paged and synced like the list: the same key and scope (`systems:read`), `limit`, a signed cursor bound to this feed (a list's cursor is `invalid_cursor` here, and this feed's on the list), unknown parameters are a 400. Apply a tombstone only over an older copy: delete your copy of `id` when its `updated_at` is older than `deleted_at` (`deleted_at` is always later than the deleted record's last `updated_at`). A record written again under a deleted id leaves the feed in that write's transaction (it is in the list again, with a newer `updated_at`); deleted again, it comes back with the later `deleted_at`. Tombstones are kept `WSOPS_DELETION_RETENTION_DAYS` (default 90, at least 30); a `since` before that horizon, also on a cursor's later pages, is 400 `deletions_beyond_retention`: walk the list in full, drop what it did not return, then follow this feed without `since`. When the `systems` module is not installed the feed is empty.
+         */
+        get: operations["listSystemDeletions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/systems/{id}": {
         parameters: {
             query?: never;
@@ -308,6 +448,26 @@ export interface paths {
          *     Ordered by ascending `(updated_at, id)`, the paging and sync order. Requires `tasks:read`. When the `tasks` module is not installed the list is empty.
          */
         get: operations["listTasks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tasks/deletions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List deleted tasks
+         * @description The ids of deleted tasks, ordered by ascending `(deleted_at, id)`: the tombstones an incremental sync applies, since lists and events never show a deletion. Paged and synced like the list: the same key and scope (`tasks:read`), `limit`, a signed cursor bound to this feed (a list's cursor is `invalid_cursor` here, and this feed's on the list), unknown parameters are a 400. Apply a tombstone only over an older copy: delete your copy of `id` when its `updated_at` is older than `deleted_at` (`deleted_at` is always later than the deleted record's last `updated_at`). A record written again under a deleted id leaves the feed in that write's transaction (it is in the list again, with a newer `updated_at`); deleted again, it comes back with the later `deleted_at`. Tombstones are kept `WSOPS_DELETION_RETENTION_DAYS` (default 90, at least 30); a `since` before that horizon, also on a cursor's later pages, is 400 `deletions_beyond_retention`: walk the list in full, drop what it did not return, then follow this feed without `since`. When the `tasks` module is not installed the feed is empty.
+         */
+        get: operations["listTaskDeletions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -358,6 +518,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/transitions/deletions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List deleted transitions
+         * @description The ids of deleted transitions, ordered by ascending `(deleted_at, id)`: the tombstones an incremental sync applies, since lists and events never show a deletion. Paged and synced like the list: the same key and scope (`transitions:read`), `limit`, a signed cursor bound to this feed (a list's cursor is `invalid_cursor` here, and this feed's on the list), unknown parameters are a 400. Apply a tombstone only over an older copy: delete your copy of `id` when its `updated_at` is older than `deleted_at` (`deleted_at` is always later than the deleted record's last `updated_at`). A record written again under a deleted id leaves the feed in that write's transaction (it is in the list again, with a newer `updated_at`); deleted again, it comes back with the later `deleted_at`. Tombstones are kept `WSOPS_DELETION_RETENTION_DAYS` (default 90, at least 30); a `since` before that horizon, also on a cursor's later pages, is 400 `deletions_beyond_retention`: walk the list in full, drop what it did not return, then follow this feed without `since`. When the `transitions` module is not installed the feed is empty.
+         */
+        get: operations["listTransitionDeletions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/transitions/{id}": {
         parameters: {
             query?: never;
@@ -400,6 +580,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/vendors/deletions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List deleted vendors
+         * @description The ids of deleted vendors, ordered by ascending `(deleted_at, id)`: the tombstones an incremental sync applies, since lists and events never show a deletion. Paged and synced like the list: the same key and scope (`vendors:read`), `limit`, a signed cursor bound to this feed (a list's cursor is `invalid_cursor` here, and this feed's on the list), unknown parameters are a 400. Apply a tombstone only over an older copy: delete your copy of `id` when its `updated_at` is older than `deleted_at` (`deleted_at` is always later than the deleted record's last `updated_at`). A record written again under a deleted id leaves the feed in that write's transaction (it is in the list again, with a newer `updated_at`); deleted again, it comes back with the later `deleted_at`. Tombstones are kept `WSOPS_DELETION_RETENTION_DAYS` (default 90, at least 30); a `since` before that horizon, also on a cursor's later pages, is 400 `deletions_beyond_retention`: walk the list in full, drop what it did not return, then follow this feed without `since`. When the `vendors` module is not installed the feed is empty.
+         */
+        get: operations["listVendorDeletions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/vendors/{id}": {
         parameters: {
             query?: never;
@@ -434,6 +634,26 @@ export interface paths {
          *     Ordered by ascending `(updated_at, id)`, the paging and sync order. Requires `workplace:read`. When the `workplace` module is not installed the list is empty.
          */
         get: operations["listWorkplaceRecords"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workplace-records/deletions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List deleted workplace records
+         * @description The ids of deleted workplace records, ordered by ascending `(deleted_at, id)`: the tombstones an incremental sync applies, since lists and events never show a deletion. Paged and synced like the list: the same key and scope (`workplace:read`), `limit`, a signed cursor bound to this feed (a list's cursor is `invalid_cursor` here, and this feed's on the list), unknown parameters are a 400. Apply a tombstone only over an older copy: delete your copy of `id` when its `updated_at` is older than `deleted_at` (`deleted_at` is always later than the deleted record's last `updated_at`). A record written again under a deleted id leaves the feed in that write's transaction (it is in the list again, with a newer `updated_at`); deleted again, it comes back with the later `deleted_at`. Tombstones are kept `WSOPS_DELETION_RETENTION_DAYS` (default 90, at least 30); a `since` before that horizon, also on a cursor's later pages, is 400 `deletions_beyond_retention`: walk the list in full, drop what it did not return, then follow this feed without `since`. When the `workplace` module is not installed the feed is empty.
+         */
+        get: operations["listWorkplaceRecordDeletions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1137,6 +1357,23 @@ export interface components {
             /** @description Pass as `cursor` to get the next page. Null exactly when `has_more` is false. */
             next_cursor: string | null;
         };
+        /** @description A deleted record: its id and when it was deleted. */
+        Tombstone: {
+            /** @description The id the deleted record had (a record of this register). */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the record was deleted (ISO 8601 UTC with milliseconds), always later than the record's last `updated_at`.
+             */
+            deleted_at: string;
+        };
+        TombstoneList: {
+            data: components["schemas"]["Tombstone"][];
+            /** @description True when another page exists. */
+            has_more: boolean;
+            /** @description Pass as `cursor` to get the next page. Null exactly when `has_more` is false. */
+            next_cursor: string | null;
+        };
         Scopes: {
             /** @description Public identifier of the key. */
             key_id: string;
@@ -1160,7 +1397,7 @@ export interface components {
              * @description Stable, machine-readable code.
              * @enum {string}
              */
-            code: "invalid_parameter" | "unknown_parameter" | "search_not_supported" | "invalid_cursor" | "cursor_expired" | "cursor_filters_mismatch" | "invalid_request" | "unauthorized" | "missing_scope" | "ip_not_allowed" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "invalid_state" | "limit_reached" | "invalid_record" | "precondition_failed" | "request_timeout" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "header_fields_too_large" | "rate_limited" | "internal_error";
+            code: "invalid_parameter" | "unknown_parameter" | "search_not_supported" | "invalid_cursor" | "cursor_expired" | "cursor_filters_mismatch" | "deletions_beyond_retention" | "invalid_request" | "unauthorized" | "missing_scope" | "ip_not_allowed" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "invalid_state" | "limit_reached" | "invalid_record" | "precondition_failed" | "request_timeout" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "header_fields_too_large" | "rate_limited" | "internal_error";
             request_id: string;
             /** @description On a 400 about one parameter: its name. */
             param?: string;
@@ -1451,7 +1688,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description A parameter is invalid (`invalid_parameter`, `unknown_parameter`, `search_not_supported`, `invalid_cursor`, `cursor_expired`, `cursor_filters_mismatch`), or the request cannot be read (`invalid_request`: a malformed percent-escape in the path or the query). */
+        /** @description A parameter is invalid (`invalid_parameter`, `unknown_parameter`, `search_not_supported`, `invalid_cursor`, `cursor_expired`, `cursor_filters_mismatch`; on a deletions feed also `deletions_beyond_retention`), or the request cannot be read (`invalid_request`: a malformed percent-escape in the path or the query). */
         BadRequest: {
             headers: {
                 "Request-Id": components["headers"]["Request-Id"];
@@ -1539,8 +1776,10 @@ export interface components {
     parameters: {
         /** @description Records per page, 1 to 1000. May change between pages of one walk. */
         limit: number;
-        /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
+        /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
         cursor: string;
+        /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
+        since: string;
         /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
         updated_since: string;
     };
@@ -1564,7 +1803,7 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
                 cursor?: components["parameters"]["cursor"];
                 /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
                 updated_since?: components["parameters"]["updated_since"];
@@ -1593,6 +1832,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AssetList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+        };
+    };
+    listAssetDeletions: {
+        parameters: {
+            query?: {
+                /** @description Records per page, 1 to 1000. May change between pages of one walk. */
+                limit?: components["parameters"]["limit"];
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                cursor?: components["parameters"]["cursor"];
+                /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
+                since?: components["parameters"]["since"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tombstones. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TombstoneList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1643,7 +1919,7 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
                 cursor?: components["parameters"]["cursor"];
                 /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
                 updated_since?: components["parameters"]["updated_since"];
@@ -1668,6 +1944,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HandoverList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+        };
+    };
+    listHandoverDeletions: {
+        parameters: {
+            query?: {
+                /** @description Records per page, 1 to 1000. May change between pages of one walk. */
+                limit?: components["parameters"]["limit"];
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                cursor?: components["parameters"]["cursor"];
+                /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
+                since?: components["parameters"]["since"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tombstones. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TombstoneList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1718,7 +2031,7 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
                 cursor?: components["parameters"]["cursor"];
                 /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
                 updated_since?: components["parameters"]["updated_since"];
@@ -1739,6 +2052,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LearningAssignmentList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+        };
+    };
+    listLearningAssignmentDeletions: {
+        parameters: {
+            query?: {
+                /** @description Records per page, 1 to 1000. May change between pages of one walk. */
+                limit?: components["parameters"]["limit"];
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                cursor?: components["parameters"]["cursor"];
+                /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
+                since?: components["parameters"]["since"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tombstones. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TombstoneList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1789,7 +2139,7 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
                 cursor?: components["parameters"]["cursor"];
                 /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
                 updated_since?: components["parameters"]["updated_since"];
@@ -1812,6 +2162,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LocationList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+        };
+    };
+    listLocationDeletions: {
+        parameters: {
+            query?: {
+                /** @description Records per page, 1 to 1000. May change between pages of one walk. */
+                limit?: components["parameters"]["limit"];
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                cursor?: components["parameters"]["cursor"];
+                /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
+                since?: components["parameters"]["since"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tombstones. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TombstoneList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1862,7 +2249,7 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
                 cursor?: components["parameters"]["cursor"];
                 /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
                 updated_since?: components["parameters"]["updated_since"];
@@ -1887,6 +2274,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PersonList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+        };
+    };
+    listPersonDeletions: {
+        parameters: {
+            query?: {
+                /** @description Records per page, 1 to 1000. May change between pages of one walk. */
+                limit?: components["parameters"]["limit"];
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                cursor?: components["parameters"]["cursor"];
+                /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
+                since?: components["parameters"]["since"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tombstones. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TombstoneList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1937,7 +2361,7 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
                 cursor?: components["parameters"]["cursor"];
                 /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
                 updated_since?: components["parameters"]["updated_since"];
@@ -1962,6 +2386,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PurchaseRequestList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+        };
+    };
+    listPurchaseRequestDeletions: {
+        parameters: {
+            query?: {
+                /** @description Records per page, 1 to 1000. May change between pages of one walk. */
+                limit?: components["parameters"]["limit"];
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                cursor?: components["parameters"]["cursor"];
+                /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
+                since?: components["parameters"]["since"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tombstones. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TombstoneList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2012,7 +2473,7 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
                 cursor?: components["parameters"]["cursor"];
                 /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
                 updated_since?: components["parameters"]["updated_since"];
@@ -2041,6 +2502,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SystemList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+        };
+    };
+    listSystemDeletions: {
+        parameters: {
+            query?: {
+                /** @description Records per page, 1 to 1000. May change between pages of one walk. */
+                limit?: components["parameters"]["limit"];
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                cursor?: components["parameters"]["cursor"];
+                /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
+                since?: components["parameters"]["since"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tombstones. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TombstoneList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2091,7 +2589,7 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
                 cursor?: components["parameters"]["cursor"];
                 /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
                 updated_since?: components["parameters"]["updated_since"];
@@ -2116,6 +2614,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TaskList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+        };
+    };
+    listTaskDeletions: {
+        parameters: {
+            query?: {
+                /** @description Records per page, 1 to 1000. May change between pages of one walk. */
+                limit?: components["parameters"]["limit"];
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                cursor?: components["parameters"]["cursor"];
+                /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
+                since?: components["parameters"]["since"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tombstones. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TombstoneList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2166,7 +2701,7 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
                 cursor?: components["parameters"]["cursor"];
                 /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
                 updated_since?: components["parameters"]["updated_since"];
@@ -2191,6 +2726,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TransitionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+        };
+    };
+    listTransitionDeletions: {
+        parameters: {
+            query?: {
+                /** @description Records per page, 1 to 1000. May change between pages of one walk. */
+                limit?: components["parameters"]["limit"];
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                cursor?: components["parameters"]["cursor"];
+                /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
+                since?: components["parameters"]["since"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tombstones. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TombstoneList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2241,7 +2813,7 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
                 cursor?: components["parameters"]["cursor"];
                 /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
                 updated_since?: components["parameters"]["updated_since"];
@@ -2270,6 +2842,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["VendorList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+        };
+    };
+    listVendorDeletions: {
+        parameters: {
+            query?: {
+                /** @description Records per page, 1 to 1000. May change between pages of one walk. */
+                limit?: components["parameters"]["limit"];
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                cursor?: components["parameters"]["cursor"];
+                /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
+                since?: components["parameters"]["since"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tombstones. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TombstoneList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2320,7 +2929,7 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only with the same filters, search and updated_since. */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
                 cursor?: components["parameters"]["cursor"];
                 /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
                 updated_since?: components["parameters"]["updated_since"];
@@ -2349,6 +2958,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WorkplaceRecordList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+        };
+    };
+    listWorkplaceRecordDeletions: {
+        parameters: {
+            query?: {
+                /** @description Records per page, 1 to 1000. May change between pages of one walk. */
+                limit?: components["parameters"]["limit"];
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                cursor?: components["parameters"]["cursor"];
+                /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
+                since?: components["parameters"]["since"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tombstones. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TombstoneList"];
                 };
             };
             400: components["responses"]["BadRequest"];

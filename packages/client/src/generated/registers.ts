@@ -11,6 +11,7 @@ export const REGISTERS = [
     "schema": "Asset",
     "listOperation": "listAssets",
     "getOperation": "getAsset",
+    "deletionsOperation": "listAssetDeletions",
     "columns": {
       "id": "text",
       "asset_tag": "text",
@@ -36,6 +37,7 @@ export const REGISTERS = [
     "schema": "Handover",
     "listOperation": "listHandovers",
     "getOperation": "getHandover",
+    "deletionsOperation": "listHandoverDeletions",
     "columns": {
       "id": "text",
       "kind": "text",
@@ -58,6 +60,7 @@ export const REGISTERS = [
     "schema": "LearningAssignment",
     "listOperation": "listLearningAssignments",
     "getOperation": "getLearningAssignment",
+    "deletionsOperation": "listLearningAssignmentDeletions",
     "columns": {
       "id": "text",
       "content_id": "text",
@@ -83,6 +86,7 @@ export const REGISTERS = [
     "schema": "Location",
     "listOperation": "listLocations",
     "getOperation": "getLocation",
+    "deletionsOperation": "listLocationDeletions",
     "columns": {
       "id": "text",
       "name": "text",
@@ -101,6 +105,7 @@ export const REGISTERS = [
     "schema": "Person",
     "listOperation": "listPersons",
     "getOperation": "getPerson",
+    "deletionsOperation": "listPersonDeletions",
     "columns": {
       "id": "text",
       "display_name": "text",
@@ -126,6 +131,7 @@ export const REGISTERS = [
     "schema": "PurchaseRequest",
     "listOperation": "listPurchaseRequests",
     "getOperation": "getPurchaseRequest",
+    "deletionsOperation": "listPurchaseRequestDeletions",
     "columns": {
       "id": "text",
       "title": "text",
@@ -150,6 +156,7 @@ export const REGISTERS = [
     "schema": "System",
     "listOperation": "listSystems",
     "getOperation": "getSystem",
+    "deletionsOperation": "listSystemDeletions",
     "columns": {
       "id": "text",
       "name": "text",
@@ -170,6 +177,7 @@ export const REGISTERS = [
     "schema": "Task",
     "listOperation": "listTasks",
     "getOperation": "getTask",
+    "deletionsOperation": "listTaskDeletions",
     "columns": {
       "id": "text",
       "title": "text",
@@ -191,6 +199,7 @@ export const REGISTERS = [
     "schema": "Transition",
     "listOperation": "listTransitions",
     "getOperation": "getTransition",
+    "deletionsOperation": "listTransitionDeletions",
     "columns": {
       "id": "text",
       "kind": "text",
@@ -214,6 +223,7 @@ export const REGISTERS = [
     "schema": "Vendor",
     "listOperation": "listVendors",
     "getOperation": "getVendor",
+    "deletionsOperation": "listVendorDeletions",
     "columns": {
       "id": "text",
       "name": "text",
@@ -241,6 +251,7 @@ export const REGISTERS = [
     "schema": "WorkplaceRecord",
     "listOperation": "listWorkplaceRecords",
     "getOperation": "getWorkplaceRecord",
+    "deletionsOperation": "listWorkplaceRecordDeletions",
     "columns": {
       "id": "text",
       "record_type": "text",
@@ -274,3 +285,7 @@ export interface RegisterTypes {
   vendors: { record: components['schemas']['Vendor']; params: NonNullable<operations['listVendors']['parameters']['query']> };
   workplaceRecords: { record: components['schemas']['WorkplaceRecord']; params: NonNullable<operations['listWorkplaceRecords']['parameters']['query']> };
 }
+
+/** A deletions feed's tombstone, and the feed's query parameters (the same for every register). */
+export type Tombstone = components['schemas']['Tombstone'];
+export type DeletionsParams = NonNullable<operations['listAssetDeletions']['parameters']['query']>;

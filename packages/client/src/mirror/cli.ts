@@ -86,6 +86,7 @@ export async function main(
       overlapMs: config.overlapMs,
       pageSize: config.pageSize,
       onProgress: progress ? (r, n) => io.stderr.write(`\r\x1b[K${r.path}: ${n.toLocaleString('en')} records`) : undefined,
+      onNotice: (r, message) => io.stderr.write(`${progress ? '\r\x1b[K' : ''}wsops-mirror: ${r.path}: ${message}\n`),
     });
     full = false; // --full applies to the first run only
     if (progress) io.stderr.write('\r\x1b[K');

@@ -14,6 +14,8 @@ export async function openPostgresStore(url: string): Promise<MirrorStore> {
   return {
     async prepare(registers) {
       await pool.query(`CREATE TABLE IF NOT EXISTS ${STATE_TABLE} (register text PRIMARY KEY, watermark text, last_full_at text)`);
+      // A mirror made before the deletions feed gains its position column.
+      await pool.query(`ALTER TABLE ${STATE_TABLE} ADD COLUMN IF NOT EXISTS deletions_since text`);
       for (const register of registers) {
         const table = quote(tableName(register));
         const columns = Object.entries(register.columns).filter(([name]) => name !== 'id');
@@ -47,14 +49,30 @@ export async function openPostgresStore(url: string): Promise<MirrorStore> {
       const result = await pool.query(`DELETE FROM ${quote(tableName(register))} WHERE ${SEEN_COLUMN} IS DISTINCT FROM $1`, [walkId]);
       return result.rowCount ?? 0;
     },
+    async applyDeletions(register, tombstones) {
+      if (tombstones.length === 0) return 0;
+      // One statement: atomic like the SQLite store's transaction.
+      const result = await pool.query(
+        `DELETE FROM ${quote(tableName(register))} AS m USING unnest($1::text[], $2::text[]) AS t(id, deleted_at)
+         WHERE m.id = t.id AND (m.updated_at IS NULL OR m.updated_at < t.deleted_at)`,
+        [tombstones.map((t) => t.id), tombstones.map((t) => t.deleted_at)],
+      );
+      return result.rowCount ?? 0;
+    },
     async state(register) {
-      const { rows } = await pool.query(`SELECT watermark, last_full_at FROM ${STATE_TABLE} WHERE register = $1`, [register.path]);
-      return { watermark: rows[0]?.watermark ?? null, lastFullAt: rows[0]?.last_full_at ?? null };
+      const { rows } = await pool.query(`SELECT watermark, last_full_at, deletions_since FROM ${STATE_TABLE} WHERE register = $1`, [
+        register.path,
+      ]);
+      return {
+        watermark: rows[0]?.watermark ?? null,
+        lastFullAt: rows[0]?.last_full_at ?? null,
+        deletionsSince: rows[0]?.deletions_since ?? null,
+      };
     },
     async saveState(register, state) {
       await pool.query(
-        `INSERT INTO ${STATE_TABLE} (register, watermark, last_full_at) VALUES ($1, $2, $3) ON CONFLICT (register) DO UPDATE SET watermark = excluded.watermark, last_full_at = excluded.last_full_at`,
-        [register.path, state.watermark, state.lastFullAt],
+        `INSERT INTO ${STATE_TABLE} (register, watermark, last_full_at, deletions_since) VALUES ($1, $2, $3, $4) ON CONFLICT (register) DO UPDATE SET watermark = excluded.watermark, last_full_at = excluded.last_full_at, deletions_since = excluded.deletions_since`,
+        [register.path, state.watermark, state.lastFullAt, state.deletionsSince],
       );
     },
     async records(register) {

@@ -25,6 +25,9 @@ export async function openSqliteStore(path: string): Promise<MirrorStore> {
   return {
     async prepare(registers) {
       db.exec(`CREATE TABLE IF NOT EXISTS ${STATE_TABLE} (register TEXT PRIMARY KEY, watermark TEXT, last_full_at TEXT)`);
+      // A mirror made before the deletions feed gains its position column.
+      const stateColumns = (db.prepare(`PRAGMA table_info(${STATE_TABLE})`).all() as { name: string }[]).map((c) => c.name);
+      if (!stateColumns.includes('deletions_since')) db.exec(`ALTER TABLE ${STATE_TABLE} ADD COLUMN deletions_since TEXT`);
       for (const register of registers) {
         const table = quote(tableName(register));
         const columns = Object.entries(register.columns).filter(([name]) => name !== 'id');
@@ -55,16 +58,24 @@ export async function openSqliteStore(path: string): Promise<MirrorStore> {
     async removeUnseen(register, walkId) {
       return db.prepare(`DELETE FROM ${quote(tableName(register))} WHERE ${SEEN_COLUMN} IS NOT ?`).run(walkId).changes;
     },
+    async applyDeletions(register, tombstones) {
+      const remove = db.prepare(`DELETE FROM ${quote(tableName(register))} WHERE id = ? AND (updated_at IS NULL OR updated_at < ?)`);
+      return db.transaction(() => {
+        let removed = 0;
+        for (const t of tombstones) removed += remove.run(t.id, t.deleted_at).changes;
+        return removed;
+      })();
+    },
     async state(register) {
-      const row = db.prepare(`SELECT watermark, last_full_at FROM ${STATE_TABLE} WHERE register = ?`).get(register.path) as
-        | { watermark: string | null; last_full_at: string | null }
+      const row = db.prepare(`SELECT watermark, last_full_at, deletions_since FROM ${STATE_TABLE} WHERE register = ?`).get(register.path) as
+        | { watermark: string | null; last_full_at: string | null; deletions_since: string | null }
         | undefined;
-      return { watermark: row?.watermark ?? null, lastFullAt: row?.last_full_at ?? null };
+      return { watermark: row?.watermark ?? null, lastFullAt: row?.last_full_at ?? null, deletionsSince: row?.deletions_since ?? null };
     },
     async saveState(register, state: RegisterState) {
       db.prepare(
-        `INSERT INTO ${STATE_TABLE} (register, watermark, last_full_at) VALUES (?, ?, ?) ON CONFLICT(register) DO UPDATE SET watermark = excluded.watermark, last_full_at = excluded.last_full_at`,
-      ).run(register.path, state.watermark, state.lastFullAt);
+        `INSERT INTO ${STATE_TABLE} (register, watermark, last_full_at, deletions_since) VALUES (?, ?, ?, ?) ON CONFLICT(register) DO UPDATE SET watermark = excluded.watermark, last_full_at = excluded.last_full_at, deletions_since = excluded.deletions_since`,
+      ).run(register.path, state.watermark, state.lastFullAt, state.deletionsSince);
     },
     async records(register) {
       const rows = db.prepare(`SELECT * FROM ${quote(tableName(register))} ORDER BY updated_at, id`).all() as Record<string, unknown>[];

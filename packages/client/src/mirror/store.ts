@@ -1,7 +1,8 @@
 /**
  * Where the mirror keeps its copy: one table per register (named like the register, `-` as
  * `_`), keyed by id, one column per record field (arrays and objects as JSON), plus the
- * `wsops_mirror_state` table (one row per register: watermark and last full walk).
+ * `wsops_mirror_state` table (one row per register: watermark, last full walk and the
+ * deletions feed's position).
  */
 import type { ColumnKind, RegisterDescriptor } from './registers.js';
 
@@ -12,6 +13,17 @@ export interface RegisterState {
   watermark: string | null;
   /** When the last full walk (with deletion detection) finished, ISO. */
   lastFullAt: string | null;
+  /**
+   * Highest `deleted_at` of the deletions feed a finished run applied: the feed's position,
+   * saved in the same row (one statement) as the watermark; null before any tombstone was seen.
+   */
+  deletionsSince: string | null;
+}
+
+/** A tombstone of the deletions feed, as the mirror applies it. */
+export interface MirrorTombstone {
+  id: string;
+  deleted_at: string;
 }
 
 export interface MirrorStore {
@@ -21,6 +33,12 @@ export interface MirrorStore {
   upsert(register: RegisterDescriptor, records: readonly MirrorRecord[], walkId: string): Promise<void>;
   /** After a full walk: removes every row the walk did not see; returns how many. */
   removeUnseen(register: RegisterDescriptor, walkId: string): Promise<number>;
+  /**
+   * Applies one page of tombstones in one transaction: removes each copy whose `updated_at` is
+   * older than its tombstone's `deleted_at` (a newer copy was written again after the deletion);
+   * returns how many rows it removed.
+   */
+  applyDeletions(register: RegisterDescriptor, tombstones: readonly MirrorTombstone[]): Promise<number>;
   state(register: RegisterDescriptor): Promise<RegisterState>;
   saveState(register: RegisterDescriptor, state: RegisterState): Promise<void>;
   /** Every row of a register, as the API's record shape (for checks and tests). */
