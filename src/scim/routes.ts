@@ -10,6 +10,7 @@ import { allPeople, peopleByEmail } from './directory.js';
 import { GROUPS_UNSUPPORTED, listOf, resourceTypes, schemas, serviceProviderConfig } from './discovery.js';
 import { errorBody, invalidSyntax, notFound, SCIM_CONTENT_TYPE, ScimError, scimErrorHandler } from './errors.js';
 import { compileFilter } from './filter.js';
+import { oneWriterPerWorkspace } from './one-writer.js';
 import { patchedUser } from './patch.js';
 import { project, readQuery } from './query.js';
 import type { ScimTokenEntry } from './tokens.js';
@@ -100,7 +101,8 @@ export function registerScimRoutes(app: FastifyInstance, services: Services): vo
 
       scope.post('/Users', async (request, reply) => {
         checkUserSchemas(request.body);
-        const saved = await createUser(services, tokenOf(request), request.body);
+        const token = tokenOf(request);
+        const saved = await oneWriterPerWorkspace(token.workspaceId, () => createUser(services, token, request.body));
         const user = userOf(saved);
         reply.header('Location', (user.meta as { location: string }).location);
         return send(reply, 201, user);
@@ -113,19 +115,24 @@ export function registerScimRoutes(app: FastifyInstance, services: Services): vo
 
       scope.put<WithId>('/Users/:id', async (request, reply) => {
         checkUserSchemas(request.body);
-        return send(reply, 200, userOf(await replaceUser(services, tokenOf(request), request.params.id, request.body)));
+        const token = tokenOf(request);
+        const saved = await oneWriterPerWorkspace(token.workspaceId, () => replaceUser(services, token, request.params.id, request.body));
+        return send(reply, 200, userOf(saved));
       });
 
       scope.patch<WithId>('/Users/:id', async (request, reply) => {
         const token = tokenOf(request);
-        const found = await readUser(services, token, request.params.id);
-        const after = patchedUser(userOf(found), request.body);
-        const saved = await replaceUser(services, token, request.params.id, after, 'record.scim_patched', found);
+        const saved = await oneWriterPerWorkspace(token.workspaceId, async () => {
+          const found = await readUser(services, token, request.params.id);
+          const after = patchedUser(userOf(found), request.body);
+          return replaceUser(services, token, request.params.id, after, 'record.scim_patched', found);
+        });
         return send(reply, 200, userOf(saved));
       });
 
       scope.delete<WithId>('/Users/:id', async (request, reply) => {
-        await deleteUser(services, tokenOf(request), request.params.id);
+        const token = tokenOf(request);
+        await oneWriterPerWorkspace(token.workspaceId, () => deleteUser(services, token, request.params.id));
         return reply.code(204).send();
       });
     },
