@@ -38,6 +38,7 @@ export const FIELD_PROBLEM_CODES = {
   id_mismatch: "The id in the body differs from the id in the path, or its prefix is not the register's.",
   derived_mismatch: 'A derived field was given a value other than the one wsops computes.',
   dangling_reference: 'A reference names a record that does not exist in the workspace.',
+  referenced: 'A delete names a record that other records still reference; `referrers` names them per register and field.',
 } as const;
 export type FieldProblemCode = keyof typeof FIELD_PROBLEM_CODES;
 

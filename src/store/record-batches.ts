@@ -25,6 +25,12 @@ export interface RecordBatch {
    * transaction read them (current()); SQLite indexes their search words in one statement.
    */
   upsert(rows: readonly RecordsTable[], created?: ReadonlySet<string>): Promise<void>;
+  /**
+   * The rows of `registers` whose stored JSON holds any of `ids` as a JSON string: the candidates
+   * that may name them (the caller confirms each against its declaration). A scan of those
+   * registers' rows in the workspace, run only when something is deleted.
+   */
+  naming(workspaceId: string, registers: readonly string[], ids: readonly string[]): Promise<StoredRecord[]>;
   /** Deletes `ids`, which must have been read (and so locked) by current() in this transaction. */
   delete(workspaceId: string, ids: readonly string[]): Promise<void>;
 }

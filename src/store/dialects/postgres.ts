@@ -153,6 +153,13 @@ export function openPostgres(url: string, logger: Logger | undefined): Database 
             await sql`INSERT INTO records (${sql.raw(COLUMNS.join(', '))}) SELECT * FROM unnest(${sql.join(arrays)})
           ON CONFLICT (workspace_id, id) DO UPDATE SET ${sql.raw(UPDATED.map((c) => `${c} = excluded.${c}`).join(', '))}`.execute(trx);
           },
+          async naming(workspaceId, registers, ids) {
+            const quoted = ids.map((id) => JSON.stringify(id));
+            const { rows } = await sql<StoredRecord>`SELECT id, register, created_at, updated_at, doc FROM records
+            WHERE workspace_id = ${workspaceId} AND register = ANY(${[...registers]}::text[])
+            AND EXISTS (SELECT 1 FROM unnest(${quoted}::text[]) AS k(q) WHERE strpos(records.doc, k.q) > 0)`.execute(trx);
+            return rows;
+          },
           async delete(workspaceId, ids) {
             if (ids.length === 0) return;
             // The rows were locked by current(): their ctids cannot move before commit.

@@ -187,6 +187,12 @@ export function openSqlite(path: string, options: OpenOptions): Database {
         );
         const existing = preparedStatement(raw, 'SELECT id FROM records WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))');
         const remove = preparedStatement(raw, 'DELETE FROM records WHERE workspace_id = ? AND id = ?');
+        const naming = preparedStatement(
+          raw,
+          `SELECT id, register, created_at, updated_at, doc FROM records
+         WHERE workspace_id = ? AND register IN (SELECT value FROM json_each(?))
+         AND EXISTS (SELECT 1 FROM json_each(?) k WHERE instr(records.doc, k.value) > 0)`,
+        );
         // Migration 0024: while the flag row exists (only inside this transaction), the insert
         // trigger leaves the search index alone and one statement indexes the batch's new rows.
         const deferIndex = preparedStatement(raw, 'INSERT INTO records_fts_deferred (deferred) VALUES (1)');
@@ -224,6 +230,10 @@ export function openSqlite(path: string, options: OpenOptions): Database {
               }
               undeferIndex.run();
             }
+          },
+          async naming(workspaceId, registers, ids) {
+            const quoted = ids.map((id) => JSON.stringify(id));
+            return naming.all(workspaceId, JSON.stringify(registers), JSON.stringify(quoted)) as StoredRecord[];
           },
           async delete(workspaceId, ids) {
             for (const id of ids) remove.run(workspaceId, id);
