@@ -141,6 +141,14 @@ export function referencedDetail(id: string, groups: readonly ReferrerGroup[]): 
   return `${id} is still referenced: ${named}. Point those records elsewhere (or clear the field), or delete them first, then delete ${id}`;
 }
 
+/** Each group as one line for a person: `12 people by manager_id: per_r01, ... per_r10 and 2 more`. */
+export function referrerLines(groups: readonly ReferrerGroup[]): string[] {
+  return groups.map(
+    (g) =>
+      `${g.count} ${g.register} by ${g.field}: ${g.ids.join(', ')}${g.count > g.ids.length ? ` and ${g.count - g.ids.length} more` : ''}`,
+  );
+}
+
 /** The 409 of a refused delete, its referrers in `referrers`. */
 export function referencedError(id: string, groups: readonly ReferrerGroup[]): AppError {
   return new AppError('referenced', referencedDetail(id, groups), { referrers: groups });
