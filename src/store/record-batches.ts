@@ -26,11 +26,10 @@ export interface RecordBatch {
    */
   upsert(rows: readonly RecordsTable[], created?: ReadonlySet<string>): Promise<void>;
   /**
-   * The rows of `registers` whose stored JSON holds any of `ids` as a JSON string: the candidates
-   * that may name them (the caller confirms each against its declaration). A scan of those
-   * registers' rows in the workspace, run only when something is deleted.
+   * The stored rows that name any of `ids` by a reference field: a lookup in the reverse index
+   * of references (migration 0027), one per id.
    */
-  naming(workspaceId: string, registers: readonly string[], ids: readonly string[]): Promise<StoredRecord[]>;
+  naming(workspaceId: string, ids: readonly string[]): Promise<StoredRecord[]>;
   /** Deletes `ids`, which must have been read (and so locked) by current() in this transaction. */
   delete(workspaceId: string, ids: readonly string[]): Promise<void>;
 }

@@ -167,6 +167,8 @@ export interface RecordsTable {
   search_text: string;
   /** The record's JSON, exactly as the API returns it (built from the register's allow-list). */
   doc: string;
+  /** The ids the record names by its reference fields, as a JSON array (migration 0027's reverse index reads it). */
+  refs: string;
 }
 
 /** The columns of a records row, in table order (bulk statements list them once, from here). */
@@ -182,7 +184,15 @@ export const RECORD_COLUMNS = [
   'record_type',
   'search_text',
   'doc',
+  'refs',
 ] as const satisfies readonly (keyof RecordsTable)[];
+
+/** The reverse index of references: `source_id` names `target_id` (kept by triggers from records.refs). */
+export interface RecordRefsTable {
+  workspace_id: string;
+  target_id: string;
+  source_id: string;
+}
 
 /** One import of records (HTTP, CLI or console), as the Data page lists it. */
 export interface RecordImportsTable {
@@ -306,6 +316,7 @@ export interface DB {
   api_keys: ApiKeysTable;
   audit_events: AuditEventsTable;
   records: RecordsTable;
+  record_refs: RecordRefsTable;
   record_imports: RecordImportsTable;
   console_admins: ConsoleAdminsTable;
   console_sign_in_links: ConsoleSignInLinksTable;

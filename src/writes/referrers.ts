@@ -4,11 +4,9 @@
  * `f.ids(prefix)` whose prefix is a register's (nested list items included), so a new register
  * gets the rule from its declaration alone.
  *
- * The reverse lookup reads only the registers that have a field naming the target's register,
- * keeps the rows whose stored JSON holds the quoted id (a substring test in the database), and
- * confirms each candidate against its declaration (an id that appears in a title does not
- * count). It runs only when something is deleted: writes that delete nothing pay nothing
- * (ADR 38).
+ * The reverse lookup reads the index of references (`record_refs`, kept by triggers from each
+ * row's `refs`, migration 0027) and confirms each referrer against its declaration, which also
+ * names the field. It runs only when something is deleted (ADR 38).
  */
 import { AppError } from '../errors.js';
 import { REGISTERS, registerByPath, registerByPrefix } from '../registers/catalogue.js';
@@ -61,13 +59,7 @@ export function referenceFields(registers: readonly Register[] = REGISTERS): Ref
   return out;
 }
 
-const FIELDS = referenceFields();
 const isRegisterPrefix = (prefix: string) => registerByPrefix(prefix) !== undefined;
-
-/** The registers that have a field naming `target` (by its id prefix). */
-export function registersNaming(target: Register): string[] {
-  return [...new Set(FIELDS.filter((f) => f.names === target.path).map((f) => f.register))];
-}
 
 /** A reference's JSON pointer as its field: `/approvers/2/person_id` -> `approvers[].person_id`, `/person_ids/0` -> `person_ids`. */
 export function fieldOf(pointer: string): string {
@@ -95,13 +87,8 @@ export function namedBy(register: Register, record: RecordObject): { field: stri
 export async function storedReferrers(batch: RecordBatch, workspaceId: string, ids: readonly string[]): Promise<Map<string, Referrer[]>> {
   const out = new Map<string, Referrer[]>();
   const targets = new Set(ids);
-  const registers = new Set<string>();
-  for (const id of targets) {
-    const register = registerByPrefix(id.slice(0, id.indexOf('_')));
-    if (register) for (const r of registersNaming(register)) registers.add(r);
-  }
-  if (registers.size === 0) return out;
-  const candidates = await batch.naming(workspaceId, [...registers], [...targets]);
+  if (targets.size === 0) return out;
+  const candidates = await batch.naming(workspaceId, [...targets]);
   for (const row of candidates) {
     if (targets.has(row.id)) continue;
     const register = registerByPath(row.register);

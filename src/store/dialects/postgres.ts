@@ -153,11 +153,12 @@ export function openPostgres(url: string, logger: Logger | undefined): Database 
             await sql`INSERT INTO records (${sql.raw(COLUMNS.join(', '))}) SELECT * FROM unnest(${sql.join(arrays)})
           ON CONFLICT (workspace_id, id) DO UPDATE SET ${sql.raw(UPDATED.map((c) => `${c} = excluded.${c}`).join(', '))}`.execute(trx);
           },
-          async naming(workspaceId, registers, ids) {
-            const quoted = ids.map((id) => JSON.stringify(id));
-            const { rows } = await sql<StoredRecord>`SELECT id, register, created_at, updated_at, doc FROM records
-            WHERE workspace_id = ${workspaceId} AND register = ANY(${[...registers]}::text[])
-            AND EXISTS (SELECT 1 FROM unnest(${quoted}::text[]) AS k(q) WHERE strpos(records.doc, k.q) > 0)`.execute(trx);
+          async naming(workspaceId, ids) {
+            // A probe of the reverse index per id, then a primary-key probe per referrer (as current() does).
+            const { rows } = await sql<StoredRecord>`SELECT r.* FROM (SELECT DISTINCT x.source_id FROM unnest(${[...ids]}::text[]) AS k(id)
+            CROSS JOIN LATERAL (SELECT source_id FROM record_refs WHERE workspace_id = ${workspaceId} AND target_id = k.id) x) s
+            CROSS JOIN LATERAL (SELECT id, register, created_at, updated_at, doc FROM records
+            WHERE workspace_id = ${workspaceId} AND id = s.source_id LIMIT 1) r`.execute(trx);
             return rows;
           },
           async delete(workspaceId, ids) {

@@ -189,9 +189,9 @@ export function openSqlite(path: string, options: OpenOptions): Database {
         const remove = preparedStatement(raw, 'DELETE FROM records WHERE workspace_id = ? AND id = ?');
         const naming = preparedStatement(
           raw,
-          `SELECT id, register, created_at, updated_at, doc FROM records
-         WHERE workspace_id = ? AND register IN (SELECT value FROM json_each(?))
-         AND EXISTS (SELECT 1 FROM json_each(?) k WHERE instr(records.doc, k.value) > 0)`,
+          `SELECT r.id, r.register, r.created_at, r.updated_at, r.doc FROM records r
+         WHERE r.workspace_id = ? AND r.id IN (SELECT source_id FROM record_refs
+           WHERE workspace_id = ? AND target_id IN (SELECT value FROM json_each(?)))`,
         );
         // Migration 0024: while the flag row exists (only inside this transaction), the insert
         // trigger leaves the search index alone and one statement indexes the batch's new rows.
@@ -231,9 +231,8 @@ export function openSqlite(path: string, options: OpenOptions): Database {
               undeferIndex.run();
             }
           },
-          async naming(workspaceId, registers, ids) {
-            const quoted = ids.map((id) => JSON.stringify(id));
-            return naming.all(workspaceId, JSON.stringify(registers), JSON.stringify(quoted)) as StoredRecord[];
+          async naming(workspaceId, ids) {
+            return naming.all(workspaceId, workspaceId, JSON.stringify(ids)) as StoredRecord[];
           },
           async delete(workspaceId, ids) {
             for (const id of ids) remove.run(workspaceId, id);
