@@ -6,7 +6,7 @@
  *
  * The reverse lookup reads the index of references (`record_refs`, kept by triggers from each
  * row's `refs`, migration 0027) and confirms each referrer against its declaration, which also
- * names the field. It runs only when something is deleted (ADR 38).
+ * names the field. It runs only when something is deleted (ADR 43).
  */
 import { AppError } from '../errors.js';
 import { REGISTERS, registerByPath, registerByPrefix } from '../registers/catalogue.js';

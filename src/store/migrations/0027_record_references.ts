@@ -4,7 +4,7 @@ import { referenceTargets } from '../records.js';
 
 /**
  * The reverse index of references, so that a delete finds who still names a record without
- * reading the workspace (ADR 38). `records.refs` holds the ids a record names (a JSON array,
+ * reading the workspace (ADR 43). `records.refs` holds the ids a record names (a JSON array,
  * computed by toRow() from the register's declaration); triggers keep `record_refs`, one row per
  * (target, source), in step with it on every write path (the write routes, the import, the
  * seed, corrections and actions, `wsops copy`). A write that leaves a record's references as
