@@ -318,10 +318,18 @@ class Applier {
     for (const [id, s] of state) if (s !== null) this.resolved(id);
   }
 
-  /** The records that name `id` at this line: the stored ones the import has not changed, and the changed ones that name it now. */
+  /**
+   * The records that name `id` at this line: the stored ones the import has not changed, the
+   * changed ones that name it now, and earlier lines still waiting for it to be written.
+   */
   private referrersOf(id: string, stored: Map<string, Referrer[]> | undefined): Referrer[] {
     const fromDatabase = (stored?.get(id) ?? []).filter((r) => !this.pending.overrides(r.id));
-    return [...fromDatabase, ...this.pending.referrersOf(id)].filter((r) => r.id !== id);
+    const waiting: Referrer[] = [];
+    for (const wid of this.waitersOf.get(id) ?? []) {
+      const op = this.waiting.get(wid)?.op;
+      for (const r of op?.refs ?? []) if (r.id === id) waiting.push({ register: op!.register.path, field: fieldOf(r.pointer), id: wid });
+    }
+    return [...fromDatabase, ...this.pending.referrersOf(id), ...waiting].filter((r) => r.id !== id);
   }
 
   private wait(op: Upsert, missing: { pointer: string; id: string }[]): void {

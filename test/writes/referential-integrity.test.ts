@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { deleteRecord } from '../../src/actions/correct.js';
+import { correctRecord, deleteRecord } from '../../src/actions/correct.js';
 import { AppError } from '../../src/errors.js';
 import { BATCH_LINES } from '../../src/writes/import.js';
 import { referenceFields } from '../../src/writes/referrers.js';
@@ -180,7 +180,8 @@ for (const dialect of DIALECTS) {
         return true;
       });
       assert.ok(await exists(ws, 'per_boss'));
-      await deleteRecord(h.services, ws, 'people', 'per_a');
+      // A correction (wsops correct) keeps the index of references in step like every write.
+      await correctRecord(h.services, ws, 'people', 'per_a', ['manager_id=null']);
       await deleteRecord(h.services, ws, 'people', 'per_boss');
       assert.ok(!(await exists(ws, 'per_boss')));
     });
@@ -245,6 +246,23 @@ for (const dialect of DIALECTS) {
       }
       assert.ok(await exists(ws, 'per_mgr'), 'the batch import wrote the lines before, and kept the manager');
       assert.ok(await exists(ws, 'per_rep'));
+
+      // The report listed before its manager still names it at the delete line.
+      const reportFirst = await h.workspace({ seed: false });
+      const { json } = await importText(
+        reportFirst,
+        [
+          line('people', person('per_rep', 'loc_hq', { manager_id: 'per_mgr' })),
+          line('locations', site('loc_hq')),
+          line('people', person('per_mgr', 'loc_hq')),
+          del('people', 'per_mgr'),
+        ].join('\n'),
+      );
+      assert.deepEqual(
+        json.refused.map((r: { line: number; code: string; referrers?: unknown }) => [r.line, r.code, r.referrers]),
+        [[4, 'referenced', [{ register: 'people', field: 'manager_id', count: 1, ids: ['per_rep'] }]]],
+      );
+      assert.ok(await exists(reportFirst, 'per_rep'));
     });
 
     it('a file that repoints the referrers first and deletes after succeeds; one that deletes first fails at that line', async () => {
