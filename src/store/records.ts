@@ -91,17 +91,6 @@ export class RecordStore {
       .execute();
   }
 
-  /** Removes a record: it leaves every list and detail. Returns whether it existed. */
-  async delete(workspaceId: string, register: Register, id: string): Promise<boolean> {
-    const result = await this.db
-      .deleteFrom('records')
-      .where('id', '=', id)
-      .where('workspace_id', '=', workspaceId)
-      .where('register', '=', register.path)
-      .executeTakeFirst();
-    return Number(result.numDeletedRows) > 0;
-  }
-
   /** The seed's bulk insert (the engine's row writer: one statement per row in one transaction on SQLite, one per batch on PostgreSQL). */
   private writeRows: Promise<(rows: Record<string, unknown>[]) => Promise<void>> | undefined;
 
