@@ -108,6 +108,13 @@ export const ERROR_CATALOGUE = {
     meaning: "The action does not fit the record's current state (for example assigning an asset that is already assigned).",
     fix: '`detail` says which state the record is in; act on a record in the state the action needs.',
   },
+  referenced: {
+    status: 409,
+    title: 'Record still referenced',
+    meaning:
+      'A delete names a record that other records of the workspace still reference (a manager, a location, an owner, an approver...). Deleting it would leave their references dangling, so nothing was deleted. `referrers` lists, per register and field, how many records name it and the first ids.',
+    fix: 'Point the records in `referrers` elsewhere (or clear the field), or delete them first, then delete the record again. In an import, put those lines before the delete line.',
+  },
   limit_reached: {
     status: 409,
     title: 'Plan limit reached',

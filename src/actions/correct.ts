@@ -6,6 +6,7 @@ import { assertValidRecord } from '../registers/validate.js';
 import type { Services } from '../services.js';
 import { recordAudit } from '../store/audit.js';
 import type { RecordObject } from '../store/records.js';
+import { assertUnreferenced } from '../writes/referrers.js';
 
 const IMMUTABLE = new Set(['id', 'created_at', 'updated_at']);
 
@@ -97,8 +98,12 @@ export async function correctRecord(
 
 export async function deleteRecord(services: Services, workspaceId: string, registerPath: string, id: string): Promise<void> {
   const register = resolveRegister(registerPath);
-  const existed = await services.records.delete(workspaceId, register, id, services.clock());
-  if (!existed) throw new AppError('not_found', `no ${register.resource} ${id} in workspace ${workspaceId}`);
+  await services.database.engine.writeRecords(async (batch) => {
+    const current = (await batch.current(workspaceId, [id])).get(id);
+    if (current?.register !== register.path) throw new AppError('not_found', `no ${register.resource} ${id} in workspace ${workspaceId}`);
+    await assertUnreferenced(batch, workspaceId, id);
+    await batch.delete(workspaceId, [id], services.clock());
+  });
   await recordAudit(services.database.db, {
     workspaceId,
     at: new Date(services.clock()).toISOString(),

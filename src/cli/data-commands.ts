@@ -15,6 +15,7 @@ import { printable } from '../text-rules.js';
 import { csvOperations } from '../writes/csv-operations.js';
 import { exportRecords, exportRegisters } from '../writes/export.js';
 import { ATOMIC_MAX_LINES, type ImportReport, importRecords } from '../writes/import.js';
+import { referrerLines } from '../writes/referrers.js';
 import { withServices } from './context.js';
 import { EXIT_USAGE, table, UsageError } from './output.js';
 import { lineCounter } from './progress.js';
@@ -70,12 +71,20 @@ export function importSummary(report: ImportReport): string {
     out.push(`${count(refused, 'line')} refused:`);
     // In line order (a line that waited for a later reference is refused at the end); a line
     // with several faults has one row for each.
-    for (const r of [...report.refused].sort((a, b) => a.line - b.line))
+    for (const r of [...report.refused].sort((a, b) => a.line - b.line)) {
       out.push(printable(`line ${r.line}${r.pointer ? ` ${r.pointer}` : ''} ${r.code}: ${r.detail}`));
+      for (const named of referrerLines(r.referrers ?? [])) out.push(printable(`  still named by ${named}`));
+    }
     if (report.refused_truncated) {
       const unlisted = refused - new Set(report.refused.map((r) => r.line)).size;
       out.push(`(${count(unlisted, 'more refused line')} counted but not listed)`);
     }
+  }
+  if (report.repeated_count > 0) {
+    out.push(`${count(report.repeated_count, 'line')} wrote an id again (each applied: the last line for an id wins):`);
+    for (const r of report.repeated) out.push(printable(`line ${r.line} ${r.id}: first written at line ${r.first_line}`));
+    if (report.repeated_count > report.repeated.length)
+      out.push(`(${report.repeated_count - report.repeated.length} more counted but not listed)`);
   }
   return out.join('\n');
 }

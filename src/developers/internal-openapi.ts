@@ -10,7 +10,8 @@ import { REGISTERS } from '../registers/catalogue.js';
 import { ID_PATTERN_BODY, type JsonSchema } from '../registers/fields.js';
 import { FIELD_PROBLEM_CODES, writeSchemaOf } from '../registers/record-input.js';
 import { EXPORT_ORDER } from '../writes/export.js';
-import { ATOMIC_MAX_LINES, BATCH_LINES, MAX_LINE_BYTES } from '../writes/import.js';
+import { ATOMIC_MAX_LINES, BATCH_LINES, MAX_LINE_BYTES, MAX_REPORTED_REFUSALS } from '../writes/import.js';
+import { REFERRER_IDS_LISTED } from '../writes/referrers.js';
 import { actionPaths, actionSchemas } from './internal-openapi-actions.js';
 import { operationsPaths, operationsSchemas } from './internal-openapi-operations.js';
 import { INTERNAL_RESPONSES, only, schemaRef as ref, WITH_JSON_BODY, WITH_PATH } from './internal-openapi-responses.js';
@@ -80,11 +81,13 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
         operationId: `delete${r.resource}`,
         tags: [r.path],
         summary: `Delete ${aOrAn(r.resource)}`,
-        description: 'The record leaves every list and detail; no event. References to it from other records are not checked.',
+        description:
+          'The record leaves every list and detail; no event. A record that other records still name (every `*_id` and `*_ids` field of a register, nested items included, that names a register) is not deleted: 409 `referenced` with `referrers`. Point those records elsewhere or delete them first.',
         parameters: [{ $ref: '#/components/parameters/If-Match' }],
         responses: {
           '204': { description: 'Deleted.', headers: { 'Request-Id': { $ref: '#/components/headers/Request-Id' } } },
           ...WITH_PATH,
+          '409': only('Referenced'),
           '412': only('PreconditionFailed'),
         },
       },
@@ -128,6 +131,8 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
       'refused_count',
       'refused',
       'refused_truncated',
+      'repeated_count',
+      'repeated',
       'started_at',
       'finished_at',
     ],
@@ -164,6 +169,12 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
         items: ref('RefusedLine'),
       },
       refused_truncated: { type: 'boolean', description: 'Whether faults were left out of refused (over 1,000).' },
+      repeated_count: { type: 'integer', description: 'How many upsert lines wrote an id an earlier line of the same import wrote.' },
+      repeated: {
+        type: 'array',
+        description: `Upsert lines of an id written before in the same import, with both line numbers. They are applied: the last line for an id wins. The first ${MAX_REPORTED_REFUSALS} are listed.`,
+        items: ref('RepeatedId'),
+      },
       started_at: { type: 'string', format: 'date-time' },
       finished_at: { type: 'string', format: 'date-time' },
     },
@@ -184,6 +195,39 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
       pointer: { type: 'string', description: 'JSON pointer into the line (`/record/manager_id`); empty for the whole line.' },
       code: fieldCode,
       detail: { type: 'string' },
+      referrers: { type: 'array', items: ref('Referrers'), description: 'A refused delete (`referenced`): who still names the record.' },
+    },
+  };
+  schemas.Referrers = {
+    type: 'object',
+    additionalProperties: false,
+    required: ['register', 'field', 'count', 'ids'],
+    description: 'Records that still name a record, in one register and field.',
+    properties: {
+      register: { type: 'string' },
+      field: {
+        type: 'string',
+        description: 'The reference field: `manager_id`, `approvers[].person_id` (an item of a list), `person_ids`.',
+      },
+      count: { type: 'integer', minimum: 1 },
+      ids: {
+        type: 'array',
+        maxItems: REFERRER_IDS_LISTED,
+        items: { type: 'string' },
+        description: `The first ${REFERRER_IDS_LISTED} ids, sorted.`,
+      },
+    },
+  };
+  schemas.RepeatedId = {
+    type: 'object',
+    additionalProperties: false,
+    required: ['line', 'first_line', 'register', 'id', 'detail'],
+    properties: {
+      line: { type: 'integer', minimum: 1 },
+      first_line: { type: 'integer', minimum: 1 },
+      register: { type: 'string' },
+      id: { type: 'string' },
+      detail: { type: 'string' },
     },
   };
   schemas.FieldProblem = {
@@ -195,6 +239,11 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
   schemas.Problem = problemSchema({
     pointer: { type: 'string', description: 'On a 422: the JSON pointer of the first refused field.' },
     errors: { type: 'array', items: ref('FieldProblem'), description: 'On a 422: every refused field.' },
+    referrers: {
+      type: 'array',
+      items: ref('Referrers'),
+      description: 'On a 409 `referenced`: the records that still name the one to delete.',
+    },
   });
   // OpenAPI 3.1 has no schema for each line of a line-delimited body (3.2's itemSchema); JSON
   // Schema's contentSchema names what the text holds.

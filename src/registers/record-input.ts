@@ -38,6 +38,7 @@ export const FIELD_PROBLEM_CODES = {
   id_mismatch: "The id in the body differs from the id in the path, or its prefix is not the register's.",
   derived_mismatch: 'A derived field was given a value other than the one wsops computes.',
   dangling_reference: 'A reference names a record that does not exist in the workspace.',
+  referenced: 'A delete names a record that other records still reference; `referrers` names them per register and field.',
 } as const;
 export type FieldProblemCode = keyof typeof FIELD_PROBLEM_CODES;
 
@@ -154,17 +155,18 @@ export function readRecordInput(register: Register, body: unknown, options: Read
   const validate = options.keepTimestamps ? keepingStamps : stamped;
   if (!validate.quick(input)) {
     validate.thorough(input);
-    problems.push(...(validate.thorough.errors ?? []).map((e) => problemOf(e, register)));
+    problems.push(...(validate.thorough.errors ?? []).map((e) => problemOf(e, register, input)));
   }
-  if (problems.length) return { ok: false, problems: firstPerPointer(problems) };
-
+  // Every fault in one answer: the checks JSON Schema cannot make (currencies, time zones,
+  // instants, characters) run on each field the schema did not already refuse.
+  const refused = problems.map((p) => p.pointer);
   const record: RecordObject = {};
   for (const [name, field] of Object.entries(register.allFields)) {
     if (register.derived?.[name]) continue;
     if (STAMPS.includes(name as (typeof STAMPS)[number]) && !options.keepTimestamps) continue;
-    record[name] = normalize(field, input[name], `/${name}`, problems);
+    record[name] = normalize(field, input[name], `/${name}`, problems, refused);
   }
-  if (problems.length) return { ok: false, problems };
+  if (problems.length) return { ok: false, problems: firstPerPointer(problems) };
   const out = register.withDerived(record);
   for (const [name, value] of Object.entries(given)) {
     if (JSON.stringify(value) !== JSON.stringify(out[name])) {
@@ -179,15 +181,20 @@ export function readRecordInput(register: Register, body: unknown, options: Read
 }
 
 /** Fills defaults, checks what JSON Schema cannot say, and puts instants in canonical form. */
-function normalize(field: Field, value: unknown, pointer: string, problems: FieldProblem[]): unknown {
+function normalize(field: Field, value: unknown, pointer: string, problems: FieldProblem[], refused: readonly string[]): unknown {
   if (value === undefined) return field.kind === 'list' || field.kind === 'ids' ? [] : null;
   if (value === null) return null;
+  // A value the schema refused (at this pointer, or a list refused as a whole) is not looked at again.
+  if (refused.includes(pointer)) return value;
+  if (field.kind !== 'list' && refused.some((p) => p.startsWith(`${pointer}/`))) return value;
   switch (field.kind) {
     case 'list':
-      return (value as RecordObject[]).map((item, i) => {
+      if (!Array.isArray(value)) return value;
+      return value.map((item: unknown, i) => {
+        if (typeof item !== 'object' || item === null || Array.isArray(item) || refused.includes(`${pointer}/${i}`)) return item;
         const out: RecordObject = {};
         for (const [name, sub] of Object.entries(field.of ?? {}))
-          out[name] = normalize(sub, item[name], `${pointer}/${i}/${name}`, problems);
+          out[name] = normalize(sub, (item as RecordObject)[name], `${pointer}/${i}/${name}`, problems, refused);
         return out;
       });
     case 'timestamp': {
@@ -221,7 +228,7 @@ function normalize(field: Field, value: unknown, pointer: string, problems: Fiel
   }
 }
 
-function problemOf(e: ErrorObject, register: Register): FieldProblem {
+function problemOf(e: ErrorObject, register: Register, input: RecordObject): FieldProblem {
   const at = e.instancePath;
   const p = e.params as Record<string, unknown>;
   switch (e.keyword) {
@@ -246,7 +253,11 @@ function problemOf(e: ErrorObject, register: Register): FieldProblem {
     case 'type':
       return { pointer: at, code: 'invalid_type', detail: `must be ${[p.type].flat().join(' or ')}` };
     case 'format':
-      return { pointer: at, code: 'invalid_format', detail: FORMATS[String(p.format)] ?? `must be in ${String(p.format)} format` };
+      return {
+        pointer: at,
+        code: 'invalid_format',
+        detail: notACalendarDay(valueAt(input, at)) ?? FORMATS[String(p.format)] ?? `must be in ${String(p.format)} format`,
+      };
     case 'pattern': {
       const ref = /^\^([a-z]+)_/.exec(String(p.pattern))?.[1];
       return ref
@@ -270,6 +281,36 @@ function problemOf(e: ErrorObject, register: Register): FieldProblem {
     default:
       return { pointer: at, code: 'invalid_value', detail: e.message ?? 'is invalid' };
   }
+}
+
+/** The value at a JSON pointer of the written object (for the words of a refusal). */
+function valueAt(input: RecordObject, pointer: string): unknown {
+  let value: unknown = input;
+  for (const part of pointer.split('/').slice(1)) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as RecordObject)[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return value;
+}
+
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+
+/**
+ * For a date (or an instant's date) that has the right shape but names no day of the calendar
+ * (`2026-02-30`, `2025-13-01`): says so, instead of asking for the shape it already has.
+ */
+export function notACalendarDay(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const m = /^(\d{4})-(\d{2})-(\d{2})(?:$|T)/.exec(value);
+  if (!m) return undefined;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (month < 1 || month > 12) return `"${clip(value)}" is not a calendar day: there is no month ${m[2]} (months are 01 to 12)`;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = month === 2 ? (leap ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;
+  if (day < 1 || day > days) {
+    return `"${clip(value)}" is not a calendar day: ${MONTHS[month - 1]} ${m[1]} has ${days} days`;
+  }
+  return undefined;
 }
 
 const FORMATS: Record<string, string> = {

@@ -3,7 +3,7 @@
  * or the seed too, so an identity provider can match and link them by userName), less those a
  * SCIM DELETE kept as INACTIVE because other records name them.
  */
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { MAX_SEARCH_WORDS } from '../read/list-query.js';
 import { people } from '../registers/catalogue.js';
 import type { Services } from '../services.js';
@@ -107,22 +107,4 @@ export async function saveLink(
 
 export async function dropLink(db: Kysely<DB>, workspaceId: string, personId: string): Promise<void> {
   await db.deleteFrom('scim_people').where('workspace_id', '=', workspaceId).where('person_id', '=', personId).execute();
-}
-
-/**
- * Whether another record of the workspace names this person (an asset's holder, an approver, a
- * manager...): ids appear in a record's JSON as quoted strings. `_` is a LIKE wildcard, so it is
- * escaped; a false match can only keep a person rather than delete one.
- */
-export async function isReferenced(db: Kysely<DB>, workspaceId: string, personId: string): Promise<boolean> {
-  const pattern = `%"${personId.replace(/[\\%_]/g, (c) => `\\${c}`)}"%`;
-  const row = await db
-    .selectFrom('records')
-    .select('id')
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '!=', personId)
-    .where(sql<boolean>`doc LIKE ${pattern} ESCAPE '\\'`)
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
 }

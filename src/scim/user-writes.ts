@@ -11,7 +11,7 @@ import type { Services } from '../services.js';
 import { recordAudit } from '../store/audit.js';
 import type { RecordObject } from '../store/records.js';
 import { deleteOne, putRecord } from '../writes/record-writes.js';
-import { allPeople, dropLink, isReferenced, onePerson, peopleByEmail, type ScimPerson, saveLink } from './directory.js';
+import { allPeople, dropLink, onePerson, peopleByEmail, type ScimPerson, saveLink } from './directory.js';
 import { invalidValue, notFound, ScimError } from './errors.js';
 import type { ScimTokenEntry } from './tokens.js';
 import { ATTRIBUTE_OF_POINTER, type UserContext, type UserWrite, userToPerson } from './users.js';
@@ -127,17 +127,14 @@ export async function replaceUser(
  */
 export async function deleteUser(services: Services, token: ScimTokenEntry, id: string): Promise<'deleted' | 'deactivated'> {
   const found = await visible(services, token, id);
-  const db = services.database.db;
-  if (!(await isReferenced(db, token.workspaceId, id))) {
-    try {
-      await deleteOne(services, token.workspaceId, people, id);
-      await dropLink(db, token.workspaceId, id);
-      await audit(services, token, 'record.scim_deleted', id);
-      return 'deleted';
-    } catch (err) {
-      // A reference written meanwhile, refused by the write side: keep the person instead.
-      if (!(err instanceof AppError) || err.code !== 'conflict') throw err;
-    }
+  try {
+    await deleteOne(services, token.workspaceId, people, id);
+    await dropLink(services.database.db, token.workspaceId, id);
+    await audit(services, token, 'record.scim_deleted', id);
+    return 'deleted';
+  } catch (err) {
+    // Other records still name the person (the write side's 409 referenced): keep it instead.
+    if (!(err instanceof AppError) || err.code !== 'referenced') throw err;
   }
   const person: RecordObject = { ...found.person, status: 'INACTIVE' };
   for (const stamp of ['id', 'created_at', 'updated_at']) delete person[stamp];

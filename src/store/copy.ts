@@ -66,6 +66,8 @@ export function whyNotCopied(table: string): string | undefined {
   if (table === 'auth_version') return "SQLite only: the key caches' change counter; the target's migration starts its own";
   if (table === 'records_fts') return 'SQLite only: the search index, filled by triggers as the records are inserted';
   if (/^records_fts_(data|idx|docsize|config|content)$/.test(table)) return "SQLite only: FTS5's storage of that index";
+  if (table === 'record_refs')
+    return 'the index of references: filled by triggers from records.refs as the records are inserted (migration 0027)';
   if (table === 'records_fts_deferred') return "SQLite only: empty outside an import batch's own transaction (migration 0024)";
   return undefined;
 }

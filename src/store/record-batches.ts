@@ -28,6 +28,11 @@ export interface RecordBatch {
    */
   upsert(rows: readonly RecordsTable[], created?: ReadonlySet<string>): Promise<void>;
   /**
+   * The stored rows that name any of `ids` by a reference field: a lookup in the reverse index
+   * of references (migration 0027), one per id.
+   */
+  naming(workspaceId: string, ids: readonly string[]): Promise<StoredRecord[]>;
+  /**
    * Deletes `ids`, which must have been read (and so locked) by current() in this transaction,
    * and writes each deleted record's tombstone (the deletions feed), deleted at `now` (ms).
    */

@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely';
+import { registerByPath, registerByPrefix } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
+import { referencesOf } from '../registers/record-input.js';
 import type { Database, HotQueries } from './database.js';
 import type { DB, RecordsTable } from './schema.js';
 import { searchText } from './search-text.js';
@@ -29,7 +31,23 @@ export function toRow(workspaceId: string, register: Register, record: RecordObj
     record_type: column('record_type'),
     search_text: searchText(register.search.map((s) => doc[s])),
     doc: JSON.stringify(doc),
+    refs: targetsOf(register, doc),
   };
+}
+
+const isRegisterPrefix = (prefix: string) => registerByPrefix(prefix) !== undefined;
+
+/** The distinct ids a record names by its declared reference fields (not its own), as a JSON array. */
+function targetsOf(register: Register, record: RecordObject): string {
+  const refs = referencesOf(register, record, isRegisterPrefix);
+  if (refs.length === 0) return '[]';
+  return JSON.stringify([...new Set(refs.map((r) => r.id).filter((id) => id !== record.id))].sort());
+}
+
+/** `refs` of a stored row (register path and JSON), for the migration that adds the column. */
+export function referenceTargets(registerPath: string, doc: string): string {
+  const register = registerByPath(registerPath);
+  return register ? targetsOf(register, JSON.parse(doc) as RecordObject) : '[]';
 }
 
 export class RecordStore {
@@ -73,19 +91,6 @@ export class RecordStore {
       .execute();
     // As every record write: a record written again under a deleted id leaves the deletions feed.
     await db.deleteFrom('record_tombstones').where('workspace_id', '=', workspaceId).where('id', '=', row.id).execute();
-  }
-
-  /**
-   * Removes a record: it leaves every list and detail, and its tombstone (deleted at `now`, ms)
-   * enters the deletions feed in the same transaction. Returns whether it existed.
-   */
-  async delete(workspaceId: string, register: Register, id: string, now: number): Promise<boolean> {
-    return this.database.engine.writeRecords(async (batch) => {
-      const current = (await batch.current(workspaceId, [id])).get(id);
-      if (current?.register !== register.path) return false;
-      await batch.delete(workspaceId, [id], now);
-      return true;
-    });
   }
 
   /** The seed's bulk insert (the engine's row writer: one statement per row in one transaction on SQLite, one per batch on PostgreSQL). */

@@ -197,6 +197,8 @@ export interface RecordsTable {
   search_text: string;
   /** The record's JSON, exactly as the API returns it (built from the register's allow-list). */
   doc: string;
+  /** The ids the record names by its reference fields, as a JSON array (migration 0027's reverse index reads it). */
+  refs: string;
 }
 
 /** The columns of a records row, in table order (bulk statements list them once, from here). */
@@ -212,9 +214,16 @@ export const RECORD_COLUMNS = [
   'record_type',
   'search_text',
   'doc',
+  'refs',
 ] as const satisfies readonly (keyof RecordsTable)[];
 
-/** One import of records (HTTP, CLI or console), as the Data page lists it. */
+/** The reverse index of references: `source_id` names `target_id` (kept by triggers from records.refs). */
+export interface RecordRefsTable {
+  workspace_id: string;
+  target_id: string;
+  source_id: string;
+}
+
 /** A deleted record's id and when it was deleted: the deletions feed (migration 0028). */
 export interface RecordTombstonesTable {
   workspace_id: string;
@@ -223,6 +232,8 @@ export interface RecordTombstonesTable {
   register: string;
   deleted_at: string;
 }
+
+/** One import of records (HTTP, CLI or console), as the Data page lists it. */
 
 export interface RecordImportsTable {
   id: string;
@@ -348,6 +359,7 @@ export interface DB {
   audit_events: AuditEventsTable;
   records: RecordsTable;
   record_tombstones: RecordTombstonesTable;
+  record_refs: RecordRefsTable;
   record_imports: RecordImportsTable;
   console_admins: ConsoleAdminsTable;
   console_sign_in_links: ConsoleSignInLinksTable;

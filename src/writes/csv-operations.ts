@@ -25,8 +25,21 @@ import { MAX_LINE_BYTES } from './import.js';
 const CHUNK_CHARS = 64 * 1024;
 
 export async function* csvOperations(source: AsyncIterable<Buffer | string>, register: Register): AsyncGenerator<string> {
+  // Where the last whole row ended, noted as the parser reads it: an unclosed quote is found
+  // only at the end of the file, and is reported where its row began.
+  const read = { rows: 0, lines: 0 };
   // max_record_size bounds what an unclosed quote can make the parser hold.
-  const parser = parse({ bom: true, relax_column_count: true, skip_empty_lines: false, max_record_size: MAX_LINE_BYTES });
+  const parser = parse({
+    bom: true,
+    relax_column_count: true,
+    skip_empty_lines: false,
+    max_record_size: MAX_LINE_BYTES,
+    on_record: (cells: string[], context: { records: number; lines: number }) => {
+      read.rows = context.records;
+      read.lines = context.lines;
+      return cells;
+    },
+  });
   const input = Readable.from(utf8Text(source));
   input.on('error', (err) => parser.destroy(err));
   input.pipe(parser);
@@ -67,7 +80,13 @@ export async function* csvOperations(source: AsyncIterable<Buffer | string>, reg
     if (err instanceof NotUtf8) {
       throw new AppError('invalid_parameter', 'the CSV file is not UTF-8 text; save it as "CSV UTF-8" and import it again');
     }
-    // csv-parse's own messages name the line (e.g. an unclosed quote); keep them to one line.
+    if ((err as { code?: string }).code === 'CSV_QUOTE_NOT_CLOSED') {
+      throw new AppError(
+        'invalid_parameter',
+        `CSV row ${read.rows + 1} (from line ${read.lines + 1} of the file) opens a quoted cell that is never closed: close the quote ("), or double a quote inside a quoted cell ("")`,
+      );
+    }
+    // csv-parse's own messages name the line; keep them to one line.
     const message = (err as Error).message.replace(/\s+/g, ' ').slice(0, 300);
     throw new AppError('invalid_parameter', `the CSV file could not be read: ${message}`);
   } finally {

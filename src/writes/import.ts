@@ -23,7 +23,9 @@ import { recordAudit } from '../store/audit.js';
 import { nextSlice, type RecordBatch, type StoredRecord, sliceUsed } from '../store/record-batches.js';
 import { getWorkspace } from '../store/workspaces.js';
 import { ndjsonLines } from './ndjson-lines.js';
-import { changeOf, danglingProblem, referencesIn } from './record-changes.js';
+import { PendingReferences } from './pending-references.js';
+import { changeOf, danglingProblem, knownReferences, referenceKey, referencesIn } from './record-changes.js';
+import { fieldOf, groupReferrers, type Referrer, type ReferrerGroup, referencedDetail, storedReferrers } from './referrers.js';
 
 /**
  * Lines applied per transaction (each well inside the sync overlap), per database. SQLite has
@@ -40,8 +42,10 @@ export const MAX_LINE_BYTES = 1024 * 1024;
 export const ATOMIC_MAX_LINES = 100_000;
 /** Records waiting for a reference written later in the same import, at most. */
 export const MAX_WAITING = 100_000;
-/** Refused lines reported in full (all are counted). */
+/** Refused lines reported in full (all are counted); repeated ids likewise. */
 export const MAX_REPORTED_REFUSALS = 1000;
+/** Distinct ids of one file remembered to report an id written twice (bounds the memory a huge file costs). */
+export const MAX_TRACKED_IDS = 1_000_000;
 
 export interface ImportOptions {
   actor: string;
@@ -64,6 +68,17 @@ export interface RefusedLine {
   pointer: string;
   code: FieldProblemCode;
   detail: string;
+  /** A refused delete (`referenced`): the records that still name it, per register and field. */
+  referrers?: ReferrerGroup[];
+}
+
+/** An upsert of an id an earlier line of the same file already wrote: applied, the last line wins. */
+export interface RepeatedId {
+  line: number;
+  first_line: number;
+  register: string;
+  id: string;
+  detail: string;
 }
 
 export interface ImportReport {
@@ -79,6 +94,9 @@ export interface ImportReport {
   refused_count: number;
   refused: RefusedLine[];
   refused_truncated: boolean;
+  /** Ids written by more than one upsert line: each later line is applied and replaces the earlier (the last line wins). */
+  repeated_count: number;
+  repeated: RepeatedId[];
   started_at: string;
   finished_at: string;
 }
@@ -144,6 +162,28 @@ class Report {
   /** Whether a fault was left out of `refused` (over MAX_REPORTED_REFUSALS). */
   truncated = false;
   readonly counts: Record<string, RegisterCounts> = {};
+  repeatedCount = 0;
+  readonly repeated: RepeatedId[] = [];
+  private readonly firstLines = new Map<string, number>();
+
+  /** Notes an upsert of `id` at `line`; a repeat of an id the file wrote before is reported with both lines. */
+  upserted(register: Register, id: string, line: number): void {
+    const first = this.firstLines.get(id);
+    if (first === undefined) {
+      if (this.firstLines.size < MAX_TRACKED_IDS) this.firstLines.set(id, line);
+      return;
+    }
+    this.repeatedCount++;
+    if (this.repeated.length < MAX_REPORTED_REFUSALS) {
+      this.repeated.push({
+        line,
+        first_line: first,
+        register: register.path,
+        id,
+        detail: `${id} is written again (first at line ${first}); line ${line} is applied and replaces it: the last line for an id wins`,
+      });
+    }
+  }
 
   of(register: Register): RegisterCounts {
     let c = this.counts[register.path];
@@ -175,6 +215,7 @@ class Applier {
   /** Waiting records whose references have all been written: applied with the next batch. */
   private ready: Upsert[] = [];
   private readonly simulated = new Map<string, boolean>();
+  private readonly pending = new PendingReferences();
 
   get hasReady(): boolean {
     return this.ready.length > 0;
@@ -191,6 +232,8 @@ class Applier {
   async apply(tx: RecordBatch, incoming: readonly Op[], trusted: ReadonlySet<Upsert> = new Set()): Promise<void> {
     const ops: Op[] = [...this.ready, ...incoming];
     this.ready = [];
+    // Written batches are in the database; a dry run's changes never are.
+    if (!this.options.dryRun) this.pending.clear();
     const ids = new Set(ops.map((o) => o.id));
     const stored = await tx.current(this.workspaceId, [...ids]);
     // Present now (in this batch's view): id -> the stored row, or null once deleted.
@@ -208,6 +251,10 @@ class Applier {
       if (op.kind === 'upsert') for (const r of op.refs) if (!ids.has(r.id) && this.simulated.get(r.id) === undefined) refIds.add(r.id);
     const inDatabase = refIds.size ? await tx.existing(this.workspaceId, [...refIds]) : new Set<string>();
     const present = (id: string) => (state.has(id) ? state.get(id) !== null : (this.simulated.get(id) ?? inDatabase.has(id)));
+    // Who names what this batch deletes: one query, and only for a batch that deletes.
+    const deleting = ops.filter((o) => o.kind === 'delete').map((o) => o.id);
+    const namedInDatabase = deleting.length ? await storedReferrers(tx, this.workspaceId, deleting) : undefined;
+    const tracking = namedInDatabase !== undefined || !!this.options.dryRun;
 
     const now = this.services.clock();
     const written = new Map<string, ReturnType<typeof changeOf>['row'] | null>();
@@ -218,13 +265,28 @@ class Applier {
       const current = state.get(op.id);
       if (op.kind === 'delete') {
         if (current) {
+          const referrers = this.referrersOf(op.id, namedInDatabase);
+          if (referrers.length) {
+            const groups = groupReferrers(referrers);
+            this.report.refuse(
+              { line: op.line, pointer: '/id', code: 'referenced', detail: referencedDetail(op.id, groups), referrers: groups },
+              op.register,
+            );
+            continue;
+          }
+          this.pending.set(op.id, null);
           counts.delete.deleted++;
           state.set(op.id, null);
           written.set(op.id, null);
         } else counts.delete.absent++;
         continue;
       }
-      const missing = trusted.has(op) ? [] : op.refs.filter((r) => !present(r.id));
+      let missing = trusted.has(op) ? [] : op.refs.filter((r) => !present(r.id));
+      if (missing.length && current?.doc) {
+        // Judged on what the line changes: a reference the stored record already makes stands.
+        const known = knownReferences(op.register, current.doc);
+        missing = missing.filter((r) => !known.has(referenceKey(fieldOf(r.pointer), r.id)));
+      }
       if (missing.length) {
         this.wait(op, missing);
         continue;
@@ -242,6 +304,8 @@ class Applier {
       else counts.upsert.created++;
       if (change.changed) written.set(op.id, change.row);
       state.set(op.id, { ...change.row });
+      if (tracking)
+        this.pending.set(op.id, { register: op.register.path, refs: op.refs.map((r) => ({ field: fieldOf(r.pointer), id: r.id })) });
     }
     const upserts = [...written.values()].filter((r) => r !== null);
     const deletes = [...written.entries()].filter(([id, r]) => r === null && stored.has(id)).map(([id]) => id);
@@ -252,6 +316,20 @@ class Applier {
       await tx.delete(this.workspaceId, deletes, now);
     }
     for (const [id, s] of state) if (s !== null) this.resolved(id);
+  }
+
+  /**
+   * The records that name `id` at this line: the stored ones the import has not changed, the
+   * changed ones that name it now, and earlier lines still waiting for it to be written.
+   */
+  private referrersOf(id: string, stored: Map<string, Referrer[]> | undefined): Referrer[] {
+    const fromDatabase = (stored?.get(id) ?? []).filter((r) => !this.pending.overrides(r.id));
+    const waiting: Referrer[] = [];
+    for (const wid of this.waitersOf.get(id) ?? []) {
+      const op = this.waiting.get(wid)?.op;
+      for (const r of op?.refs ?? []) if (r.id === id) waiting.push({ register: op!.register.path, field: fieldOf(r.pointer), id: wid });
+    }
+    return [...fromDatabase, ...this.pending.referrersOf(id), ...waiting].filter((r) => r.id !== id);
   }
 
   private wait(op: Upsert, missing: { pointer: string; id: string }[]): void {
@@ -371,7 +449,10 @@ export async function importRecords(
     if (isRefused(op)) {
       const registerName = /"register"\s*:\s*"([a-z-]+)"/.exec(text)?.[1];
       report.refuse(op, registerName ? registerByPath(registerName) : undefined);
-    } else into.push(op);
+    } else {
+      if (op.kind === 'upsert') report.upserted(op.register, op.id, line);
+      into.push(op);
+    }
   };
   try {
     if (options.atomic) {
@@ -476,10 +557,17 @@ async function settle(
     refused_count: report.refusedCount,
     refused: report.refused,
     refused_truncated: report.truncated,
+    repeated_count: report.repeatedCount,
+    repeated: report.repeated,
     started_at: startedAt,
     finished_at: finishedAt,
   };
-  const stored = { ...out, refused: out.refused.slice(0, 100), ...(failure ? { failure: failure.message.slice(0, 300) } : {}) };
+  const stored = {
+    ...out,
+    refused: out.refused.slice(0, 100),
+    repeated: out.repeated.slice(0, 100),
+    ...(failure ? { failure: failure.message.slice(0, 300) } : {}),
+  };
   const db = services.database.db;
   await db
     .updateTable('record_imports')

@@ -10,12 +10,21 @@ import { type FieldProblem, type RecordObject, referencesOf } from '../registers
 import type { StoredRecord } from '../store/record-batches.js';
 import { toRow } from '../store/records.js';
 import type { RecordsTable } from '../store/schema.js';
+import { namedBy } from './referrers.js';
 
 const isRegisterPrefix = (prefix: string) => registerByPrefix(prefix) !== undefined;
 
 /** The references of a record to other records (people, locations...), by JSON pointer. */
 export function referencesIn(register: Register, record: RecordObject): { pointer: string; id: string }[] {
   return referencesOf(register, record, isRegisterPrefix).filter((r) => r.id !== record.id);
+}
+
+/** A reference as a key: its field (list indexes left out) and the id it names. */
+export const referenceKey = (field: string, id: string): string => `${field} ${id}`;
+
+/** The references a stored record already makes, as referenceKey()s. */
+export function knownReferences(register: Register, doc: string): Set<string> {
+  return new Set(namedBy(register, JSON.parse(doc) as RecordObject).map((r) => referenceKey(r.field, r.id)));
 }
 
 export function danglingProblem(pointer: string, id: string): FieldProblem {

@@ -10,7 +10,8 @@ import { idPattern, idRule } from '../registers/fields.js';
 import { type FieldProblem, type RecordObject, readRecordInput } from '../registers/record-input.js';
 import type { Services } from '../services.js';
 import { getWorkspace } from '../store/workspaces.js';
-import { changeOf, danglingProblem, etagOf, referencesIn } from './record-changes.js';
+import { changeOf, danglingProblem, etagOf, knownReferences, referenceKey, referencesIn } from './record-changes.js';
+import { assertUnreferenced, fieldOf } from './referrers.js';
 
 export interface Preconditions {
   /** `If-Match`: the write happens only if the stored record's ETag is one of these (or `*`: it exists). */
@@ -105,7 +106,10 @@ async function write(
     checkPreconditions(preconditions, current);
     const input = readRecordInput(register, body(current ? (JSON.parse(current.doc) as RecordObject) : undefined), { id });
     if (!input.ok) throw invalidRecord(input.problems);
-    const refs = referencesIn(register, input.record);
+    // Judged on what the write changes: a reference the stored record already makes (perhaps
+    // dangling, in data written before deletes were checked or copied in) is not judged again.
+    const before = current ? knownReferences(register, current.doc) : new Set<string>();
+    const refs = referencesIn(register, input.record).filter((r) => !before.has(referenceKey(fieldOf(r.pointer), r.id)));
     if (refs.length) {
       const present = await batch.existing(workspaceId, [...new Set(refs.map((r) => r.id))]);
       const dangling = refs.filter((r) => !present.has(r.id)).map((r) => danglingProblem(r.pointer, r.id));
@@ -137,7 +141,7 @@ export function patchRecord(
   return write(services, workspaceId, register, id, p, (current) => mergePatch(writable(register, current ?? {}), patch), true);
 }
 
-/** DELETE: the record leaves every list and detail; no event. */
+/** DELETE: the record leaves every list and detail; no event. Refused (409) while other records name it. */
 export async function deleteOne(
   services: Services,
   workspaceId: string,
@@ -151,6 +155,7 @@ export async function deleteOne(
     const current = (await batch.current(workspaceId, [id])).get(id);
     if (!current) throw new AppError('not_found', `No ${register.resource} ${id} in workspace ${workspaceId}.`);
     checkPreconditions(p, current);
+    await assertUnreferenced(batch, workspaceId, id);
     // The same call writes the record's tombstone (the deletions feed), in this transaction.
     await batch.delete(workspaceId, [id], services.clock());
   });

@@ -134,6 +134,26 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    it("a check names a refused delete's referrers under its line, and an id written twice with both lines", async () => {
+      const text = [
+        line('locations', site('loc_con_hq')),
+        line('people', person('per_con_mgr')),
+        line('people', person('per_con_rep', { manager_id: 'per_con_mgr' })),
+        line('people', person('per_con_rep', { manager_id: 'per_con_mgr', job_title: 'Lead' })),
+        JSON.stringify({ register: 'people', op: 'delete', id: 'per_con_mgr' }),
+      ].join('\n');
+      const check = await upload('/console/data/check', { name: 'delete.ndjson', content: text });
+      assert.equal(check.status, 200, check.body);
+      assert.match(
+        check.body,
+        /<strong>Line 5<\/strong> <code>\/id<\/code> <code class="chip">referenced<\/code> per_con_mgr is still referenced/,
+      );
+      assert.match(check.body, /<li>Still named by 1 people by manager_id: per_con_rep<\/li>/);
+      assert.match(check.body, /1 line writes an id an earlier line already wrote/);
+      assert.match(check.body, /the last line for an id wins/);
+      assert.match(check.body, /<strong>Line 4<\/strong> <code>per_con_rep<\/code> first written at line 3/);
+    });
+
     it('a CSV file needs its register; its refused rows are reported with row number, pointer and reason', async () => {
       const csv =
         'id,name,category,status,annual_cost_minor,currency,contract_start_date,notice_period_days,auto_renews\n' +

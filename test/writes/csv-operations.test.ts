@@ -65,6 +65,19 @@ describe('CSV rows as import operations', () => {
     });
   });
 
+  it('an unclosed quote is reported at the row (and line) where it opened, not at the end of the file', async () => {
+    const text = 'id,name\nven_1,"two\nlines"\n\nven_2,"Paperclip\nven_3,Staples\nven_4,Dunder\nven_5,Vance\n';
+    // Rows: 1 header, 2 ven_1 (lines 2-3), 3 blank (line 4), 4 ven_2 opens the quote at line 5; the file ends at line 8.
+    const message = await refusal(vendors, text);
+    assert.match(message, /^CSV row 4 \(from line 5 of the file\) opens a quoted cell that is never closed: close the quote/);
+    // Whatever the chunks the file arrives in.
+    const err = await lines(vendors, ...text.match(/[\s\S]{1,7}/g)!).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.match((err as Error).message, /^CSV row 4 \(from line 5 of the file\)/);
+  });
+
   it('a chunk boundary inside a multi-byte character is read whole', async () => {
     const bytes = Buffer.from('id,name\nven_1,Müller\n');
     const cut = bytes.indexOf(0xc3) + 1;
@@ -77,7 +90,10 @@ describe('CSV rows as import operations', () => {
     assert.match(await refusal(vendors, 'id,name,name\n'), /^CSV column "name" is named twice/);
     assert.match(await refusal(vendors, 'name\nx\n'), /no id column/);
     assert.match(await refusal(vendors, 'id,name\nven_1,a\nven_2\n'), /^CSV row 3 has 1 cells but the header has 2/);
-    assert.match(await refusal(vendors, 'id,name\nven_1,"open\n'), /could not be read: Quote Not Closed.*at line 2/);
+    assert.match(
+      await refusal(vendors, 'id,name\nven_1,"open\n'),
+      /^CSV row 2 \(from line 2 of the file\) opens a quoted cell that is never closed/,
+    );
     assert.match(await refusal(vendors, Buffer.from('id,name\nven_1,M\xfcller\n', 'latin1')), /not UTF-8 text; save it as "CSV UTF-8"/);
   });
 });

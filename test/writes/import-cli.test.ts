@@ -207,6 +207,41 @@ for (const dialect of DIALECTS) {
       assert.equal(await count(ws, 'people'), 1, 'line 5 was written');
     });
 
+    it('a delete of a record still named is refused by import (at its line) and by wsops delete, naming the referrers; the export then imports into a fresh workspace', async () => {
+      const ws = await h.workspace({ seed: false });
+      const file = join(dir, 'delete-manager.ndjson');
+      writeFileSync(
+        file,
+        `${[
+          line('locations', site('loc_cli_hq')),
+          line('people', person('per_cli_mgr')),
+          line('people', person('per_cli_rep', { manager_id: 'per_cli_mgr' })),
+          JSON.stringify({ register: 'people', op: 'delete', id: 'per_cli_mgr' }),
+        ].join('\n')}\n`,
+      );
+      for (const args of [['--dry-run'], []]) {
+        const r = run(['import', '--workspace', ws, file, ...args]);
+        assert.equal(r.status, 2, r.stderr);
+        assert.match(r.stdout, /^line 4 \/id referenced: per_cli_mgr is still referenced: 1 people by manager_id \(per_cli_rep\)/m);
+        assert.match(r.stdout, /^ {2}still named by 1 people by manager_id: per_cli_rep$/m);
+      }
+      assert.equal(await count(ws, 'people'), 2, 'the manager and the report stand');
+
+      const deleted = run(['delete', '--workspace', ws, 'people', 'per_cli_mgr']);
+      assert.equal(deleted.status, 2);
+      assert.equal(deleted.stderr.trim().split('\n').length, 1, deleted.stderr);
+      assert.match(deleted.stderr, /per_cli_mgr is still referenced: 1 people by manager_id \(per_cli_rep\)/);
+      assert.equal(await count(ws, 'people'), 2);
+
+      const out = join(dir, 'delete-manager-export.ndjson');
+      assert.equal(run(['export', '--workspace', ws, '--output', out]).status, 0);
+      for (const args of [['--dry-run'], [], ['--keep-timestamps']]) {
+        const fresh = await h.workspace({ seed: false });
+        const r = run(['import', '--workspace', fresh, out, ...args]);
+        assert.equal(r.status, 0, `${args.join(' ')}: ${r.stdout} ${r.stderr}`);
+      }
+    });
+
     it('export | import --keep-timestamps - moves a workspace, and exporting the copy gives the same bytes', async () => {
       const a = await h.workspace();
       const b = await h.workspace({ seed: false });

@@ -227,6 +227,73 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await ids(ws, 'people'), []);
     });
 
+    it('every field fault of a line is listed in one round, and a date of the right shape that names no day is said to be no calendar day', async () => {
+      const ws = await h.workspace({ seed: false });
+      const body = [
+        line('locations', site('loc_hq')),
+        line('people', person('per_dates', 'loc_hq', { start_date: '2026-02-30', status: 'RETIRED', job_title: 'Tab\u0007bell' })),
+        line('vendors', vendor('ven_faults', { currency: 'EUX', status: 'SOMETIMES', renewal_date: '2027-04-31' })),
+        line('locations', { ...site('loc_tz'), timezone: 'Mars/Olympus', kind: 'PLANET' }),
+      ].join('\n');
+      const { json } = await importText(ws, body);
+      const byLine = (n: number) =>
+        json.refused
+          .filter((r: { line: number }) => r.line === n)
+          .map((r: { pointer: string; code: string; detail: string }) => [r.pointer, r.code, r.detail])
+          .sort();
+      assert.deepEqual(byLine(2), [
+        ['/record/job_title', 'invalid_characters', byLine(2)[0][2]],
+        ['/record/start_date', 'invalid_format', '"2026-02-30" is not a calendar day: February 2026 has 28 days'],
+        ['/record/status', 'invalid_value', 'must be one of ACTIVE, INACTIVE'],
+      ]);
+      assert.deepEqual(
+        byLine(3).map((r: string[]) => [r[0], r[1]]),
+        [
+          ['/record/currency', 'invalid_value'],
+          ['/record/renewal_date', 'invalid_format'],
+          ['/record/status', 'invalid_value'],
+        ],
+      );
+      assert.match(byLine(3)[1][2], /"2027-04-31" is not a calendar day: April 2027 has 30 days/);
+      assert.deepEqual(
+        byLine(4).map((r: string[]) => [r[0], r[1]]),
+        [
+          ['/record/kind', 'invalid_value'],
+          ['/record/timezone', 'invalid_value'],
+        ],
+      );
+      assert.equal(json.refused_count, 3);
+    });
+
+    it('an id written twice in one file is reported with both line numbers; both lines are applied and the last wins', async () => {
+      const ws = await h.workspace({ seed: false });
+      const body = [
+        line('locations', site('loc_hq')),
+        line('people', person('per_twice', 'loc_hq', { job_title: 'First' })),
+        line('people', person('per_once', 'loc_hq')),
+        line('people', person('per_twice', 'loc_hq', { job_title: 'Second' })),
+      ].join('\n');
+      const { json } = await importText(ws, body);
+      assert.equal(json.refused_count, 0);
+      assert.equal(json.repeated_count, 1);
+      assert.deepEqual(json.repeated, [
+        {
+          line: 4,
+          first_line: 2,
+          register: 'people',
+          id: 'per_twice',
+          detail: 'per_twice is written again (first at line 2); line 4 is applied and replaces it: the last line for an id wins',
+        },
+      ]);
+      const stored = await h.services.database.db
+        .selectFrom('records')
+        .select('doc')
+        .where('workspace_id', '=', ws)
+        .where('id', '=', 'per_twice')
+        .executeTakeFirstOrThrow();
+      assert.equal(JSON.parse(stored.doc).job_title, 'Second');
+    });
+
     it('references may form a cycle inside one import (two people who manage each other), but not point outside it', async () => {
       const ws = await h.workspace({ seed: false });
       const body = [

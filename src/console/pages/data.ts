@@ -23,6 +23,7 @@ import type { Services } from '../../services.js';
 import { csvOperations } from '../../writes/csv-operations.js';
 import { EXPORT_ORDER, registerSummary } from '../../writes/export.js';
 import { type ImportReport, importRecords, type RefusedLine } from '../../writes/import.js';
+import { referrerLines } from '../../writes/referrers.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formError } from '../forms.js';
 import { type Html, html } from '../html.js';
@@ -109,8 +110,22 @@ const firstRefusals = (refused: readonly RefusedLine[], limit: number): RefusedL
 function refusalList(refused: readonly RefusedLine[], limit: number): Html {
   return html`<ul class="plain refusals">${firstRefusals(refused, limit).map(
     (r) =>
-      html`<li><strong>Line ${r.line}</strong>${r.pointer ? html` <code>${r.pointer}</code>` : ''} <code class="chip">${r.code}</code> ${r.detail}</li>`,
+      html`<li><strong>Line ${r.line}</strong>${r.pointer ? html` <code>${r.pointer}</code>` : ''} <code class="chip">${r.code}</code> ${r.detail}${
+        r.referrers?.length
+          ? html`<ul class="plain">${referrerLines(r.referrers).map((named) => html`<li>Still named by ${named}</li>`)}</ul>`
+          : ''
+      }</li>`,
   )}</ul>`;
+}
+
+/** Ids the file writes more than once, with both lines: each line is applied, the last one wins. */
+function repeatedList(report: ImportReport): Html {
+  if (!report.repeated_count) return html``;
+  return html`<h3>${report.repeated_count} ${report.repeated_count === 1 ? 'line writes an id' : 'lines write an id'} an earlier line already wrote</h3>
+<p class="hint">Each is applied in file order: the last line for an id wins. If that is not what you meant, keep one line per id.</p>
+<ul class="plain refusals">${report.repeated
+    .slice(0, REFUSALS_ON_REPORT)
+    .map((r) => html`<li><strong>Line ${r.line}</strong> <code>${r.id}</code> first written at line ${r.first_line}</li>`)}</ul>`;
 }
 
 /** The upload form: on the Data page it checks a file; after a check it imports the same file. */
@@ -261,6 +276,7 @@ ${refusalList(report.refused, REFUSALS_ON_REPORT)}
 ${unlisted > 0 ? html`<p class="hint">${unlisted} more refused ${unlisted === 1 ? 'line is' : 'lines are'} not listed; <code>wsops import --dry-run</code> lists up to 1,000 faults.</p>` : ''}`
     : html`<p>${badge('good', 'No line refused')}</p>`
 }
+${repeatedList(report)}
 </section>
 <section class="card stack" aria-labelledby="confirm-title">
 <h2 id="confirm-title">Import this file</h2>

@@ -161,6 +161,14 @@ export function openPostgres(url: string, logger: Logger | undefined): Database 
               );
             }
           },
+          async naming(workspaceId, ids) {
+            // A probe of the reverse index per id, then a primary-key probe per referrer (as current() does).
+            const { rows } = await sql<StoredRecord>`SELECT r.* FROM (SELECT DISTINCT x.source_id FROM unnest(${[...ids]}::text[]) AS k(id)
+            CROSS JOIN LATERAL (SELECT source_id FROM record_refs WHERE workspace_id = ${workspaceId} AND target_id = k.id) x) s
+            CROSS JOIN LATERAL (SELECT id, register, created_at, updated_at, doc FROM records
+            WHERE workspace_id = ${workspaceId} AND id = s.source_id LIMIT 1) r`.execute(trx);
+            return rows;
+          },
           async delete(workspaceId, ids, now) {
             if (ids.length === 0) return;
             // The rows were locked by current(): their ctids cannot move before commit.

@@ -193,6 +193,12 @@ export function openSqlite(path: string, options: OpenOptions): Database {
         );
         const existing = preparedStatement(raw, 'SELECT id FROM records WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))');
         const remove = preparedStatement(raw, 'DELETE FROM records WHERE workspace_id = ? AND id = ? RETURNING register, updated_at');
+        const naming = preparedStatement(
+          raw,
+          `SELECT r.id, r.register, r.created_at, r.updated_at, r.doc FROM records r
+         WHERE r.workspace_id = ? AND r.id IN (SELECT source_id FROM record_refs
+           WHERE workspace_id = ? AND target_id IN (SELECT value FROM json_each(?)))`,
+        );
         // Migration 0024: while the flag row exists (only inside this transaction), the insert
         // trigger leaves the search index alone and one statement indexes the batch's new rows.
         const deferIndex = preparedStatement(raw, 'INSERT INTO records_fts_deferred (deferred) VALUES (1)');
@@ -234,6 +240,9 @@ export function openSqlite(path: string, options: OpenOptions): Database {
               }
               undeferIndex.run();
             }
+          },
+          async naming(workspaceId, ids) {
+            return naming.all(workspaceId, workspaceId, JSON.stringify(ids)) as StoredRecord[];
           },
           async delete(workspaceId, ids, now) {
             const bury = preparedStatement(raw, BURY);

@@ -1,0 +1,73 @@
+import { type Kysely, sql } from 'kysely';
+import type { Dialect } from '../database.js';
+import { referenceTargets } from '../records.js';
+
+/**
+ * The reverse index of references, so that a delete finds who still names a record without
+ * reading the workspace (ADR 43). `records.refs` holds the ids a record names (a JSON array,
+ * computed by toRow() from the register's declaration); triggers keep `record_refs`, one row per
+ * (target, source), in step with it on every write path (the write routes, the import, the
+ * seed, corrections and actions, `wsops copy`). A write that leaves a record's references as
+ * they were leaves the index alone.
+ */
+export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
+  await sql`ALTER TABLE records ADD COLUMN refs text NOT NULL DEFAULT '[]'`.execute(db);
+  if (dialect === 'sqlite') {
+    await sql`CREATE TABLE record_refs (workspace_id text NOT NULL, target_id text NOT NULL, source_id text NOT NULL,
+      PRIMARY KEY (workspace_id, target_id, source_id)) WITHOUT ROWID`.execute(db);
+    await sql`CREATE TRIGGER records_refs_ai AFTER INSERT ON records WHEN new.refs <> '[]' BEGIN
+      INSERT OR IGNORE INTO record_refs (workspace_id, target_id, source_id) SELECT new.workspace_id, value, new.id FROM json_each(new.refs); END`.execute(
+      db,
+    );
+    await sql`CREATE TRIGGER records_refs_au AFTER UPDATE OF refs ON records WHEN old.refs IS NOT new.refs BEGIN
+      DELETE FROM record_refs WHERE workspace_id = old.workspace_id AND source_id = old.id AND target_id IN (SELECT value FROM json_each(old.refs));
+      INSERT OR IGNORE INTO record_refs (workspace_id, target_id, source_id) SELECT new.workspace_id, value, new.id FROM json_each(new.refs); END`.execute(
+      db,
+    );
+    await sql`CREATE TRIGGER records_refs_ad AFTER DELETE ON records WHEN old.refs <> '[]' BEGIN
+      DELETE FROM record_refs WHERE workspace_id = old.workspace_id AND source_id = old.id AND target_id IN (SELECT value FROM json_each(old.refs)); END`.execute(
+      db,
+    );
+  } else {
+    await sql`CREATE TABLE record_refs (workspace_id text NOT NULL, target_id text NOT NULL, source_id text NOT NULL,
+      PRIMARY KEY (workspace_id, target_id, source_id))`.execute(db);
+    await sql`CREATE FUNCTION records_refs_sync() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.refs <> '[]' THEN
+          DELETE FROM record_refs WHERE workspace_id = OLD.workspace_id AND source_id = OLD.id
+            AND target_id IN (SELECT jsonb_array_elements_text(OLD.refs::jsonb));
+        END IF;
+        IF TG_OP IN ('UPDATE', 'INSERT') AND NEW.refs <> '[]' THEN
+          INSERT INTO record_refs (workspace_id, target_id, source_id)
+            SELECT NEW.workspace_id, t, NEW.id FROM jsonb_array_elements_text(NEW.refs::jsonb) AS t ON CONFLICT DO NOTHING;
+        END IF;
+        RETURN NULL;
+      END $$`.execute(db);
+    await sql`CREATE TRIGGER records_refs_ai AFTER INSERT ON records FOR EACH ROW WHEN (NEW.refs <> '[]') EXECUTE FUNCTION records_refs_sync()`.execute(
+      db,
+    );
+    await sql`CREATE TRIGGER records_refs_au AFTER UPDATE OF refs ON records FOR EACH ROW WHEN (OLD.refs IS DISTINCT FROM NEW.refs) EXECUTE FUNCTION records_refs_sync()`.execute(
+      db,
+    );
+    await sql`CREATE TRIGGER records_refs_ad AFTER DELETE ON records FOR EACH ROW WHEN (OLD.refs <> '[]') EXECUTE FUNCTION records_refs_sync()`.execute(
+      db,
+    );
+  }
+  // The records stored before: their references, in pages of the primary key (the triggers fill the index).
+  const pageRows = 2000;
+  let after = { workspace_id: '', id: '' };
+  for (;;) {
+    const { rows } = await sql<{ workspace_id: string; id: string; register: string; doc: string }>`
+      SELECT workspace_id, id, register, doc FROM records
+      WHERE workspace_id > ${after.workspace_id} OR (workspace_id = ${after.workspace_id} AND id > ${after.id})
+      ORDER BY workspace_id, id LIMIT ${pageRows}`.execute(db);
+    for (const row of rows) {
+      const refs = referenceTargets(row.register, row.doc);
+      if (refs !== '[]')
+        await sql`UPDATE records SET refs = ${refs} WHERE workspace_id = ${row.workspace_id} AND id = ${row.id}`.execute(db);
+    }
+    const last = rows.at(-1);
+    if (!last || rows.length < pageRows) break;
+    after = { workspace_id: last.workspace_id, id: last.id };
+  }
+}
