@@ -2,7 +2,7 @@
  * SQLite's side of the database seam (engine.ts): better-sqlite3, a writer connection and a
  * read-only one (what is read on that one is in sqlite-reads.ts).
  */
-import { mkdirSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, fchmodSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, type RawBuilder, SqliteDialect, sql } from 'kysely';
@@ -102,7 +102,8 @@ function quote(identifier: string): string {
 
 /**
  * `mkdir -p`, one level at a time: Node 20-24's own `recursive: true` spins forever where mkdir
- * answers ENOENT under an existing parent (/proc/nope), instead of failing.
+ * answers ENOENT under an existing parent (/proc/nope), instead of failing. A folder made here
+ * holds every workspace's data: only its owner may enter it, whatever the umask.
  */
 function makeDirectory(directory: string): void {
   const found = statSync(directory, { throwIfNoEntry: false });
@@ -111,16 +112,41 @@ function makeDirectory(directory: string): void {
   const parent = dirname(directory);
   if (parent !== directory) makeDirectory(parent);
   try {
-    mkdirSync(directory);
+    mkdirSync(directory, { mode: 0o700 });
+    chmodSync(directory, 0o700);
   } catch (error) {
     // Another process (a second CLI command) made it in between: that is what we wanted.
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
 }
 
+/**
+ * Creates the database file readable by its owner only, before SQLite opens it: SQLite gives the
+ * `-wal` and `-shm` files it makes the database file's mode, and it would create the database
+ * itself under the umask (0644 with the usual 022), readable by every user of the machine. An
+ * existing file keeps the mode its operator gave it.
+ */
+function createPrivateFile(path: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path, 'wx', 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return;
+    throw error;
+  }
+  try {
+    fchmodSync(fd, 0o600);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** `path` is what follows `sqlite:` in the URL (`:memory:` for a private in-memory database). */
 export function openSqlite(path: string, options: OpenOptions): Database {
-  if (path !== ':memory:') makeDirectory(dirname(path));
+  if (path !== ':memory:') {
+    makeDirectory(dirname(path));
+    createPrivateFile(path);
+  }
   const raw = new SQLite(path);
   // exec, not pragma(): pragma() prepares a statement that is then garbage (see preparedStatement).
   raw.exec('PRAGMA journal_mode = WAL');
