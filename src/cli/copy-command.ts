@@ -64,7 +64,7 @@ async function targetAddress(opts: { to?: string; toEnv?: string }): Promise<str
   }
   if (opts.to === undefined) {
     throw new UsageError(
-      "--to is required: the empty target database (sqlite:PATH or postgres://...); --to - reads it from standard input, --to-env NAME from an environment variable",
+      '--to is required: the empty target database (sqlite:PATH or postgres://...); --to - reads it from standard input, --to-env NAME from an environment variable',
     );
   }
   return secretArgument('--to', opts.to);
