@@ -144,6 +144,10 @@ export function openPostgres(url: string, logger: Logger | undefined): Database 
             SELECT id FROM records WHERE workspace_id = ${workspaceId} AND id = k.id LIMIT 1) r`.execute(trx);
             return new Set(rows.map((r) => r.id));
           },
+          async importProgress(p) {
+            await sql`UPDATE record_imports SET lines = ${p.lines}, refused = ${p.refused}, report = ${p.report}, alive_at = ${p.aliveAt}
+            WHERE id = ${p.id}`.execute(trx);
+          },
           async upsert(rows) {
             if (rows.length === 0) return;
             // unnest() of one text array per column: one round trip per batch, rows in id order so

@@ -217,6 +217,7 @@ export function openSqlite(path: string, options: OpenOptions): Database {
         // trigger leaves the search index alone and one statement indexes the batch's new rows.
         const deferIndex = preparedStatement(raw, 'INSERT INTO records_fts_deferred (deferred) VALUES (1)');
         const undeferIndex = preparedStatement(raw, 'DELETE FROM records_fts_deferred');
+        const progress = preparedStatement(raw, 'UPDATE record_imports SET lines = ?, refused = ?, report = ?, alive_at = ? WHERE id = ?');
         const indexNew = preparedStatement(
           raw,
           `INSERT INTO records_fts (rowid, search_text) SELECT rowid, search_text FROM records
@@ -229,6 +230,9 @@ export function openSqlite(path: string, options: OpenOptions): Database {
           },
           async existing(workspaceId, ids) {
             return new Set((existing.all(workspaceId, JSON.stringify(ids)) as { id: string }[]).map((r) => r.id));
+          },
+          async importProgress(p) {
+            progress.run(p.lines, p.refused, p.report, p.aliveAt, p.id);
           },
           async upsert(rows, created) {
             const workspaceId = rows[0]?.workspace_id;
