@@ -25,6 +25,12 @@ export function buildInternalOpenApi(): JsonSchema {
     '401': problem('The operator token was not accepted.'),
     '403': problem('The internal API is disabled: WSOPS_OPERATOR_TOKEN is not set on the server.'),
     '429': problem('Too many failed operator tokens from this address.'),
+    '503': {
+      ...problem(
+        "`storage_full`: the database's disk is full, or `database_unavailable`: the connection to the database was lost. Nothing of the failed write is stored half; an import says in `lines_applied` how many lines its committed batches had applied. Retry after `Retry-After` seconds; the same import again converges.",
+      ),
+      headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } },
+    },
   };
   for (const r of REGISTERS) {
     schemas[r.resource] = r.recordSchema();
@@ -196,6 +202,11 @@ export function buildInternalOpenApi(): JsonSchema {
   schemas.Problem = problemSchema({
     pointer: { type: 'string', description: 'On a 422: the JSON pointer of the first refused field.' },
     errors: { type: 'array', items: ref('FieldProblem'), description: 'On a 422: every refused field.' },
+    lines_applied: {
+      type: 'integer',
+      description: 'On a 503 to an import: the lines its batches had applied, in whole batches, before it stopped.',
+    },
+    import_id: { type: 'string', description: 'On a 503 to an import: its id (`wsops imports` lists it).' },
   });
   paths['/internal/v1/workspaces/{workspace_id}/import'] = {
     parameters: [{ $ref: '#/components/parameters/workspace_id' }],

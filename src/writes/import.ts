@@ -22,6 +22,7 @@ import type { Services } from '../services.js';
 import { recordAudit } from '../store/audit.js';
 import { HEARTBEAT_MS, THIS_PROCESS } from '../store/import-runs.js';
 import { nextSlice, type RecordBatch, type StoredRecord, sliceUsed } from '../store/record-batches.js';
+import { storageFaultOf } from '../store/storage-faults.js';
 import { getWorkspace } from '../store/workspaces.js';
 import { ndjsonLines } from './ndjson-lines.js';
 import { changeOf, danglingProblem, referencesIn } from './record-changes.js';
@@ -524,6 +525,8 @@ export async function importRecords(
               throw err;
             },
           );
+        // Awaited by the next flush or at the end; until then its failure is not unhandled.
+        writing.catch(() => undefined);
       };
       for await (const line of ndjsonLines(source, MAX_LINE_BYTES)) {
         // A chunk of the body holds hundreds of lines, parsed without a turn of the event loop
@@ -560,6 +563,15 @@ export async function importRecords(
       // With the database lost the outcome cannot be recorded: the row stays unfinished until a
       // reader finds its heartbeat stale (import-runs.ts); the caller hears the first failure.
       await settle(services, workspaceId, report, startedAt, options, false, err as Error).catch(() => undefined);
+      const fault = storageFaultOf(err);
+      if (fault) {
+        throw new AppError(
+          fault.code,
+          `${fault.message}. The import ${report.id} stopped after ${report.appliedLines} lines applied in whole batches; running the same import again converges.`,
+          { lines_applied: report.appliedLines, import_id: report.id },
+          fault,
+        );
+      }
       throw err;
     }
     committed = false;

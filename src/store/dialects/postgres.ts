@@ -91,7 +91,7 @@ const updateTrigger = (
 ) => `CREATE TRIGGER ${table}_auth_update AFTER UPDATE ON ${table} FOR EACH ROW
         WHEN (${changedColumns(columns, 'IS DISTINCT FROM')}) EXECUTE FUNCTION wsops_auth_changed()`;
 
-export function openPostgres(url: string, logger: Logger | undefined): Database {
+export function openPostgres(url: string, logger: Logger | undefined): Omit<Database, 'storage'> {
   const pool = new (pgDriver().Pool)({ connectionString: url, max: POOL_SESSIONS, application_name: 'wsops' });
   heedLostSessions(pool, logger);
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });

@@ -14,6 +14,9 @@ import { checkpointInBackground } from './sqlite-checkpoints.js';
 import { sqliteQueue } from './sqlite-queue.js';
 import { openSqliteReader, sqliteHotQueries, sqlitePages, versionStamp } from './sqlite-reads.js';
 
+/** What Kysely runs for a ROLLBACK when SQLite already rolled the transaction back. */
+const NOTHING_TO_ROLL_BACK = { reader: false, run: () => ({ changes: 0, lastInsertRowid: 0 }) } as unknown as SQLite.Statement;
+
 /**
  * Kysely prepares every query it runs; better-sqlite3's prepare costs tens of microseconds, so
  * keep prepared statements by SQL text. The set of distinct SQL texts is small and bounded
@@ -29,6 +32,10 @@ function cachingSqlite(raw: SQLite.Database) {
       // beside a worker) committed in between; busy_timeout cannot help. BEGIN IMMEDIATE takes
       // the write lock up front, so writers queue on busy_timeout instead.
       const sqlText = /^begin$/i.test(text.trim()) ? 'BEGIN IMMEDIATE' : text;
+      // SQLite rolls a transaction back by itself on some errors (SQLITE_FULL, SQLITE_IOERR):
+      // Kysely's ROLLBACK then fails with "no transaction is active" and that error would be
+      // thrown instead of the one that says what happened.
+      if (/^rollback$/i.test(sqlText.trim()) && !raw.inTransaction) return NOTHING_TO_ROLL_BACK;
       let stmt = cache.get(sqlText);
       if (!stmt) {
         stmt = raw.prepare(sqlText);
@@ -142,7 +149,7 @@ function createPrivateFile(path: string): void {
 }
 
 /** `path` is what follows `sqlite:` in the URL (`:memory:` for a private in-memory database). */
-export function openSqlite(path: string, options: OpenOptions): Database {
+export function openSqlite(path: string, options: OpenOptions): Omit<Database, 'storage'> {
   if (path !== ':memory:') {
     makeDirectory(dirname(path));
     createPrivateFile(path);
