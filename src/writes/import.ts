@@ -181,7 +181,8 @@ class Report {
   countsWithPending(): Record<string, RegisterCounts> {
     const all: Record<string, RegisterCounts> = structuredClone(this.counts);
     for (const [path, p] of Object.entries(this.pending)) {
-      const c = (all[path] ??= zeroCounts());
+      const c = all[path] ?? zeroCounts();
+      all[path] = c;
       addCounts(c, p);
     }
     return all;

@@ -120,7 +120,9 @@ for (const dialect of DIALECTS) {
         assert.equal(put.headers['retry-after'], '30');
 
         // The CLI's line for the same failure: one line, the cause named, exit 1.
-        const failure = await importRecords(w.h.services, ws, Readable.from([lines(total + 1, total + 3 * batch)]), { actor: 'operator' }).catch((e) => e);
+        const failure = await importRecords(w.h.services, ws, Readable.from([lines(total + 1, total + 3 * batch)]), {
+          actor: 'operator',
+        }).catch((e) => e);
         const written: string[] = [];
         const write = process.stderr.write;
         process.stderr.write = ((text: string) => {
