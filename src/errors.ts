@@ -170,6 +170,20 @@ export const ERROR_CATALOGUE = {
     meaning: 'The key (`key_id`) used up its request budget, or too many requests from this address were refused.',
     fix: 'Wait `Retry-After` seconds; pace requests using the `RateLimit` header of successful responses.',
   },
+  storage_full: {
+    status: 503,
+    title: 'Storage full',
+    meaning:
+      "The database's disk is full (SQLite `SQLITE_FULL`, PostgreSQL `53100 disk_full`): the write was not stored, wholly (nothing of it is half-written). An import has `lines_applied`: the lines of the batches it committed before.",
+    fix: "Wait `Retry-After` seconds and retry; the operator must free space on the database's volume. Running the same import again converges.",
+  },
+  database_unavailable: {
+    status: 503,
+    title: 'Database unavailable',
+    meaning:
+      'The connection to the database was lost during the request (a restart, a failover, an ended session). An import has `lines_applied`: the lines of the batches it committed before.',
+    fix: 'Wait `Retry-After` seconds and retry; writes are idempotent, and running the same import again converges.',
+  },
   internal_error: {
     status: 500,
     title: 'Internal error',
@@ -185,8 +199,10 @@ export class AppError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly extra: Record<string, unknown> = {},
+    /** What caused it, for the log (a full disk's own error). */
+    cause?: unknown,
   ) {
-    super(message);
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'AppError';
   }
   get status(): number {

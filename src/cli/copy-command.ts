@@ -6,6 +6,7 @@ import { openDatabase, redactUrl } from '../store/database.js';
 import { describeDatabase, isVerbose } from './database-target.js';
 import { parsePositiveInt, print, UsageError } from './output.js';
 import { progressBar } from './progress.js';
+import { secretArgument } from './secret-input.js';
 
 /** What the operator must do about the master secret that seals the endpoint secrets. */
 function masterSecretNote(envSecret: string | undefined, stored: string | undefined, shown: boolean) {
@@ -43,19 +44,49 @@ function passwordsOf(url: string): string[] {
   }
 }
 
+/**
+ * The target's address: from `--to`, from standard input (`--to -`) or from an environment
+ * variable (`--to-env NAME`). The address carries the target's password; on the command line
+ * every user of the machine sees it in `ps`, and it stays in the shell's history.
+ */
+async function targetAddress(opts: { to?: string; toEnv?: string }): Promise<string> {
+  if (opts.to !== undefined && opts.toEnv !== undefined) {
+    throw new UsageError('give the target either as --to or as --to-env NAME, not both');
+  }
+  if (opts.toEnv !== undefined) {
+    const value = process.env[opts.toEnv]?.trim() ?? '';
+    if (value === '') {
+      throw new UsageError(
+        `--to-env ${opts.toEnv}: the environment variable ${opts.toEnv} is not set or empty; export it with the target's address (sqlite:PATH or postgres://...)`,
+      );
+    }
+    return value;
+  }
+  if (opts.to === undefined) {
+    throw new UsageError(
+      '--to is required: the empty target database (sqlite:PATH or postgres://...); --to - reads it from standard input, --to-env NAME from an environment variable',
+    );
+  }
+  return secretArgument('--to', opts.to);
+}
+
 export function copyCommand(program: Command): void {
   program
     .command('copy')
     .description(
       'copy this whole deployment (WSOPS_DATABASE_URL) into a new, empty database of either dialect: stop the server first (README, "Moving from SQLite to PostgreSQL")',
     )
-    .requiredOption('--to <url>', 'the empty target database: sqlite:PATH or postgres://USER@HOST:PORT/DB')
+    .option(
+      '--to <url>',
+      'the empty target database: sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DB; - reads it from standard input, out of ps and the shell history',
+    )
+    .option('--to-env <name>', 'read the target address from this environment variable instead of --to (out of ps)')
     .option('--batch-size <rows>', `rows read and written per batch (default ${DEFAULT_BATCH_ROWS})`)
     .option('--show-secret', 'also print the master secret stored in the settings table (generated for a demo), to set WSOPS_SECRET')
     .option('--json', 'machine output')
-    .action(async (opts: { to: string; batchSize?: string; showSecret?: boolean; json?: boolean }) => {
+    .action(async (opts: { to?: string; toEnv?: string; batchSize?: string; showSecret?: boolean; json?: boolean }) => {
       const config = loadConfig();
-      const to = checkDatabaseUrl('--to', opts.to);
+      const to = checkDatabaseUrl(opts.toEnv ?? '--to', await targetAddress(opts));
       if (to === config.databaseUrl) {
         throw new UsageError('--to names the configured database (WSOPS_DATABASE_URL); give the address of a new, empty database');
       }

@@ -8,7 +8,7 @@
  */
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
+import { chmod, open, rename, rm } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { resolveRegister } from '../actions/correct.js';
 import { printable } from '../text-rules.js';
@@ -152,9 +152,12 @@ export function dataCommands(program: Command): void {
           return;
         }
         // Written beside the file and renamed at the end: a failed export leaves no half file behind.
+        // It holds the workspace's records: readable by its owner only, whatever the umask.
         const partial = `${opts.output}.${process.pid}.partial`;
-        const out = createWriteStream(partial, { flags: 'wx' });
+        const out = createWriteStream(partial, { flags: 'wx', mode: 0o600 });
         try {
+          await once(out, 'open');
+          await chmod(partial, 0o600);
           const records = await writeAll(chunks, out);
           out.end();
           await once(out, 'close');

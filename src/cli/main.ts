@@ -22,6 +22,7 @@ const GROUPS: readonly (readonly [names: readonly string[], load: () => Promise<
   [['scim'], async () => (await import('./scim-commands.js')).scimCommands],
   [['seed', 'correct', 'delete'], async () => (await import('./record-commands.js')).recordCommands],
   [['import', 'export'], async () => (await import('./data-commands.js')).dataCommands],
+  [['imports'], async () => (await import('./imports-command.js')).importsCommand],
   [['copy'], async () => (await import('./copy-command.js')).copyCommand],
   [['act'], async () => (await import('./act-command.js')).actCommand],
   [['endpoint', 'renewals'], async () => (await import('./endpoint-commands.js')).endpointCommands],

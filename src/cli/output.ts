@@ -1,6 +1,7 @@
 import { ConfigError } from '../config.js';
 import { AppError } from '../errors.js';
 import { DatabaseUnavailableError } from '../store/database-failure.js';
+import { storageFaultOf } from '../store/storage-faults.js';
 import { printable, printableJson } from '../text-rules.js';
 import { envFileLineOf } from './env-file.js';
 
@@ -20,6 +21,12 @@ export function print(json: boolean, value: unknown, human: () => string): void 
 
 /** Prints one line that says what was wrong; returns the exit status. */
 export function reportFailure(err: unknown): number {
+  // A full disk or a lost database is not the operator's wrong argument: one line, exit 1.
+  const fault = err instanceof AppError && err.status === 503 ? err : storageFaultOf(err);
+  if (fault) {
+    process.stderr.write(`wsops: ${printable(fault.message)}\n`);
+    return 1;
+  }
   if (err instanceof AppError || err instanceof UsageError || err instanceof ConfigError) {
     // Several wrong settings are reported at once, one line each; a value that came from .env
     // says which line of it to fix.

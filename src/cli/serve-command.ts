@@ -13,6 +13,8 @@ import { redactUrl } from '../store/database.js';
 import { recordServedUrlPolicy } from '../webhooks/served-url-policy.js';
 import { startWorker } from '../webhooks/worker.js';
 import { onDatabase } from './database-target.js';
+import { stopWithLauncher } from './launcher-watch.js';
+import { checkListeners, listenRefusal, type PlannedListener } from './listener-check.js';
 import { parsePositiveInt, UsageError } from './output.js';
 import { type ApiProcesses, forkApiProcesses } from './serve-processes.js';
 
@@ -49,7 +51,7 @@ export function serveCommand(program: Command): void {
           'WSOPS_REDIS_URL is unset: each API process counts rate limits and failed authentications on its own, so a client gets up to that many times its budget. Set WSOPS_REDIS_URL to share them; it is required when WSOPS_ENV=live.',
         );
       }
-      return serveMain(config, inForce, port, logger, opts.only, processes);
+      return serveMain(config, inForce, port, logger, opts.only, processes, opts.port !== undefined ? '--port' : 'WSOPS_PORT');
     });
 }
 
@@ -96,10 +98,18 @@ async function serveMain(
   logger: Logger,
   only: string | undefined,
   processes: number,
+  portSetting: string,
 ): Promise<void> {
+  const servesApi = processes === 1 && only !== 'worker';
+  const publicListener: PlannedListener = { port, host: config.host, setting: portSetting, hostSetting: 'WSOPS_HOST' };
+  const internalListener: PlannedListener | undefined =
+    config.internalPort === undefined
+      ? undefined
+      : { port: config.internalPort, host: config.internalHost, setting: 'WSOPS_INTERNAL_PORT', hostSetting: 'WSOPS_INTERNAL_HOST' };
+  // Before the database is migrated, the demo written or anything printed.
+  await checkListeners([...(only !== 'worker' ? [publicListener] : []), ...(internalListener ? [internalListener] : [])]);
   const services = await onDatabase(config.databaseUrl, () => createServices(config, { logger }), { create: true });
   services.metrics.collectProcessMetrics();
-  const servesApi = processes === 1 && only !== 'worker';
   const app = buildApp(services);
   app.log.info(
     {
@@ -137,9 +147,9 @@ async function serveMain(
   }
   if (processes > 1) services.metrics.gatherFrom(askWorkersForMetrics);
   let internal: FastifyInstance | undefined;
-  if (config.internalPort !== undefined) {
+  if (internalListener) {
     internal = buildInternalApp(services);
-    const address = await internal.listen({ port: config.internalPort, host: config.internalHost });
+    const address = await listenOn(internal, internalListener);
     app.log.info({ address }, 'internal listener (operator API, /metrics, /readyz) running');
   }
   let api: ApiProcesses | undefined;
@@ -153,6 +163,10 @@ async function serveMain(
   });
   process.once('SIGTERM', () => shutdown(0));
   process.once('SIGINT', () => shutdown(0));
+  stopWithLauncher(() => {
+    app.log.info('the npm process that started this server is gone; stopping');
+    void shutdown(0);
+  });
   if (processes > 1) {
     // Forked after migrating: the API processes skip migrations (createServices' `migrate: false`).
     api = forkApiProcesses(processes, logger, () => shutdown(1));
@@ -160,9 +174,18 @@ async function serveMain(
     await api.listening;
     app.log.info({ port, processes }, 'API processes listening');
   } else if (servesApi) {
-    await app.listen({ port, host: config.host });
+    await listenOn(app, publicListener);
   } else {
     app.log.info({ worker_id: worker?.dispatcher.workerId }, 'delivery worker running');
+  }
+}
+
+/** Listens; a port taken since it was checked is the same one-line refusal. */
+async function listenOn(app: FastifyInstance, listener: PlannedListener): Promise<string> {
+  try {
+    return await app.listen({ port: listener.port, host: listener.host });
+  } catch (err) {
+    throw listenRefusal(err, listener) ?? err;
   }
 }
 

@@ -42,6 +42,10 @@ export const INTERNAL_RESPONSES: Record<string, JsonSchema> = {
   ),
   RequestTimeout: problem(`\`request_timeout\`: ${ERROR_CATALOGUE.request_timeout.meaning}`),
   HeaderFieldsTooLarge: problem(`\`header_fields_too_large\`: ${ERROR_CATALOGUE.header_fields_too_large.meaning}`),
+  StorageUnavailable: problem(
+    "`storage_full`: the database's disk is full, or `database_unavailable`: the connection to the database was lost. Nothing of the failed write is stored half; an import says in `lines_applied` how many lines its committed batches had applied. Retry after `Retry-After` seconds; the same import again converges.",
+    { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } },
+  ),
   InternalError: problem(`\`internal_error\`: ${ERROR_CATALOGUE.internal_error.meaning} ${ERROR_CATALOGUE.internal_error.fix}`),
 };
 
@@ -58,6 +62,7 @@ export const OPERATOR = {
   '401': responseRef('Unauthorized'),
   '403': responseRef('Forbidden'),
   '429': responseRef('TooManyRequests'),
+  '503': responseRef('StorageUnavailable'),
 };
 /** An operation with path parameters: a segment over 200 characters is a 414, an unknown id a 404. */
 export const WITH_PATH = { ...OPERATOR, '404': responseRef('NotFound'), '414': responseRef('UriTooLong') };

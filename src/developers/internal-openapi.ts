@@ -244,6 +244,11 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
       items: ref('Referrers'),
       description: 'On a 409 `referenced`: the records that still name the one to delete.',
     },
+    lines_applied: {
+      type: 'integer',
+      description: 'On a 503 to an import: the lines its batches had applied, in whole batches, before it stopped.',
+    },
+    import_id: { type: 'string', description: 'On a 503 to an import: its id (`wsops imports` lists it).' },
   });
   // OpenAPI 3.1 has no schema for each line of a line-delimited body (3.2's itemSchema); JSON
   // Schema's contentSchema names what the text holds.

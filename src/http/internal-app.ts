@@ -56,6 +56,9 @@ export async function readiness(services: Services, timeoutMs = READINESS_TIMEOU
   };
   const redis = services.redis;
   if (redis) checks.redis = timed(() => redis.ping(), timeoutMs);
+  // SELECT 1 answers on a full disk: writes failing for one (or for a lost connection) say so here.
+  const fault = services.database.storage.current();
+  if (fault) checks.storage = Promise.resolve({ ok: false, latency_ms: 0, error: fault.message.slice(0, 200) });
   const entries = await Promise.all(Object.entries(checks).map(async ([name, p]) => [name, await p] as const));
   return Object.fromEntries(entries);
 }

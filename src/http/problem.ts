@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ERROR_CATALOGUE, type ErrorCode, problemType } from '../errors.js';
+import { STORAGE_RETRY_AFTER_SECONDS, storageFaultOf } from '../store/storage-faults.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
@@ -74,7 +75,18 @@ export function problemErrorHandler(realm: string) {
   return (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof AppError) {
       if (error.code === 'unauthorized') reply.header('WWW-Authenticate', `Bearer realm="${realm}"`);
+      if (error.status === 503) {
+        request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
+        reply.header('Retry-After', String(STORAGE_RETRY_AFTER_SECONDS));
+      }
       return sendProblem(reply, error.code, error.message, error.extra);
+    }
+    // A full disk or a lost database is said as such (in the log too), never as an internal error.
+    const fault = storageFaultOf(error);
+    if (fault) {
+      request.log.error({ err: error, reason: fault.reason }, fault.message);
+      reply.header('Retry-After', String(STORAGE_RETRY_AFTER_SECONDS));
+      return sendProblem(reply, fault.code, fault.message);
     }
     const status = (error as { statusCode?: number }).statusCode;
     if (typeof status === 'number' && status >= 400 && status < 500) {

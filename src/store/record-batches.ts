@@ -37,6 +37,18 @@ export interface RecordBatch {
    * and writes each deleted record's tombstone (the deletions feed), deleted at `now` (ms).
    */
   delete(workspaceId: string, ids: readonly string[], now: number): Promise<void>;
+  /** Records an import's progress in its `record_imports` row, committed with this batch. */
+  importProgress(progress: ImportProgress): Promise<void>;
+}
+
+/** What an import has applied once the batch that carries it commits. */
+export interface ImportProgress {
+  id: string;
+  lines: number;
+  refused: number;
+  /** The report so far, as JSON. */
+  report: string;
+  aliveAt: string;
 }
 
 /** The columns of a record row, and those an upsert of an existing record replaces. */

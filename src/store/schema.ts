@@ -241,7 +241,7 @@ export interface RecordImportsTable {
   /** `operator` (internal API, CLI) or `console:<email>`. */
   actor: string;
   started_at: string;
-  /** Null while the import runs (or when its process died mid-way). */
+  /** Null while the import runs (an import whose process died is marked interrupted: import-runs.ts). */
   finished_at: string | null;
   dry_run: number;
   atomic: number;
@@ -249,6 +249,10 @@ export interface RecordImportsTable {
   refused: number;
   /** The import's report as JSON (counts per register and operation, the first refused lines). */
   report: string;
+  /** The process running it (`host pid-namespace pid`), null for imports older than migration 0026. */
+  owner: string | null;
+  /** When its process last showed it was alive (each batch, and a heartbeat while it waits). */
+  alive_at: string | null;
 }
 
 export interface WebhookEndpointsTable {

@@ -20,7 +20,9 @@ import { idPattern, idRule } from '../registers/fields.js';
 import { clip, type FieldProblemCode, type RecordObject, readRecordInput } from '../registers/record-input.js';
 import type { Services } from '../services.js';
 import { recordAudit } from '../store/audit.js';
+import { HEARTBEAT_MS, THIS_PROCESS } from '../store/import-runs.js';
 import { nextSlice, type RecordBatch, type StoredRecord, sliceUsed } from '../store/record-batches.js';
+import { storageFaultOf } from '../store/storage-faults.js';
 import { getWorkspace } from '../store/workspaces.js';
 import { ndjsonLines } from './ndjson-lines.js';
 import { PendingReferences } from './pending-references.js';
@@ -154,13 +156,22 @@ export function parseOperation(line: number, text: string, keepTimestamps: boole
 
 const isRefused = (x: Op | RefusedLine[]): x is RefusedLine[] => Array.isArray(x);
 
+const zeroCounts = (): RegisterCounts => ({
+  upsert: { created: 0, updated: 0, unchanged: 0 },
+  delete: { deleted: 0, absent: 0 },
+  refused: 0,
+});
+
 class Report {
   readonly id = `imp_${randomBase62(16)}`;
   lines = 0;
+  /** Lines up to the end of the last batch committed: what a stopped import had applied. */
+  appliedLines = 0;
   refusedCount = 0;
   readonly refused: RefusedLine[] = [];
   /** Whether a fault was left out of `refused` (over MAX_REPORTED_REFUSALS). */
   truncated = false;
+  /** Counts of committed batches only: a batch that fails is not counted as written. */
   readonly counts: Record<string, RegisterCounts> = {};
   repeatedCount = 0;
   readonly repeated: RepeatedId[] = [];
@@ -184,25 +195,69 @@ class Report {
       });
     }
   }
+  /** Counts of the batch being applied, added to `counts` once it commits. */
+  private pending: Record<string, RegisterCounts> = {};
 
+  /** The counts the batch being applied adds to. */
   of(register: Register): RegisterCounts {
-    let c = this.counts[register.path];
+    let c = this.pending[register.path];
     if (!c) {
-      c = { upsert: { created: 0, updated: 0, unchanged: 0 }, delete: { deleted: 0, absent: 0 }, refused: 0 };
-      this.counts[register.path] = c;
+      c = zeroCounts();
+      this.pending[register.path] = c;
     }
     return c;
+  }
+
+  private committedOf(path: string): RegisterCounts {
+    let c = this.counts[path];
+    if (!c) {
+      c = zeroCounts();
+      this.counts[path] = c;
+    }
+    return c;
+  }
+
+  /** The counts with the pending batch's added (what the batch's own transaction records). */
+  countsWithPending(): Record<string, RegisterCounts> {
+    const all: Record<string, RegisterCounts> = structuredClone(this.counts);
+    for (const [path, p] of Object.entries(this.pending)) {
+      const c = all[path] ?? zeroCounts();
+      all[path] = c;
+      addCounts(c, p);
+    }
+    return all;
+  }
+
+  /** The pending batch committed, up to line `lines`. */
+  commitPending(lines: number): void {
+    for (const [path, p] of Object.entries(this.pending)) addCounts(this.committedOf(path), p);
+    this.pending = {};
+    this.appliedLines = Math.max(this.appliedLines, lines);
+  }
+
+  /** The pending batch rolled back: nothing of it was written. */
+  discardPending(): void {
+    this.pending = {};
   }
 
   /** One refused line, with each of its faults (one entry in `refused` per fault). */
   refuse(r: RefusedLine | RefusedLine[], register?: Register): void {
     this.refusedCount++;
-    if (register) this.of(register).refused++;
+    if (register) this.committedOf(register.path).refused++;
     for (const fault of Array.isArray(r) ? r : [r]) {
       if (this.refused.length < MAX_REPORTED_REFUSALS) this.refused.push(fault);
       else this.truncated = true;
     }
   }
+}
+
+function addCounts(into: RegisterCounts, add: RegisterCounts): void {
+  into.upsert.created += add.upsert.created;
+  into.upsert.updated += add.upsert.updated;
+  into.upsert.unchanged += add.upsert.unchanged;
+  into.delete.deleted += add.delete.deleted;
+  into.delete.absent += add.delete.absent;
+  into.refused += add.refused;
 }
 
 /**
@@ -436,8 +491,40 @@ export async function importRecords(
       lines: 0,
       refused: 0,
       report: '{}',
+      owner: THIS_PROCESS,
+      alive_at: startedAt,
     })
     .execute();
+  // While it waits for its client between batches, the import still shows it is alive.
+  const heartbeat = setInterval(() => {
+    void db
+      .updateTable('record_imports')
+      .set({ alive_at: new Date(services.clock()).toISOString() })
+      .where('id', '=', report.id)
+      .where('finished_at', 'is', null)
+      .execute()
+      .catch(() => undefined);
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
+  /** The progress a batch records in its own transaction: the lines up to its end, the counts with its own. */
+  const progressAt = (lines: number, refused: number) => ({
+    id: report.id,
+    lines,
+    refused,
+    aliveAt: new Date(services.clock()).toISOString(),
+    report: JSON.stringify({
+      id: report.id,
+      workspace_id: workspaceId,
+      dry_run: !!options.dryRun,
+      atomic: !!options.atomic,
+      keep_timestamps: !!options.keepTimestamps,
+      lines,
+      counts: report.countsWithPending(),
+      refused_count: refused,
+      refused: report.refused.slice(0, 100),
+      started_at: startedAt,
+    }),
+  });
   const applier = new Applier(services, workspaceId, report, options);
   const batchLines = BATCH_LINES[services.database.dialect];
   const keep = !!options.keepTimestamps;
@@ -472,12 +559,23 @@ export async function importRecords(
         }
       }
       if (report.refusedCount === 0) {
-        await services.database.engine.writeRecords(async (tx) => {
-          for (let i = 0; i < ops.length; i += batchLines) await applier.apply(tx, ops.slice(i, i + batchLines));
-          await applier.finish(tx);
-          // A refused reference undoes the whole import: roll back by throwing.
-          if (report.refusedCount > 0 && !options.dryRun) throw new RolledBack();
-        });
+        await services.database.engine
+          .writeRecords(async (tx) => {
+            for (let i = 0; i < ops.length; i += batchLines) await applier.apply(tx, ops.slice(i, i + batchLines));
+            await applier.finish(tx);
+            // A refused reference undoes the whole import: roll back by throwing.
+            if (report.refusedCount > 0 && !options.dryRun) throw new RolledBack();
+            await tx.importProgress(progressAt(report.lines, report.refusedCount));
+          })
+          .then(
+            () => report.commitPending(report.lines),
+            (err) => {
+              // Rolled back for a refused line: the report still says what each line would have done.
+              if (err instanceof RolledBack) report.commitPending(0);
+              else report.discardPending();
+              throw err;
+            },
+          );
       }
       if (report.refusedCount > 0) committed = false;
     } else {
@@ -493,9 +591,24 @@ export async function importRecords(
         const ops = batch;
         batch = [];
         const lines = report.lines;
+        const refused = report.refusedCount;
         writing = services.database.engine
-          .writeRecords((tx) => applier.apply(tx, ops))
-          .then(() => options.onProgress?.({ lines, refused: report.refusedCount }));
+          .writeRecords(async (tx) => {
+            await applier.apply(tx, ops);
+            await tx.importProgress(progressAt(lines, refused));
+          })
+          .then(
+            () => {
+              report.commitPending(lines);
+              options.onProgress?.({ lines, refused: report.refusedCount });
+            },
+            (err) => {
+              report.discardPending();
+              throw err;
+            },
+          );
+        // Awaited by the next flush or at the end; until then its failure is not unhandled.
+        writing.catch(() => undefined);
       };
       for await (const line of ndjsonLines(source, MAX_LINE_BYTES)) {
         // A chunk of the body holds hundreds of lines, parsed without a turn of the event loop
@@ -510,18 +623,42 @@ export async function importRecords(
       }
       await flush();
       await writing;
-      await services.database.engine.writeRecords((tx) => applier.finish(tx));
+      await services.database.engine
+        .writeRecords(async (tx) => {
+          await applier.finish(tx);
+          await tx.importProgress(progressAt(report.lines, report.refusedCount));
+        })
+        .then(
+          () => report.commitPending(report.lines),
+          (err) => {
+            report.discardPending();
+            throw err;
+          },
+        );
     }
   } catch (err) {
     // A batch still being written when the stream failed is whole or absent: wait for it, so
     // the report counts what was committed.
     await inFlight().catch(() => undefined);
     if (!(err instanceof RolledBack)) {
-      await settle(services, workspaceId, report, startedAt, options, false, err as Error);
+      clearInterval(heartbeat);
+      // With the database lost the outcome cannot be recorded: the row stays unfinished until a
+      // reader finds its heartbeat stale (import-runs.ts); the caller hears the first failure.
+      await settle(services, workspaceId, report, startedAt, options, false, err as Error).catch(() => undefined);
+      const fault = storageFaultOf(err);
+      if (fault) {
+        throw new AppError(
+          fault.code,
+          `${fault.message}. The import ${report.id} stopped after ${report.appliedLines} lines applied in whole batches; running the same import again converges.`,
+          { lines_applied: report.appliedLines, import_id: report.id },
+          fault,
+        );
+      }
       throw err;
     }
     committed = false;
   }
+  clearInterval(heartbeat);
   options.onProgress?.({ lines: report.lines, refused: report.refusedCount });
   return settle(services, workspaceId, report, startedAt, options, committed);
 }
@@ -562,16 +699,19 @@ async function settle(
     started_at: startedAt,
     finished_at: finishedAt,
   };
+  // A failed import counts the lines of the batches it committed, not those it had read.
+  const lines = failure ? report.appliedLines : report.lines;
   const stored = {
     ...out,
+    lines,
     refused: out.refused.slice(0, 100),
     repeated: out.repeated.slice(0, 100),
-    ...(failure ? { failure: failure.message.slice(0, 300) } : {}),
+    ...(failure ? { failure: failure.message.slice(0, 300), lines_read: report.lines } : {}),
   };
   const db = services.database.db;
   await db
     .updateTable('record_imports')
-    .set({ finished_at: finishedAt, lines: report.lines, refused: report.refusedCount, report: JSON.stringify(stored) })
+    .set({ finished_at: finishedAt, lines, refused: report.refusedCount, report: JSON.stringify(stored) })
     .where('id', '=', report.id)
     .execute();
   if (!options.dryRun) {
@@ -582,7 +722,7 @@ async function settle(
       action: 'record.imported',
       target: report.id,
       detail: {
-        lines: report.lines,
+        lines,
         refused: report.refusedCount,
         committed,
         atomic: !!options.atomic,

@@ -37,10 +37,11 @@ const ASSET = { asset: { id: 'ast_x', asset_tag: 'AST-1', status: 'ASSIGNED' }, 
 /** A password the PostgreSQL target's address carries (trust authentication ignores it); it must never be printed. */
 const TARGET_PASSWORD = 'never-print-this-pw';
 
-function wsops(args: string[], env: Record<string, string>) {
+function wsops(args: string[], env: Record<string, string>, input?: string) {
   const r = spawnSync(process.execPath, [BIN, ...args], {
     env: { ...process.env, WSOPS_LOG_LEVEL: 'silent', ...env },
     encoding: 'utf8',
+    input,
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -311,10 +312,13 @@ for (const from of DIALECTS) {
         const env = { WSOPS_DATABASE_URL: h.databaseUrl, WSOPS_SECRET: recipe ? '' : TEST_SECRET };
         // The command as the README writes it (its addresses replaced), plus --json for the
         // assertions and small batches, so that every table takes many keyset pages.
-        const written = /^WSOPS_DATABASE_URL=sqlite:\S+ bin\/wsops (copy --to postgres:\S+ --show-secret)$/m.exec(README)?.[1];
-        assert.ok(written, 'the README recipe has its copy command');
-        const args = written.split(' ').map((word) => (word.startsWith('postgres:') ? withPassword(target.url) : word));
-        copy = wsops([...(recipe ? args : args.filter((a) => a !== '--show-secret')), '--batch-size', '7', '--json'], env);
+        // The address, with its password, goes in on standard input: never in the arguments.
+        const written = /^WSOPS_DATABASE_URL=sqlite:\S+ bin\/wsops (copy --to - --show-secret)$/m.exec(README)?.[1];
+        assert.ok(written, 'the README recipe has its copy command, the target read from standard input');
+        const args = written.split(' ');
+        const typed = [...(recipe ? args : args.filter((a) => a !== '--show-secret')), '--batch-size', '7', '--json'];
+        assert.ok(!typed.join(' ').includes(TARGET_PASSWORD));
+        copy = wsops(typed, env, `${withPassword(target.url)}\n`);
         assert.equal(copy.status, 0, copy.stderr);
         copied = JSON.parse(copy.stdout);
 
@@ -463,7 +467,10 @@ for (const dialect of DIALECTS) {
     after(() => source.drop());
 
     for (const [label, args, pattern] of [
-      ['no --to', ['copy'], /--to/],
+      ['no --to', ['copy'], /--to is required.*--to - reads it from standard input, --to-env NAME/],
+      ['--to - with nothing on standard input', ['copy', '--to', '-'], /--to - reads the secret from standard input, which was empty/],
+      ['--to-env naming an unset variable', ['copy', '--to-env', 'WSOPS_TEST_UNSET_TARGET'], /WSOPS_TEST_UNSET_TARGET is not set or empty/],
+      ['both --to and --to-env', ['copy', '--to', 'sqlite:/tmp/never-created.db', '--to-env', 'X'], /either as --to or as --to-env/],
       ['not a database address', ['copy', '--to', 'mysql://db/x'], /--to must be sqlite:PATH or postgres:\/\//],
       ['the configured database itself', ['copy', '--to', 'SOURCE'], /--to names the configured database/],
       ['a batch size of 0', ['copy', '--to', 'sqlite:/tmp/never-created.db', '--batch-size', '0'], /--batch-size must be a whole number/],
@@ -481,6 +488,20 @@ for (const dialect of DIALECTS) {
     }
 
     for (const to of DIALECTS) {
+      it(`to ${to}, the address taken from an environment variable (--to-env), out of the arguments`, async () => {
+        const target = await createTestDatabase(to);
+        try {
+          const r = wsops(['copy', '--to-env', 'WSOPS_COPY_TO', '--json'], { ...env(), WSOPS_COPY_TO: withPassword(target.url) });
+          assert.equal(r.status, 0, r.stderr);
+          const out = JSON.parse(r.stdout);
+          assert.equal(out.verified, true);
+          assert.equal(out.tables.workspaces, 1);
+          assert.ok(!(r.stdout + r.stderr).includes(TARGET_PASSWORD), 'the password is never printed');
+        } finally {
+          await target.drop();
+        }
+      });
+
       it(`a ${to} target holding another application's table is refused and left as it was`, async () => {
         const target = await createTestDatabase(to);
         const database = openDatabase(target.url);

@@ -20,6 +20,7 @@ import { AppError } from '../../errors.js';
 import { registerByPath } from '../../registers/catalogue.js';
 import type { Register } from '../../registers/define.js';
 import type { Services } from '../../services.js';
+import { type ImportState, recentImports } from '../../store/import-runs.js';
 import { csvOperations } from '../../writes/csv-operations.js';
 import { EXPORT_ORDER, registerSummary } from '../../writes/export.js';
 import { type ImportReport, importRecords, type RefusedLine } from '../../writes/import.js';
@@ -150,28 +151,7 @@ function uploadFields(ctx: PageContext, form: UploadForm, errors: FieldErrors): 
 </div>`;
 }
 
-interface StoredImport {
-  id: string;
-  actor: string;
-  started_at: string;
-  finished_at: string | null;
-  dry_run: number;
-  lines: number;
-  refused: number;
-  report: Partial<ImportReport> & { failure?: string };
-}
-
-async function recentImports(services: Services, workspaceId: string): Promise<StoredImport[]> {
-  const rows = await services.database.db
-    .selectFrom('record_imports')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .orderBy('started_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(RECENT_IMPORTS)
-    .execute();
-  return rows.map((r) => ({ ...r, report: JSON.parse(r.report || '{}') as StoredImport['report'] }));
-}
+type StoredImport = Awaited<ReturnType<typeof recentImports>>[number];
 
 function totals(report: StoredImport['report']): string {
   let created = 0;
@@ -187,12 +167,18 @@ function totals(report: StoredImport['report']): string {
   return `${created} created, ${updated} updated, ${unchanged} unchanged, ${deleted} deleted`;
 }
 
+const STATE_BADGES: Record<ImportState, Html> = {
+  interrupted: badge('bad', 'Interrupted'),
+  failed: badge('bad', 'Failed'),
+  running: badge('info', 'Running'),
+  dry_run: badge('info', 'Dry run'),
+  not_written: badge('bad', 'Not written'),
+  imported: badge('good', 'Imported'),
+};
+
 function importState(i: StoredImport): Html {
-  if (i.report.failure) return badge('bad', 'Failed');
-  if (!i.finished_at) return badge('warn', 'Unfinished');
-  if (i.dry_run) return badge('info', 'Dry run');
-  if (i.report.committed === false) return badge('bad', 'Not written');
-  return i.refused ? badge('warn', 'Imported, lines refused') : badge('good', 'Imported');
+  if (i.state === 'imported' && i.refused) return badge('warn', 'Imported, lines refused');
+  return STATE_BADGES[i.state];
 }
 
 function importsSection(imports: readonly StoredImport[]): Html {
@@ -209,7 +195,7 @@ function importsSection(imports: readonly StoredImport[]): Html {
   <td class="num">${i.lines}</td>
   <td>${totals(i.report)}</td>
   <td class="num">${i.refused}</td>
-  <td>${i.report.failure ? html`<p class="error">${i.report.failure}</p>` : ''}${i.refused ? refusalList(i.report.refused ?? [], REFUSALS_PER_IMPORT) : ''}</td>
+  <td>${i.report.failure ? html`<p class="error">${i.report.failure}</p>` : ''}${i.refused ? refusalList((i.report.refused ?? []) as RefusedLine[], REFUSALS_PER_IMPORT) : ''}</td>
 </tr>`,
   );
   return html`<section class="card" aria-labelledby="imports-title">${title}
@@ -227,7 +213,7 @@ async function renderDataPage(
   const { services } = ctx;
   const [summary, imports] = await Promise.all([
     registerSummary(services, ctx.admin.workspaceId),
-    recentImports(services, ctx.admin.workspaceId),
+    recentImports(services.database.db, ctx.admin.workspaceId, services.clock(), RECENT_IMPORTS),
   ]);
   const errors = options.errors ?? {};
   const records = html`<section class="card" aria-labelledby="records-title"><h2 id="records-title">Records</h2>
@@ -322,7 +308,9 @@ export function registerDataPages(scope: FastifyInstance, services: Services): v
       const id = (request.query as Record<string, string | undefined>).imported;
       let notice: { kind: 'success' | 'error'; text: string } | undefined;
       if (id) {
-        const done = (await recentImports(services, ctx.admin.workspaceId)).find((i) => i.id === id);
+        const done = (await recentImports(services.database.db, ctx.admin.workspaceId, services.clock(), RECENT_IMPORTS)).find(
+          (i) => i.id === id,
+        );
         if (done)
           notice = {
             kind: done.refused ? 'error' : 'success',

@@ -15,6 +15,7 @@ import type { Logger } from '../../logger.js';
 import type { ListQuery, PageRows } from '../page-queries.js';
 import type { RecordBatch } from '../record-batches.js';
 import type { DB, DeliveryAttemptsTable } from '../schema.js';
+import type { StorageHealth } from '../storage-faults.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -188,6 +189,8 @@ export interface Database {
    * uncommitted writes.
    */
   sqliteReader?: SQLite.Database;
+  /** Whether its record writes are failing for a full disk or a lost connection (readiness). */
+  storage: StorageHealth;
   close(): Promise<void>;
 }
 

@@ -92,7 +92,7 @@ const updateTrigger = (
 ) => `CREATE TRIGGER ${table}_auth_update AFTER UPDATE ON ${table} FOR EACH ROW
         WHEN (${changedColumns(columns, 'IS DISTINCT FROM')}) EXECUTE FUNCTION wsops_auth_changed()`;
 
-export function openPostgres(url: string, logger: Logger | undefined): Database {
+export function openPostgres(url: string, logger: Logger | undefined): Omit<Database, 'storage'> {
   const pool = new (pgDriver().Pool)({ connectionString: url, max: POOL_SESSIONS, application_name: 'wsops' });
   heedLostSessions(pool, logger);
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
@@ -144,6 +144,10 @@ export function openPostgres(url: string, logger: Logger | undefined): Database 
             const { rows } = await sql<{ id: string }>`SELECT r.id FROM unnest(${[...ids]}::text[]) AS k(id) CROSS JOIN LATERAL (
             SELECT id FROM records WHERE workspace_id = ${workspaceId} AND id = k.id LIMIT 1) r`.execute(trx);
             return new Set(rows.map((r) => r.id));
+          },
+          async importProgress(p) {
+            await sql`UPDATE record_imports SET lines = ${p.lines}, refused = ${p.refused}, report = ${p.report}, alive_at = ${p.aliveAt}
+            WHERE id = ${p.id}`.execute(trx);
           },
           async upsert(rows, created) {
             if (rows.length === 0) return;

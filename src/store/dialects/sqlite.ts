@@ -2,7 +2,7 @@
  * SQLite's side of the database seam (engine.ts): better-sqlite3, a writer connection and a
  * read-only one (what is read on that one is in sqlite-reads.ts).
  */
-import { mkdirSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, fchmodSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, type RawBuilder, SqliteDialect, sql } from 'kysely';
@@ -14,6 +14,9 @@ import type { Adapter, Database, Engine, OpenOptions } from './engine.js';
 import { checkpointInBackground } from './sqlite-checkpoints.js';
 import { sqliteQueue } from './sqlite-queue.js';
 import { openSqliteReader, sqliteHotQueries, sqlitePages, versionStamp } from './sqlite-reads.js';
+
+/** What Kysely runs for a ROLLBACK when SQLite already rolled the transaction back. */
+const NOTHING_TO_ROLL_BACK = { reader: false, run: () => ({ changes: 0, lastInsertRowid: 0 }) } as unknown as SQLite.Statement;
 
 /**
  * Kysely prepares every query it runs; better-sqlite3's prepare costs tens of microseconds, so
@@ -30,6 +33,10 @@ function cachingSqlite(raw: SQLite.Database) {
       // beside a worker) committed in between; busy_timeout cannot help. BEGIN IMMEDIATE takes
       // the write lock up front, so writers queue on busy_timeout instead.
       const sqlText = /^begin$/i.test(text.trim()) ? 'BEGIN IMMEDIATE' : text;
+      // SQLite rolls a transaction back by itself on some errors (SQLITE_FULL, SQLITE_IOERR):
+      // Kysely's ROLLBACK then fails with "no transaction is active" and that error would be
+      // thrown instead of the one that says what happened.
+      if (/^rollback$/i.test(sqlText.trim()) && !raw.inTransaction) return NOTHING_TO_ROLL_BACK;
       let stmt = cache.get(sqlText);
       if (!stmt) {
         stmt = raw.prepare(sqlText);
@@ -108,7 +115,8 @@ function quote(identifier: string): string {
 
 /**
  * `mkdir -p`, one level at a time: Node 20-24's own `recursive: true` spins forever where mkdir
- * answers ENOENT under an existing parent (/proc/nope), instead of failing.
+ * answers ENOENT under an existing parent (/proc/nope), instead of failing. A folder made here
+ * holds every workspace's data: only its owner may enter it, whatever the umask.
  */
 function makeDirectory(directory: string): void {
   const found = statSync(directory, { throwIfNoEntry: false });
@@ -117,16 +125,41 @@ function makeDirectory(directory: string): void {
   const parent = dirname(directory);
   if (parent !== directory) makeDirectory(parent);
   try {
-    mkdirSync(directory);
+    mkdirSync(directory, { mode: 0o700 });
+    chmodSync(directory, 0o700);
   } catch (error) {
     // Another process (a second CLI command) made it in between: that is what we wanted.
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
 }
 
+/**
+ * Creates the database file readable by its owner only, before SQLite opens it: SQLite gives the
+ * `-wal` and `-shm` files it makes the database file's mode, and it would create the database
+ * itself under the umask (0644 with the usual 022), readable by every user of the machine. An
+ * existing file keeps the mode its operator gave it.
+ */
+function createPrivateFile(path: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path, 'wx', 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return;
+    throw error;
+  }
+  try {
+    fchmodSync(fd, 0o600);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** `path` is what follows `sqlite:` in the URL (`:memory:` for a private in-memory database). */
-export function openSqlite(path: string, options: OpenOptions): Database {
-  if (path !== ':memory:') makeDirectory(dirname(path));
+export function openSqlite(path: string, options: OpenOptions): Omit<Database, 'storage'> {
+  if (path !== ':memory:') {
+    makeDirectory(dirname(path));
+    createPrivateFile(path);
+  }
   const raw = new SQLite(path);
   // exec, not pragma(): pragma() prepares a statement that is then garbage (see preparedStatement).
   raw.exec('PRAGMA journal_mode = WAL');
@@ -203,6 +236,7 @@ export function openSqlite(path: string, options: OpenOptions): Database {
         // trigger leaves the search index alone and one statement indexes the batch's new rows.
         const deferIndex = preparedStatement(raw, 'INSERT INTO records_fts_deferred (deferred) VALUES (1)');
         const undeferIndex = preparedStatement(raw, 'DELETE FROM records_fts_deferred');
+        const progress = preparedStatement(raw, 'UPDATE record_imports SET lines = ?, refused = ?, report = ?, alive_at = ? WHERE id = ?');
         const indexNew = preparedStatement(
           raw,
           `INSERT INTO records_fts (rowid, search_text) SELECT rowid, search_text FROM records
@@ -215,6 +249,9 @@ export function openSqlite(path: string, options: OpenOptions): Database {
           },
           async existing(workspaceId, ids) {
             return new Set((existing.all(workspaceId, JSON.stringify(ids)) as { id: string }[]).map((r) => r.id));
+          },
+          async importProgress(p) {
+            progress.run(p.lines, p.refused, p.report, p.aliveAt, p.id);
           },
           async upsert(rows, created) {
             const workspaceId = rows[0]?.workspace_id;

@@ -1397,7 +1397,7 @@ export interface components {
              * @description Stable, machine-readable code.
              * @enum {string}
              */
-            code: "invalid_parameter" | "unknown_parameter" | "search_not_supported" | "invalid_cursor" | "cursor_expired" | "cursor_filters_mismatch" | "deletions_beyond_retention" | "invalid_request" | "unauthorized" | "missing_scope" | "ip_not_allowed" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "invalid_state" | "referenced" | "limit_reached" | "invalid_record" | "precondition_failed" | "request_timeout" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "header_fields_too_large" | "rate_limited" | "internal_error";
+            code: "invalid_parameter" | "unknown_parameter" | "search_not_supported" | "invalid_cursor" | "cursor_expired" | "cursor_filters_mismatch" | "deletions_beyond_retention" | "invalid_request" | "unauthorized" | "missing_scope" | "ip_not_allowed" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "invalid_state" | "referenced" | "limit_reached" | "invalid_record" | "precondition_failed" | "request_timeout" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "header_fields_too_large" | "rate_limited" | "storage_full" | "database_unavailable" | "internal_error";
             request_id: string;
             /** @description On a 400 about one parameter: its name. */
             param?: string;
