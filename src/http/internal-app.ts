@@ -12,6 +12,7 @@ import { buildInternalOpenApi } from '../developers/internal-openapi.js';
 import { randomBase62 } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
+import { registerEndpointInternalRoutes } from '../webhooks/endpoint-internal-routes.js';
 import { registerRecordWriteRoutes } from '../writes/record-write-routes.js';
 import { serverOptions } from './app.js';
 import { problemErrorHandler, sendProblem } from './problem.js';
@@ -85,7 +86,7 @@ export function buildInternalApp(services: Services, options: InternalAppOptions
     sendProblem(
       reply,
       'not_found',
-      `No route ${request.method} ${request.url.split('?')[0]?.slice(0, 200)} on the internal listener: it serves /internal/v1/actions/:action, /internal/v1/workspaces/:workspace_id/{register}/{id}, /internal/v1/workspaces/:workspace_id/import and /export, /internal/openapi.json, /metrics, /readyz and /healthz.`,
+      `No route ${request.method} ${request.url.split('?')[0]?.slice(0, 200)} on the internal listener: it serves /internal/v1/actions/:action, /internal/v1/workspaces/:workspace_id/{register}/{id}, /internal/v1/workspaces/:workspace_id/import and /export, /internal/v1/workspaces/:workspace_id/webhook-endpoints/:id/signatures, /internal/openapi.json, /metrics, /readyz and /healthz.`,
     ),
   );
 
@@ -110,5 +111,6 @@ export function buildInternalApp(services: Services, options: InternalAppOptions
   });
   registerInternalRoutes(app, services);
   registerRecordWriteRoutes(app, services);
+  registerEndpointInternalRoutes(app, services);
   return app;
 }

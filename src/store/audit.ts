@@ -217,6 +217,10 @@ export function describeAudit(e: Pick<AuditRow, 'action' | 'target' | 'key_id' |
       return typeof d.max_per_second === 'number'
         ? `Throttled webhook endpoint ${target} to ${d.max_per_second} deliveries per second`
         : `Removed the throttle of webhook endpoint ${target}`;
+    case 'endpoint.signatures_set':
+      return d.standard_webhooks === true
+        ? `Webhook endpoint ${target} is sent the Standard Webhooks headers beside X-Service-Signature`
+        : `Webhook endpoint ${target} is sent X-Service-Signature alone`;
     case 'module.installed':
       return `Installed the ${target} module`;
     case 'module.uninstalled':
