@@ -236,6 +236,10 @@ export function describeAudit(e: Pick<AuditRow, 'action' | 'target' | 'key_id' |
       return `The identity provider deleted person ${target} (SCIM)`;
     case 'record.scim_deactivated':
       return `The identity provider deleted person ${target}; other records name it, so it was kept as INACTIVE (SCIM)`;
+    case 'endpoint.signatures_set':
+      return d.standard_webhooks === true
+        ? `Webhook endpoint ${target} is sent the Standard Webhooks headers beside X-Service-Signature`
+        : `Webhook endpoint ${target} is sent X-Service-Signature alone`;
     case 'module.installed':
       return `Installed the ${target} module`;
     case 'module.uninstalled':

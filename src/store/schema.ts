@@ -264,6 +264,8 @@ export interface WebhookEndpointsTable {
   max_per_second: number | null;
   /** When a throttled endpoint may next be sent a delivery (moved by each claim). */
   throttle_next_at: string | null;
+  /** 1: deliveries also carry the Standard Webhooks headers (webhook-id, -timestamp, -signature). */
+  standard_webhooks: number;
 }
 
 export interface EventsTable {
