@@ -179,6 +179,7 @@ export async function createEndpoint(
     max_per_second: null,
     throttle_next_at: null,
     standard_webhooks: input.standardWebhooks ? 1 : 0,
+    failing_since: null,
   };
   const verification = await services.database.db.transaction().execute(async (trx) => {
     await lockWorkspace(trx, services.database.dialect, workspaceId);
@@ -264,7 +265,7 @@ async function reverify(services: Services, workspaceId: string, id: string, act
     if (mode === 'enable') await assertSlotFree(trx, workspaceId, id);
     await trx
       .updateTable('webhook_endpoints')
-      .set({ status: 'unverified', disabled_reason: null, disabled_at: null, consecutive_failures: 0, updated_at: at })
+      .set({ status: 'unverified', disabled_reason: null, disabled_at: null, consecutive_failures: 0, failing_since: null, updated_at: at })
       .where('id', '=', id)
       .execute();
     await recordAudit(trx, {

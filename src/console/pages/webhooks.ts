@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import { READ_SCOPES } from '../../registers/define.js';
 import type { Services } from '../../services.js';
+import { listEndpointAlerts } from '../../alerts/stages.js';
 import { endpointBacklog } from '../../webhooks/backlog.js';
 import { deliveryStats, heldCount, type StatsBucket, type StatsWindow, sendTestEvent } from '../../webhooks/deliveries.js';
 import {
@@ -28,6 +29,7 @@ import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formError, formValue, formValues, textField } from '../forms.js';
 import { type Html, html, jsonScript } from '../html.js';
 import { type BadgeTone, badge, csrfField, formatTime, layout, sendHtml } from '../layout.js';
+import { alertsSection } from './endpoint-alerts.js';
 import { backlogSection } from './endpoint-backlog.js';
 import { parseSignatureChoice, signaturesSection } from './endpoint-signatures.js';
 
@@ -199,6 +201,7 @@ async function endpointPage(
   const held = e.status === 'disabled' ? await heldCount(services, ctx.admin.workspaceId, e.id) : 0;
   const stats = await deliveryStats(services, ctx.admin.workspaceId, e.id, window);
   const backlog = await endpointBacklog(services.database, e.id, services.clock());
+  const alerts = await listEndpointAlerts(services.database.db, ctx.admin.workspaceId, e.id);
   const base = `/console/webhooks/${encodeURIComponent(e.id)}`;
   const action = (path: string, label: string, opts: { confirm?: string; primary?: boolean; fields?: Html } = {}) =>
     html`<form method="post" action="${base}/${path}" class="inline-form"${opts.confirm ? html` data-confirm="${opts.confirm}"` : ''}>
@@ -233,6 +236,7 @@ async function endpointPage(
 <div class="actions">${actions}</div>
 <p><a href="${base}/deliveries">See deliveries</a></p>
 ${backlogSection(ctx, e, backlog)}
+${alertsSection(alerts)}
 ${signaturesSection(ctx, e)}
 <section aria-labelledby="rotate-h">
   <h2 id="rotate-h">Rotate the signing secret</h2>
