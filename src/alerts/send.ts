@@ -62,7 +62,7 @@ async function sendOne(services: Services, transport: Transporter, alert: Endpoi
   const db = services.database.db;
   const log = services.logger.child({ component: 'alerts', alert_id: alert.id, endpoint_id: alert.endpoint_id });
   const endpoint = await db.selectFrom('webhook_endpoints').select('url').where('id', '=', alert.endpoint_id).executeTakeFirst();
-  const recipients = (await listAdmins(db, alert.workspace_id)).map((a) => a.email);
+  const recipients = (await listAdmins(db, alert.workspace_id)).map((a) => a.email).sort();
   const at = () => new Date(services.clock()).toISOString();
   if (!endpoint || recipients.length === 0) {
     // Nobody to tell (the endpoint was deleted, or the workspace has no console admin): the
