@@ -213,7 +213,7 @@ export const SETTINGS = {
   smtpUrl: {
     env: 'WSOPS_SMTP_URL',
     schema: smtpUrl,
-    doc: 'Mail server of the webhook failure alerts: `smtp://USER:PASSWORD@HOST:587` (STARTTLS, required when the server offers it) or `smtps://USER:PASSWORD@HOST:465` (TLS from the start). Needs `WSOPS_ALERT_FROM`. Unset: alerts are shown in the console only. Its password is never shown or logged.',
+    doc: 'Mail server of the webhook failure alerts (mailed to the workspace’s console admins): `smtps://USER:PASSWORD@HOST:465` (TLS from the start) or `smtp://USER:PASSWORD@HOST:587` (STARTTLS when the server offers it; add `?requireTLS=true` to refuse one that does not). User and password URL-encoded. Needs `WSOPS_ALERT_FROM`. Unset: alerts are shown in the console only. Its password is never shown or logged.',
     show: 'url',
   },
   alertFrom: {
