@@ -3,8 +3,8 @@
  * Kept apart from the scheduling so the words can be read and tested alone.
  */
 import nodemailer, { type Transporter } from 'nodemailer';
-import { FAILURES_BEFORE_DISABLE } from '../webhooks/schedule.js';
 import { errorClassHelp } from '../webhooks/error-classes.js';
+import { FAILURES_BEFORE_DISABLE } from '../webhooks/schedule.js';
 import type { AlertStage } from './stages.js';
 import { FAILING_ALERT_AFTER_MS } from './stages.js';
 
@@ -33,7 +33,8 @@ export function composeAlert(f: AlertFacts): AlertMail {
   }[f.stage];
   const what = {
     failing: 'Every delivery to it has failed since then. It is retried on schedule, and disabled if the failures go on.',
-    disabled: 'Deliveries to it are held, not lost. Fix the receiver, then switch the endpoint on in the console: it is verified again and the held deliveries resume.',
+    disabled:
+      'Deliveries to it are held, not lost. Fix the receiver, then switch the endpoint on in the console: it is verified again and the held deliveries resume.',
     recovered: 'It answers deliveries again. Nothing more to do.',
   }[f.stage];
   const help = errorClassHelp(f.errorClass);

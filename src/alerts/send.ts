@@ -94,9 +94,7 @@ async function sendOne(services: Services, transport: Transporter, alert: Endpoi
       .set({
         attempts,
         last_error: error,
-        ...(delay === undefined
-          ? { state: 'failed' as const }
-          : { next_attempt_at: new Date(services.clock() + delay).toISOString() }),
+        ...(delay === undefined ? { state: 'failed' as const } : { next_attempt_at: new Date(services.clock() + delay).toISOString() }),
       })
       .where('id', '=', alert.id)
       .execute();

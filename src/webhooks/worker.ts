@@ -57,7 +57,8 @@ export function startWorker(services: Services, options: DispatcherOptions = {})
     alerting = true;
     try {
       const r = await runAlertRound(services, transport);
-      if (r.recorded > 0) log.info(r, transport ? 'failure alerts recorded' : 'failure alerts recorded (console only: WSOPS_SMTP_URL is unset)');
+      if (r.recorded > 0)
+        log.info(r, transport ? 'failure alerts recorded' : 'failure alerts recorded (console only: WSOPS_SMTP_URL is unset)');
     } catch (err) {
       log.error({ err }, 'failure alert round failed; retried in a minute');
     } finally {

@@ -4,14 +4,14 @@
  * is injected: the one-hour stage passes without a test sleeping.
  */
 import assert from 'node:assert/strict';
-import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createAlertTransport } from '../../src/alerts/mail.js';
 import { ALERT_RETRY_DELAYS_MS, runAlertRound } from '../../src/alerts/send.js';
 import { FAILING_ALERT_AFTER_MS } from '../../src/alerts/stages.js';
-import { listAudit } from '../../src/store/audit.js';
 import { createAdminLink } from '../../src/store/admins.js';
+import { listAudit } from '../../src/store/audit.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint, enableEndpoint } from '../../src/webhooks/endpoints.js';
 import { emitEvent } from '../../src/webhooks/outbox.js';
@@ -64,15 +64,17 @@ for (const dialect of DIALECTS) {
       for (let n = await dispatcher.runOnce(); n > 0; n = await dispatcher.runOnce());
     };
     const emit = (ws: string) =>
-      h.services.database.db.transaction().execute((trx) =>
-        emitEvent(
-          trx,
-          ws,
-          'asset.assigned',
-          { asset: { id: 'ast_x', asset_tag: 'AST-1', status: 'ASSIGNED' }, assigned_user_id: 'per_x', expected_return_at: null },
-          h.clock(),
-        ),
-      );
+      h.services.database.db
+        .transaction()
+        .execute((trx) =>
+          emitEvent(
+            trx,
+            ws,
+            'asset.assigned',
+            { asset: { id: 'ast_x', asset_tag: 'AST-1', status: 'ASSIGNED' }, assigned_user_id: 'per_x', expected_return_at: null },
+            h.clock(),
+          ),
+        );
     /** A workspace with two console admins, and an active endpoint that now answers 500. */
     const failingEndpoint = async () => {
       const ws = await h.workspace({ seed: false });
@@ -125,7 +127,11 @@ for (const dialect of DIALECTS) {
 
       for (let i = 0; i < 20; i++) await emit(ep.ws);
       await drain();
-      const row = await h.services.database.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', ep.id).executeTakeFirstOrThrow();
+      const row = await h.services.database.db
+        .selectFrom('webhook_endpoints')
+        .selectAll()
+        .where('id', '=', ep.id)
+        .executeTakeFirstOrThrow();
       assert.equal(row.status, 'disabled');
       await runAlertRound(h.services, mailer);
       await runAlertRound(h.services, mailer);

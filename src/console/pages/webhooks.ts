@@ -4,10 +4,10 @@
  * checkSubscription, the state machine in endpoints.ts); the page only shows and submits.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { listEndpointAlerts } from '../../alerts/stages.js';
 import { AppError } from '../../errors.js';
 import { READ_SCOPES } from '../../registers/define.js';
 import type { Services } from '../../services.js';
-import { listEndpointAlerts } from '../../alerts/stages.js';
 import { endpointBacklog } from '../../webhooks/backlog.js';
 import { deliveryStats, heldCount, type StatsBucket, type StatsWindow, sendTestEvent } from '../../webhooks/deliveries.js';
 import {
