@@ -262,6 +262,8 @@ export function describeAudit(e: Pick<AuditRow, 'action' | 'target' | 'key_id' |
       return text(d.email) ? `Issued a new sign-in link for ${text(d.email)}` : `Issued a new sign-in link for admin ${target}`;
     case 'admin.break_glass_issued':
       return `Issued an emergency sign-in link (break-glass) for ${text(d.email) ?? `admin ${target}`}${text(d.reason) ? `: ${text(d.reason)}` : ''}`;
+    case 'admin.break_glass_used':
+      return `${text(d.email) ?? `Admin ${target}`} signed in with an emergency link (break-glass)`;
     case 'admin.removed':
       return text(d.email) ? `Removed console admin ${text(d.email)}` : `Removed console admin ${target}`;
     case 'admin.totp_enabled':
