@@ -44,9 +44,12 @@ async function dueAlerts(db: Kysely<DB>, now: number): Promise<Due[]> {
     .execute();
   const disabled = await db
     .selectFrom('webhook_endpoints')
-    .select(['workspace_id', 'id', 'failing_since', 'disabled_at', 'last_failure'])
+    .select(['workspace_id', 'id', 'failing_since', 'last_failure'])
     .where('status', '=', 'disabled')
     .where('disabled_reason', '=', 'failures')
+    // Endpoints disabled before runs of failures were tracked have none: an upgrade does not
+    // mail about old news.
+    .where('failing_since', 'is not', null)
     .execute();
   // Recovered: an episode that was alerted about, on an endpoint now active whose run of
   // failures ended (a success, or switched on and verified again) and not yet told so.
@@ -82,8 +85,7 @@ async function dueAlerts(db: Kysely<DB>, now: number): Promise<Due[]> {
       workspace_id: e.workspace_id,
       endpoint_id: e.id,
       stage: 'disabled' as const,
-      // An endpoint disabled before failing_since was tracked names its episode by the disable.
-      episode: e.failing_since ?? (e.disabled_at as string),
+      episode: e.failing_since as string,
       last_failure: e.last_failure,
     })),
     ...recovered.map((a) => ({ ...a, stage: 'recovered' as const, last_failure: null })),
