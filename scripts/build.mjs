@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { STAMP, staleReason } from './dist-freshness.mjs';
+import { dropEmptyMaps } from './drop-empty-maps.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const force = process.argv.includes('--force');
@@ -33,6 +34,7 @@ for (const { project, code } of await Promise.all(['tsconfig.build.json', 'packa
     process.exit(code ?? 1);
   }
 }
+for (const dist of ['dist', 'packages/client/dist']) dropEmptyMaps(join(root, dist));
 // Read at run time from beside the compiled module (src/console/pages/assets.ts).
 cpSync(join(root, 'src/console/assets'), join(root, 'dist/console/assets'), { recursive: true });
 // The browser files of dev-only packages the server serves (src/vendor-files.ts): copied, so

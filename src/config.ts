@@ -100,6 +100,26 @@ const httpUrl = z
   .url({ protocol: /^https?$/, error: (issue) => `must be an http(s) URL such as https://wsops.example.com; got "${issue.input}"` })
   .transform((url) => url.replace(/\/+$/, ''));
 
+/** Where failure alerts are mailed from: `smtp://` (STARTTLS when offered) or `smtps://` (TLS from the start). */
+const smtpUrl = z
+  .string()
+  .trim()
+  .regex(/^smtps?:\/\/[^/?#\s]+(:\d+)?\/?(\?.*)?$/, {
+    error: (issue) =>
+      `must be smtp://USER:PASSWORD@HOST:587 (STARTTLS) or smtps://USER:PASSWORD@HOST:465 (TLS), user and password URL-encoded; got "${redactUrl(String(issue.input))}"`,
+  })
+  .refine((url) => URL.canParse(url), {
+    error: (issue) => `is not a valid URL (encode a special character in the password as %XX); got "${redactUrl(String(issue.input))}"`,
+  });
+
+/** A bare address (`alerts@example.com`) or a name and address (`wsops <alerts@example.com>`). */
+const mailFrom = z
+  .string()
+  .trim()
+  .regex(/^(?:[^<>@\n]*<[^<>@\s]+@[^<>@\s]+\.[^<>@\s]+>|[^<>@\s]+@[^<>@\s]+\.[^<>@\s]+)$/, {
+    error: (issue) => `must be an email address such as alerts@example.com or "wsops <alerts@example.com>"; got "${issue.input}"`,
+  });
+
 const host = z
   .string()
   .trim()
@@ -189,6 +209,17 @@ export const SETTINGS = {
     schema: redisUrl,
     doc: '`redis://...`: shared store of the rate limits (per key) and of the failure throttle (failed API keys and operator tokens per address, console passwords) for several API processes; checked by `/readyz`. Unset: kept in process memory.',
     show: 'url',
+  },
+  smtpUrl: {
+    env: 'WSOPS_SMTP_URL',
+    schema: smtpUrl,
+    doc: 'Mail server of the webhook failure alerts (mailed to the workspace’s console admins): `smtps://USER:PASSWORD@HOST:465` (TLS from the start) or `smtp://USER:PASSWORD@HOST:587` (STARTTLS when the server offers it; add `?requireTLS=true` to refuse one that does not). User and password URL-encoded. Needs `WSOPS_ALERT_FROM`. Unset: alerts are shown in the console only. Its password is never shown or logged.',
+    show: 'url',
+  },
+  alertFrom: {
+    env: 'WSOPS_ALERT_FROM',
+    schema: mailFrom,
+    doc: 'Sender of the failure alert mails: `alerts@example.com` or `wsops <alerts@example.com>`. Required with `WSOPS_SMTP_URL`.',
   },
   rateLimitPerSecond: {
     env: 'WSOPS_RATE_LIMIT_PER_SECOND',
@@ -313,6 +344,10 @@ const CROSS_RULES: readonly ((c: Config) => string | undefined)[] = [
   (c) =>
     c.internalPort !== undefined && c.internalPort !== 0 && c.internalPort === c.port
       ? `WSOPS_INTERNAL_PORT must differ from WSOPS_PORT (both are ${c.port})`
+      : undefined,
+  (c) =>
+    c.smtpUrl !== undefined && c.alertFrom === undefined
+      ? 'WSOPS_ALERT_FROM is required with WSOPS_SMTP_URL: set the sender of the failure alert mails, such as alerts@example.com'
       : undefined,
   (c) =>
     c.headersTimeoutMs > c.requestTimeoutMs

@@ -50,6 +50,7 @@ export class Metrics implements DeliveryObserver {
   private readonly refused: Counter<'status' | 'route'>;
   private readonly attempts: Counter<'outcome' | 'error_class'>;
   private readonly commitToAttempt: Histogram;
+  private readonly alertMails: Counter<'outcome'>;
   /** The other processes of a `wsops serve --processes N`, asked at each scrape (serve-command.ts). */
   private peers: (() => Promise<MetricsJson[]>) | undefined;
 
@@ -89,6 +90,12 @@ export class Metrics implements DeliveryObserver {
       buckets: COMMIT_BUCKETS,
       registers,
     });
+    this.alertMails = new Counter({
+      name: 'wsops_alert_mails_total',
+      help: 'Failure alert mails tried by this process: sent, failed (retried later) or given_up (after the last retry).',
+      labelNames: ['outcome'],
+      registers,
+    });
     const db = this.database;
     new Gauge({
       name: 'wsops_delivery_jobs',
@@ -113,6 +120,11 @@ export class Metrics implements DeliveryObserver {
       },
     });
     if (db) registerBacklogMetrics(this.registry, db, clock);
+  }
+
+  /** One try to mail a failure alert. */
+  alertMail(outcome: 'sent' | 'failed' | 'given_up'): void {
+    this.alertMails.inc({ outcome });
   }
 
   /** Valid API keys expiring within 14 days, every workspace (issue 29), counted at scrape time against `clock`. */

@@ -61,6 +61,11 @@ describe('settings', () => {
     [{ WSOPS_SQLITE_MMAP_MB: '1e3' }, /WSOPS_SQLITE_MMAP_MB/],
     [{ WSOPS_KEY_CACHE: 'false' }, /WSOPS_KEY_CACHE must be on or off; got "false"/],
     [{ WSOPS_DELETION_RETENTION_DAYS: '29' }, /WSOPS_DELETION_RETENTION_DAYS must be a whole number from 30 to 3650/],
+    [{ WSOPS_SMTP_URL: 'mail.example.com:587' }, /WSOPS_SMTP_URL must be smtp:\/\/USER:PASSWORD@HOST:587 \(STARTTLS\) or smtps:\/\//],
+    [{ WSOPS_SMTP_URL: 'https://mail.example.com' }, /WSOPS_SMTP_URL must be smtp:\/\//],
+    [{ WSOPS_SMTP_URL: 'smtps://mail.example.com:465' }, /WSOPS_ALERT_FROM is required with WSOPS_SMTP_URL/],
+    [{ WSOPS_SMTP_URL: 'smtps://mail.example.com:465', WSOPS_ALERT_FROM: 'alerts' }, /WSOPS_ALERT_FROM must be an email address/],
+    [{ WSOPS_ALERT_FROM: 'wsops <alerts>' }, /WSOPS_ALERT_FROM must be an email address/],
   ] as const) {
     it(`refuses ${JSON.stringify(env)}`, () => {
       assert.throws(() => loadConfig(env), pattern);
@@ -103,6 +108,8 @@ describe('settings', () => {
       { WSOPS_OPERATOR_TOKEN: 'hunter2-hunter2-hunter2-hunter2-hunter2 x' },
       { WSOPS_DATABASE_URL: 'mysql://wsops:hunter2@db/wsops' },
       { WSOPS_REDIS_URL: 'http://default:hunter2@cache:6379' },
+      { WSOPS_SMTP_URL: 'http://alerts:hunter2@mail.example.com' },
+      { WSOPS_SMTP_URL: 'smtps://alerts:hunter2@mail.example.com:465' },
     ].map((e) => [e, 'hunter2'] as const)) {
       assert.throws(
         () => loadConfig(env),
@@ -116,6 +123,8 @@ describe('settings', () => {
       WSOPS_DATABASE_URL: 'postgres://wsops:hunter2@127.0.0.1:5432/wsops',
       WSOPS_SECRET: 'hunter2'.repeat(6),
       WSOPS_LOG_LEVEL: 'trace',
+      WSOPS_SMTP_URL: 'smtps://alerts%40example.com:hunter2@smtp.example.com:465',
+      WSOPS_ALERT_FROM: 'wsops <alerts@example.com>',
     });
     const by = Object.fromEntries(inForce.map((s) => [s.env, s]));
     assert.deepEqual(by.WSOPS_DATABASE_URL, {
@@ -127,6 +136,7 @@ describe('settings', () => {
     assert.deepEqual(by.WSOPS_PORT, { env: 'WSOPS_PORT', value: '8080', from: 'default' });
     assert.deepEqual(by.WSOPS_OPERATOR_TOKEN, { env: 'WSOPS_OPERATOR_TOKEN', value: '(unset)', from: 'unset' });
     assert.equal(by.WSOPS_LOG_LEVEL?.value, 'trace', 'trace is accepted, and documented');
+    assert.equal(by.WSOPS_SMTP_URL?.value, 'smtps://alerts%40example.com:***@smtp.example.com:465');
     assert.ok(!JSON.stringify(inForce).includes('hunter2'));
     assert.equal(inForce.length, Object.keys(SETTINGS).length);
   });

@@ -42,8 +42,16 @@ describe('developer documents', () => {
       const op = doc.webhooks[type].post;
       assert.equal(op['x-wsops-scope'], declaration.scope, type);
       assert.deepEqual(
-        op.parameters.map((p: { name: string }) => p.name),
-        ['X-Service-Event', 'X-Service-Delivery', 'X-Service-Signature'],
+        op.parameters.map((p: { name: string; required: boolean }) => [p.name, p.required]),
+        [
+          ['X-Service-Event', true],
+          ['X-Service-Delivery', true],
+          ['X-Service-Signature', true],
+          // Standard Webhooks, on the endpoints set to carry them.
+          ['webhook-id', false],
+          ['webhook-timestamp', false],
+          ['webhook-signature', false],
+        ],
       );
       assert.ok(op.responses['2XX'] && op.responses.default, `${type}: what the receiver should answer`);
       const schemaName = op.requestBody.content['application/json'].schema.$ref.split('/').pop();

@@ -2,7 +2,15 @@ import type { Command } from 'commander';
 import type { Services } from '../services.js';
 import { getWorkspace } from '../store/workspaces.js';
 import { sendTestEvent } from '../webhooks/deliveries.js';
-import { createEndpoint, disableEndpoint, enableEndpoint, listEndpoints, rotateSecret, verifyEndpoint } from '../webhooks/endpoints.js';
+import {
+  createEndpoint,
+  disableEndpoint,
+  enableEndpoint,
+  listEndpoints,
+  rotateSecret,
+  setStandardWebhooks,
+  verifyEndpoint,
+} from '../webhooks/endpoints.js';
 import { checkRenewals } from '../webhooks/renewals.js';
 import { deliveryRefusalWarning } from '../webhooks/served-url-policy.js';
 import { MAX_THROTTLE_PER_SECOND, parseThrottle, setThrottle } from '../webhooks/throttle.js';
@@ -27,29 +35,32 @@ export function endpointCommands(program: Command): void {
     )
     .requiredOption('--scopes <list>', 'comma-separated read scopes')
     .requiredOption('--events <list>', 'comma-separated event types')
+    .option('--standard-webhooks', 'also send the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature)')
     .option('--json', 'machine output')
-    .action(async (opts: { workspace: string; url: string; scopes: string; events: string; json?: boolean }) => {
-      const { created, warning, allowPrivate } = await inWorkspace(opts.workspace, async (s) => {
-        const created = await createEndpoint(s, opts.workspace, opts);
-        return { created, warning: await deliveryRefusalWarning(s, created.url), allowPrivate: s.config.allowPrivateWebhooks };
-      });
-      // verify checks the URL again: a command that needed the setting to register it needs it too.
-      const setting = allowPrivate ? 'WSOPS_ALLOW_PRIVATE_WEBHOOKS=true ' : '';
-      const verifyAgain = `${setting}wsops endpoint verify --workspace ${opts.workspace} ${created.id}`;
-      if (warning)
-        process.stderr.write(
-          `wsops: ${warning}; then send the verification again, with the setting for that command too (or in .env): ${verifyAgain}\n`,
+    .action(
+      async (opts: { workspace: string; url: string; scopes: string; events: string; standardWebhooks?: boolean; json?: boolean }) => {
+        const { created, warning, allowPrivate } = await inWorkspace(opts.workspace, async (s) => {
+          const created = await createEndpoint(s, opts.workspace, { ...opts, standardWebhooks: !!opts.standardWebhooks });
+          return { created, warning: await deliveryRefusalWarning(s, created.url), allowPrivate: s.config.allowPrivateWebhooks };
+        });
+        // verify checks the URL again: a command that needed the setting to register it needs it too.
+        const setting = allowPrivate ? 'WSOPS_ALLOW_PRIVATE_WEBHOOKS=true ' : '';
+        const verifyAgain = `${setting}wsops endpoint verify --workspace ${opts.workspace} ${created.id}`;
+        if (warning)
+          process.stderr.write(
+            `wsops: ${warning}; then send the verification again, with the setting for that command too (or in .env): ${verifyAgain}\n`,
+          );
+        print(!!opts.json, created, () =>
+          [
+            `endpoint ${created.id} registered (${created.status}); a signed endpoint.verification was queued.`,
+            `signing secret: ${created.secret}`,
+            `The secret is shown only now; it signs every delivery (X-Service-Signature${created.standard_webhooks ? ', and webhook-signature for Standard Webhooks libraries' : ''}).`,
+            'Events are delivered once the endpoint answers the verification with a 2xx; events before that are not delivered.',
+            `If your receiver answered before it had the secret, send the verification again now: ${verifyAgain}`,
+          ].join('\n'),
         );
-      print(!!opts.json, created, () =>
-        [
-          `endpoint ${created.id} registered (${created.status}); a signed endpoint.verification was queued.`,
-          `signing secret: ${created.secret}`,
-          'The secret is shown only now; it signs every delivery (X-Service-Signature).',
-          'Events are delivered once the endpoint answers the verification with a 2xx; events before that are not delivered.',
-          `If your receiver answered before it had the secret, send the verification again now: ${verifyAgain}`,
-        ].join('\n'),
-      );
-    });
+      },
+    );
   ep.command('list')
     .description('list endpoints (disabled ones stay listed)')
     .requiredOption('--workspace <id>', 'workspace id')
@@ -57,7 +68,7 @@ export function endpointCommands(program: Command): void {
     .action(async (opts: { workspace: string; json?: boolean }) => {
       const all = await inWorkspace(opts.workspace, (s) => listEndpoints(s, opts.workspace));
       print(!!opts.json, all, () =>
-        table(all, ['id', 'status', 'disabled_reason', 'url', 'events', 'consecutive_failures', 'max_per_second']),
+        table(all, ['id', 'status', 'disabled_reason', 'url', 'events', 'consecutive_failures', 'max_per_second', 'standard_webhooks']),
       );
     });
   const simple = [
@@ -119,6 +130,27 @@ export function endpointCommands(program: Command): void {
         result.max_per_second === null
           ? `endpoint ${id} is not throttled`
           : `endpoint ${id} is sent at most ${result.max_per_second} deliveries per second; the rest wait in the queue`,
+      );
+    });
+
+  ep.command('signatures')
+    .description('choose the signature headers: X-Service-Signature always, the Standard Webhooks headers beside it when on')
+    .requiredOption('--workspace <id>', 'workspace id')
+    .argument('<endpoint_id>', 'endpoint id')
+    .requiredOption(
+      '--standard-webhooks <on|off>',
+      'on: also send webhook-id, webhook-timestamp and webhook-signature; off: X-Service-Signature alone',
+    )
+    .option('--json', 'machine output')
+    .action(async (id: string, opts: { workspace: string; standardWebhooks: string; json?: boolean }) => {
+      const value = opts.standardWebhooks.trim().toLowerCase();
+      if (value !== 'on' && value !== 'off')
+        throw new UsageError(`--standard-webhooks must be "on" or "off"; got "${opts.standardWebhooks}"`);
+      const result = await inWorkspace(opts.workspace, (s) => setStandardWebhooks(s, opts.workspace, id, value === 'on'));
+      print(!!opts.json, result, () =>
+        result.standard_webhooks
+          ? `endpoint ${id} is sent X-Service-Signature and the Standard Webhooks headers (verify with any standardwebhooks library and the endpoint's secret)`
+          : `endpoint ${id} is sent X-Service-Signature alone`,
       );
     });
 

@@ -25,6 +25,8 @@ interface Status {
   delivering_server: ServedUrlPolicy | null;
   listeners: Listener[];
   env_file: string | null;
+  /** Where webhook failure alerts go: mailed through the SMTP server (its password hidden), or the console only. */
+  alerts: { mail: boolean; smtp_url: string | null; from: string | null };
   settings: (Omit<SettingInForce, 'from'> & { from: SettingInForce['from'] | '.env' })[];
 }
 
@@ -83,6 +85,11 @@ async function readStatus(): Promise<Status> {
     delivering_server: delivering,
     listeners,
     env_file: existsSync(envFile) ? envFile : null,
+    alerts: {
+      mail: config.smtpUrl !== undefined,
+      smtp_url: config.smtpUrl === undefined ? null : redactUrl(config.smtpUrl),
+      from: config.alertFrom ?? null,
+    },
     settings: inForce.map((s) => (fromFile.has(s.env) ? { ...s, from: '.env' as const } : s)),
   };
 }
@@ -142,6 +149,11 @@ function human(s: Status): string {
       s.delivering_server
         ? `the last \`wsops serve\` that delivers started ${s.delivering_server.started_at}, with WSOPS_ALLOW_PRIVATE_WEBHOOKS=${s.delivering_server.allow_private_webhooks}`
         : 'no `wsops serve` has delivered from this database yet'
+    }`,
+    `alerts      ${
+      s.alerts.mail
+        ? `webhook failure alerts are mailed to the console admins through ${s.alerts.smtp_url}, from ${s.alerts.from}`
+        : 'webhook failure alerts are shown in the console only (set WSOPS_SMTP_URL and WSOPS_ALERT_FROM to mail them)'
     }`,
     `.env        ${s.env_file ?? `none in ${join(process.cwd())}`}`,
     'settings    of commands run here (a running server keeps those it read at its start)',

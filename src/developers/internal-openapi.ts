@@ -318,6 +318,58 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
   };
   Object.assign(paths, actionPaths(), operationsPaths());
   Object.assign(schemas, actionSchemas(), operationsSchemas());
+  schemas.WebhookEndpoint = {
+    type: 'object',
+    description: 'A webhook endpoint as the console shows it (never its secret).',
+    required: ['id', 'url', 'status', 'standard_webhooks'],
+    properties: {
+      id: { type: 'string' },
+      url: { type: 'string' },
+      scopes: { type: 'array', items: { type: 'string' } },
+      events: { type: 'array', items: { type: 'string' } },
+      status: { type: 'string', enum: ['unverified', 'active', 'disabled'] },
+      disabled_reason: { type: ['string', 'null'], enum: ['user', 'failures', null] },
+      consecutive_failures: { type: 'integer' },
+      last_failure: { type: ['string', 'null'] },
+      created_at: { type: 'string' },
+      updated_at: { type: 'string' },
+      verified_at: { type: ['string', 'null'] },
+      disabled_at: { type: ['string', 'null'] },
+      previous_secret_expires_at: { type: ['string', 'null'] },
+      max_per_second: { type: ['integer', 'null'] },
+      standard_webhooks: { type: 'boolean', description: 'Deliveries also carry the Standard Webhooks headers.' },
+    },
+  };
+  paths['/internal/v1/workspaces/{workspace_id}/webhook-endpoints/{id}/signatures'] = {
+    parameters: [
+      { $ref: '#/components/parameters/workspace_id' },
+      { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'The endpoint id (`we_…`).' },
+    ],
+    put: {
+      operationId: 'setEndpointSignatures',
+      tags: ['webhook endpoints'],
+      summary: 'Choose the signature headers of an endpoint',
+      description:
+        "`X-Service-Signature` is always sent. With `standard_webhooks: true` the deliveries also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`), verifiable with any `standardwebhooks` library and the endpoint's secret; from the next attempt. Recorded in the audit trail.",
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['standard_webhooks'],
+              properties: { standard_webhooks: { type: 'boolean' } },
+            },
+          },
+        },
+      },
+      responses: {
+        '200': { description: 'The endpoint.', content: { 'application/json': { schema: ref('WebhookEndpoint') } } },
+        ...WITH_JSON_BODY,
+      },
+    },
+  };
   return {
     openapi: '3.1.0',
     info: {
@@ -338,6 +390,7 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
         name: 'actions',
         description: 'The domain actions: state changes that update the registers and emit their events in one transaction.',
       },
+      { name: 'webhook endpoints', description: "A workspace's webhook endpoints: the signature headers they are sent." },
       { name: 'operations', description: 'Liveness, readiness, metrics and this document; no token.' },
     ],
     // No fixed address: the listener is wherever WSOPS_INTERNAL_HOST and WSOPS_INTERNAL_PORT put it.

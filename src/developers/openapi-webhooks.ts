@@ -30,6 +30,36 @@ function partSchema(part: DataPart): JsonSchema {
 }
 
 /** Component name of an event's body schema: `asset.assigned` → `AssetAssignedEvent`. */
+/**
+ * The Standard Webhooks headers (https://www.standardwebhooks.com), present only when the
+ * endpoint is set to carry them (console, `wsops endpoint signatures`); X-Service-Signature is
+ * sent either way.
+ */
+const STANDARD_WEBHOOKS_HEADERS = [
+  {
+    name: 'webhook-id',
+    in: 'header',
+    required: false,
+    description: 'Standard Webhooks, when the endpoint carries them: the event id, the same on every retry (the idempotency key).',
+    schema: { type: 'string', pattern: '^evt_[A-Za-z0-9]{1,40}$' },
+  },
+  {
+    name: 'webhook-timestamp',
+    in: 'header',
+    required: false,
+    description: 'Standard Webhooks: unix seconds of this attempt (the `t` of X-Service-Signature).',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
+  {
+    name: 'webhook-signature',
+    in: 'header',
+    required: false,
+    description:
+      "Standard Webhooks: `v1,<base64>` per signing secret, space-separated (two during a rotation's grace period, new first): base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the endpoint's `whsec_` secret after the prefix. Pass the secret as it is to `new Webhook(secret)` of a `standardwebhooks` library.",
+    schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$' },
+  },
+] as const;
+
 export function eventSchemaName(type: string): string {
   return `${type
     .split(/[._]/)
@@ -77,7 +107,7 @@ export function buildWebhooks(schemas: Record<string, JsonSchema>): Record<strin
           scope
             ? `Sent to every active endpoint that subscribed to \`${type}\` and whose scopes include \`${scope}\`.`
             : 'Sent to one endpoint; no subscription or scope is needed.'
-        } Verify \`X-Service-Signature\` over the raw body before parsing it.`,
+        } Verify \`X-Service-Signature\` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (\`webhook-id\`, \`webhook-timestamp\`, \`webhook-signature\`) can instead be verified with any \`standardwebhooks\` library and the endpoint's secret as the console shows it.`,
         tags: ['webhooks'],
         ...(scope ? { 'x-wsops-scope': scope } : {}),
         security: [],
@@ -103,6 +133,7 @@ export function buildWebhooks(schemas: Record<string, JsonSchema>): Record<strin
             description: `\`t=<unix_seconds>,v1=<hex>\`: lowercase hex HMAC-SHA256, keyed with the endpoint's signing secret, over \`<t>.\` followed by the raw body. During a secret rotation's grace period a second \`v1\` (old secret) is present; accept if any matches (constant-time). Reject when |now − t| > ${DEFAULT_TOLERANCE_SECONDS} s.`,
             schema: { type: 'string', pattern: '^t=[0-9]+(,v1=[0-9a-f]{64})+$' },
           },
+          ...STANDARD_WEBHOOKS_HEADERS,
         ],
         requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } } },
         responses: {

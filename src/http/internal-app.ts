@@ -11,6 +11,7 @@ import { registerInternalRoutes } from '../actions/internal-routes.js';
 import { buildInternalOpenApi } from '../developers/internal-openapi.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services.js';
+import { registerEndpointInternalRoutes } from '../webhooks/endpoint-internal-routes.js';
 import { registerRecordWriteRoutes } from '../writes/record-write-routes.js';
 import { checkForwardedAddresses } from './forwarded-for.js';
 import { answerProblems, serverOptions, stampOrRefuse } from './listener.js';
@@ -82,7 +83,7 @@ export function buildInternalApp(services: Services, options: InternalAppOptions
     app,
     services.config.baseUrl,
     'wsops-internal',
-    ' on the internal listener: it serves the operations of /internal/openapi.json (/internal/v1/actions/{action}, /internal/v1/workspaces/{workspace_id}/{register}/{id}, /internal/v1/workspaces/{workspace_id}/import and /export), /metrics, /readyz and /healthz.',
+    ' on the internal listener: it serves the operations of /internal/openapi.json (/internal/v1/actions/{action}, /internal/v1/workspaces/{workspace_id}/{register}/{id}, /internal/v1/workspaces/{workspace_id}/import and /export, /internal/v1/workspaces/{workspace_id}/webhook-endpoints/{id}/signatures), /metrics, /readyz and /healthz.',
   );
 
   app.get('/healthz', async (_request, reply) => reply.type(JSON_TYPE).send('{"ok":true}'));
@@ -106,5 +107,6 @@ export function buildInternalApp(services: Services, options: InternalAppOptions
   });
   registerInternalRoutes(app, services);
   registerRecordWriteRoutes(app, services);
+  registerEndpointInternalRoutes(app, services);
   return app;
 }

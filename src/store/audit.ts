@@ -214,6 +214,18 @@ export function describeAudit(e: Pick<AuditRow, 'action' | 'target' | 'key_id' |
       return typeof d.grace_hours === 'number'
         ? `Rotated the signing secret of webhook endpoint ${target} (old secret valid ${d.grace_hours} more hours)`
         : `Rotated the signing secret of webhook endpoint ${target}`;
+    case 'endpoint.alert_sent': {
+      const what =
+        d.stage === 'failing'
+          ? 'has been failing for over an hour'
+          : d.stage === 'disabled'
+            ? 'was disabled after failures'
+            : d.stage === 'recovered'
+              ? 'has recovered'
+              : 'has failures';
+      const to = typeof d.recipients === 'number' ? ` to ${d.recipients} console admin${d.recipients === 1 ? '' : 's'}` : '';
+      return `Mailed an alert${to}: webhook endpoint ${target} ${what}`;
+    }
     case 'endpoint.test_sent':
       return `Sent a test event to webhook endpoint ${target}`;
     case 'endpoint.throttle_set':
@@ -236,6 +248,10 @@ export function describeAudit(e: Pick<AuditRow, 'action' | 'target' | 'key_id' |
       return `The identity provider deleted person ${target} (SCIM)`;
     case 'record.scim_deactivated':
       return `The identity provider deleted person ${target}; other records name it, so it was kept as INACTIVE (SCIM)`;
+    case 'endpoint.signatures_set':
+      return d.standard_webhooks === true
+        ? `Webhook endpoint ${target} is sent the Standard Webhooks headers beside X-Service-Signature`
+        : `Webhook endpoint ${target} is sent X-Service-Signature alone`;
     case 'module.installed':
       return `Installed the ${target} module`;
     case 'module.uninstalled':

@@ -279,6 +279,31 @@ export interface WebhookEndpointsTable {
   max_per_second: number | null;
   /** When a throttled endpoint may next be sent a delivery (moved by each claim). */
   throttle_next_at: string | null;
+  /** 1: deliveries also carry the Standard Webhooks headers (webhook-id, -timestamp, -signature). */
+  standard_webhooks: number;
+  /** When the current run of failures began (null while healthy): the failure episode. */
+  failing_since: string | null;
+}
+
+/** A failure alert about an endpoint: one per endpoint, stage and failure episode. */
+export interface EndpointAlertsTable {
+  id: string;
+  workspace_id: string;
+  endpoint_id: string;
+  stage: 'failing' | 'disabled' | 'recovered';
+  /** The `failing_since` of the episode the alert belongs to. */
+  episode: string;
+  error_class: string | null;
+  last_failure: string | null;
+  /** pending: to be mailed; sent; failed: gave up after retries; console: no SMTP set, shown in the console only. */
+  state: 'pending' | 'sent' | 'failed' | 'console';
+  attempts: number;
+  next_attempt_at: string;
+  last_error: string | null;
+  /** Comma-separated addresses the mail went to. */
+  recipients: string | null;
+  created_at: string;
+  sent_at: string | null;
 }
 
 export interface EventsTable {
@@ -350,6 +375,7 @@ export interface DeliveryAttemptHoursTable {
 
 export interface DB {
   webhook_endpoints: WebhookEndpointsTable;
+  endpoint_alerts: EndpointAlertsTable;
   events: EventsTable;
   delivery_jobs: DeliveryJobsTable;
   delivery_attempts: DeliveryAttemptsTable;

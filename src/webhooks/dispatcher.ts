@@ -29,6 +29,7 @@ import { type ClaimedJob, claimDueJobs, type JobCompletion, nextThrottleTurn, re
 import { MAX_ATTEMPTS, nextAttemptAt } from './schedule.js';
 import { AgentPool, ATTEMPT_TIMEOUT_MS, type AttemptOutcome, type ErrorClass, sendAttempt } from './send.js';
 import { signatureHeader } from './signature.js';
+import { standardHeaders } from './standard-signature.js';
 import { type CheckedUrl, checkWebhookUrl } from './url-safety.js';
 
 /**
@@ -387,12 +388,14 @@ export class Dispatcher {
     if (!secrets || secrets instanceof Error) {
       return { job, deliveryId, attemptedAt, outcome: failure('secret_unavailable', secrets?.message ?? 'no signing secret') };
     }
-    const headers = {
+    const seconds = Math.floor(attemptedAt / 1000);
+    const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': 'wsops-webhooks/1',
       'x-service-event': job.event_type,
       'x-service-delivery': deliveryId,
-      'x-service-signature': signatureHeader(secrets, Math.floor(attemptedAt / 1000), job.event_body),
+      'x-service-signature': signatureHeader(secrets, seconds, job.event_body),
+      ...(Number(job.standard_webhooks) === 1 ? standardHeaders(secrets, job.event_id, seconds, job.event_body) : {}),
     };
     const outcome = await this.agents.with(job.endpoint_id, check.addresses, (agent) =>
       sendAttempt(agent, check.url, headers, job.event_body, deadline),

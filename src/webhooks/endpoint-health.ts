@@ -46,6 +46,8 @@ interface Tally {
   failures: number;
   verified: boolean;
   lastFailure: string | null;
+  /** When the first failure after the batch's last success ended (epoch ms): a run of failures began. */
+  firstFailureAt: number | null;
 }
 
 /** Folds one batch's attempts into per-endpoint tallies, in the order the attempts ended. */
@@ -53,14 +55,16 @@ export function tallyOutcomes(reports: readonly AttemptReport[]): Map<string, Ta
   const tallies = new Map<string, Tally>();
   for (const r of [...reports].sort((a, b) => a.finishedAt - b.finishedAt)) {
     if (!countsTowardHealth(r)) continue;
-    const t = tallies.get(r.endpointId) ?? { reset: false, failures: 0, verified: false, lastFailure: null };
+    const t = tallies.get(r.endpointId) ?? { reset: false, failures: 0, verified: false, lastFailure: null, firstFailureAt: null };
     if (r.ok) {
       t.reset = true;
       t.failures = 0;
+      t.firstFailureAt = null;
       if (r.eventType === VERIFICATION_EVENT) t.verified = true;
     } else {
       t.failures++;
       t.lastFailure = r.error;
+      t.firstFailureAt ??= r.finishedAt;
     }
     tallies.set(r.endpointId, t);
   }
@@ -77,11 +81,14 @@ export async function applyAttemptOutcomes(trx: Kysely<DB>, reports: readonly At
   // Endpoints in id order: concurrent batches lock their rows in the same order (no deadlock).
   const tallies = [...tallyOutcomes(reports)].sort(([a], [b]) => (a < b ? -1 : 1));
   for (const [endpointId, t] of tallies) {
+    const firstFailure = t.firstFailureAt === null ? null : new Date(t.firstFailureAt).toISOString();
     let count = trx
       .updateTable('webhook_endpoints')
       .set((eb) => ({
         consecutive_failures: t.reset ? t.failures : eb('consecutive_failures', '+', t.failures),
         ...(t.lastFailure ? { last_failure: t.lastFailure } : {}),
+        // The run of failures that failure alerts measure: kept while it lasts, ended by a success.
+        failing_since: t.reset ? firstFailure : eb.fn.coalesce('failing_since', eb.val(firstFailure)),
       }))
       .where('id', '=', endpointId);
     // Successes only: nothing to write unless a failure count is to be reset (a busy endpoint's

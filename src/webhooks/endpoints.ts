@@ -38,6 +38,8 @@ export interface EndpointView {
   previous_secret_expires_at: string | null;
   /** The throttle: deliveries per second at most (null: none). */
   max_per_second: number | null;
+  /** Deliveries also carry the Standard Webhooks headers beside X-Service-Signature. */
+  standard_webhooks: boolean;
 }
 
 export function toView(row: WebhookEndpointsTable): EndpointView {
@@ -56,6 +58,7 @@ export function toView(row: WebhookEndpointsTable): EndpointView {
     disabled_at: row.disabled_at,
     previous_secret_expires_at: row.previous_secret_expires_at,
     max_per_second: row.max_per_second,
+    standard_webhooks: Number(row.standard_webhooks) === 1,
   };
 }
 
@@ -142,7 +145,14 @@ async function getRow(db: Kysely<DB>, workspaceId: string, id: string): Promise<
 export async function createEndpoint(
   services: Services,
   workspaceId: string,
-  input: { url: string; scopes: string | readonly string[]; events: string | readonly string[]; actor?: string },
+  input: {
+    url: string;
+    scopes: string | readonly string[];
+    events: string | readonly string[];
+    actor?: string;
+    /** Also send the Standard Webhooks headers (off by default: the seed's signature alone). */
+    standardWebhooks?: boolean;
+  },
 ): Promise<EndpointView & { secret: string; verification_event_id: string }> {
   const { scopes, events } = checkSubscription(input.scopes, input.events);
   const checked = await checkWebhookUrl(input.url, { allowPrivate: services.config.allowPrivateWebhooks });
@@ -168,6 +178,8 @@ export async function createEndpoint(
     disabled_at: null,
     max_per_second: null,
     throttle_next_at: null,
+    standard_webhooks: input.standardWebhooks ? 1 : 0,
+    failing_since: null,
   };
   const verification = await services.database.db.transaction().execute(async (trx) => {
     await lockWorkspace(trx, services.database.dialect, workspaceId);
@@ -179,7 +191,7 @@ export async function createEndpoint(
       actor: input.actor ?? 'cli',
       action: 'endpoint.created',
       target: row.id,
-      detail: { url: row.url, scopes, events },
+      detail: { url: row.url, scopes, events, standard_webhooks: row.standard_webhooks === 1 },
     });
     return emitVerification(trx, workspaceId, row.id, randomBytes(16).toString('hex'), now);
   });
@@ -253,7 +265,7 @@ async function reverify(services: Services, workspaceId: string, id: string, act
     if (mode === 'enable') await assertSlotFree(trx, workspaceId, id);
     await trx
       .updateTable('webhook_endpoints')
-      .set({ status: 'unverified', disabled_reason: null, disabled_at: null, consecutive_failures: 0, updated_at: at })
+      .set({ status: 'unverified', disabled_reason: null, disabled_at: null, consecutive_failures: 0, failing_since: null, updated_at: at })
       .where('id', '=', id)
       .execute();
     await recordAudit(trx, {
@@ -327,6 +339,24 @@ export async function rotateSecret(
       .execute();
     await recordAudit(trx, { workspaceId, at, actor, action: 'endpoint.secret_rotated', target: id, detail: { grace_hours: graceHours } });
     return { ...toView({ ...row, previous_secret_expires_at: expires, updated_at: at }), secret };
+  });
+}
+
+/**
+ * Switches the Standard Webhooks headers on or off for an endpoint; the seed's
+ * X-Service-Signature is sent either way. Takes effect from the next attempt.
+ */
+export async function setStandardWebhooks(services: Services, workspaceId: string, id: string, on: boolean, actor = 'cli') {
+  const at = new Date(services.clock()).toISOString();
+  return services.database.db.transaction().execute(async (trx) => {
+    const row = await getRow(trx, workspaceId, id);
+    await trx
+      .updateTable('webhook_endpoints')
+      .set({ standard_webhooks: on ? 1 : 0, updated_at: at })
+      .where('id', '=', id)
+      .execute();
+    await recordAudit(trx, { workspaceId, at, actor, action: 'endpoint.signatures_set', target: id, detail: { standard_webhooks: on } });
+    return toView({ ...row, standard_webhooks: on ? 1 : 0, updated_at: at });
   });
 }
 

@@ -1,3 +1,5 @@
+import { createAlertTransport } from '../alerts/mail.js';
+import { runAlertRound } from '../alerts/send.js';
 import { pruneTombstonesPastRetention } from '../read/deletions-retention.js';
 import type { Services } from '../services.js';
 import { Dispatcher, type DispatcherOptions } from './dispatcher.js';
@@ -5,13 +7,19 @@ import { checkRenewals, RENEWAL_CHECK_INTERVAL_MS } from './renewals.js';
 import { pruneDeliveryHistory } from './retention.js';
 
 const RETENTION_INTERVAL_MS = 60 * 60_000;
+/** How often failure alerts are checked and mailed: the failing stage is late by at most this. */
+const ALERT_INTERVAL_MS = 60_000;
 
 export interface Worker {
   dispatcher: Dispatcher;
   stop(): Promise<void>;
 }
 
-/** The background part of `wsops serve`: delivery, the renewal check (at start and every 15 min), pruning (delivery history, the deletions feed). */
+/**
+ * The background part of `wsops serve`: delivery, the renewal check (at start and every 15 min),
+ * failure alerts (every minute, on their own timer so a slow mail server never holds delivery),
+ * pruning (delivery history, the deletions feed).
+ */
 export function startWorker(services: Services, options: DispatcherOptions = {}): Worker {
   const log = services.logger.child({ component: 'worker' });
   const dispatcher = new Dispatcher(services, options);
@@ -41,15 +49,36 @@ export function startWorker(services: Services, options: DispatcherOptions = {})
       log.error({ err }, 'pruning the deletions feed failed; retried in an hour');
     }
   };
+  const transport = services.config.smtpUrl ? createAlertTransport(services.config.smtpUrl) : undefined;
+  let alerting = false;
+  const alerts = async () => {
+    // A round still waiting on the mail server is not joined by a second one.
+    if (alerting) return;
+    alerting = true;
+    try {
+      const r = await runAlertRound(services, transport);
+      if (r.recorded > 0)
+        log.info(r, transport ? 'failure alerts recorded' : 'failure alerts recorded (console only: WSOPS_SMTP_URL is unset)');
+    } catch (err) {
+      log.error({ err }, 'failure alert round failed; retried in a minute');
+    } finally {
+      alerting = false;
+    }
+  };
   void renewals();
   void prune();
-  const timers = [setInterval(renewals, RENEWAL_CHECK_INTERVAL_MS), setInterval(prune, RETENTION_INTERVAL_MS)];
+  const timers = [
+    setInterval(renewals, RENEWAL_CHECK_INTERVAL_MS),
+    setInterval(prune, RETENTION_INTERVAL_MS),
+    setInterval(alerts, ALERT_INTERVAL_MS),
+  ];
   for (const t of timers) t.unref();
   return {
     dispatcher,
     async stop() {
       for (const t of timers) clearInterval(t);
       await dispatcher.stop();
+      transport?.close();
     },
   };
 }

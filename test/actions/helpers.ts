@@ -103,6 +103,7 @@ export class Fixtures {
         updated_at: at,
         verified_at: at,
         disabled_at: null,
+        standard_webhooks: 0,
       })
       .execute();
     return id;

@@ -97,6 +97,40 @@ describe('secret scanner (secretlint with the published rule)', () => {
     const near = scan('near-miss.env');
     assert.equal(near.status, 0, `no report for the near misses: ${near.stdout} ${near.stderr}`);
   });
+
+  it('the checksum rule (@wsops/client/secretlint) reports a real key, and neither a corrupted key nor a look-alike', () => {
+    const body = `svc_sk_test_${randomBase62(16)}_${randomBase62(37)}`;
+    const key = body + base62Checksum(body);
+    // One character of the random part changed: the shape holds, the checksum does not.
+    const at = 30;
+    const corrupted = key.slice(0, at) + (key[at] === 'x' ? 'y' : 'x') + key.slice(at + 1);
+    const lookAlike = `svc_sk_live_${'A'.repeat(16)}_${'0123456789abcdefghijklmnopqrstuvwxyzABCDEFG'}`;
+    writeFileSync(join(dir, 'real.env'), `# deploy\nWSOPS_API_KEY=${key}\n`);
+    writeFileSync(join(dir, 'corrupted.env'), `WSOPS_API_KEY=${corrupted}\n`);
+    writeFileSync(join(dir, 'look-alike.md'), `Example: \`${lookAlike}\`\n`);
+    const scan = (file: string, config: string) =>
+      spawnSync(
+        process.execPath,
+        [join(ROOT, 'node_modules/secretlint/bin/secretlint.js'), '--secretlintrc', join(ROOT, config), '--format', 'json', file],
+        { cwd: dir, encoding: 'utf8' },
+      );
+    const checksumRule = 'docs/secretlint/.secretlintrc.checksum.json';
+    const real = scan('real.env', checksumRule);
+    assert.equal(real.status, 1, `the real key is reported: ${real.stdout} ${real.stderr}`);
+    const messages = JSON.parse(real.stdout).flatMap(
+      (f: { messages: { ruleId: string; loc: { start: { line: number } } }[] }) => f.messages,
+    );
+    assert.equal(messages.length, 1);
+    assert.equal(messages[0].ruleId, '@wsops/client/secretlint');
+    assert.equal(messages[0].loc.start.line, 2);
+    for (const file of ['corrupted.env', 'look-alike.md']) {
+      const r = scan(file, checksumRule);
+      assert.equal(r.status, 0, `${file} is not reported: ${r.stdout} ${r.stderr}`);
+      assert.deepEqual(JSON.parse(r.stdout)[0].messages, []);
+      // The pattern-only rule cannot tell them apart: it reports both.
+      assert.equal(scan(file, 'docs/secretlint/.secretlintrc.json').status, 1, `the pattern rule reports ${file}`);
+    }
+  });
 });
 
 for (const dialect of DIALECTS) {

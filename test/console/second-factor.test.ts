@@ -9,6 +9,7 @@ import { totpCode } from '../../src/store/second-factor.js';
 import { encodeForm, type SignedInAdmin, sessionCookieOf, signedInAdmin, TEST_PASSWORD } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
+import { readSvgQr } from '../helpers/qr.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const STEP = 30_000;
@@ -83,6 +84,15 @@ for (const dialect of DIALECTS) {
       const start = await a.post('/console/security/totp/start');
       const secret = field(start.body, 'totp-secret');
       const sealed = field(start.body, 'sealed');
+      // The QR code, drawn on the server, is what an authenticator scans: the same key as the text.
+      const svg = /<figure class="totp-qr"[\s\S]*?(<svg[\s\S]*?<\/svg>)/.exec(start.body)?.[1];
+      assert.ok(svg, 'a QR code is on the setup page');
+      assert.doesNotMatch(start.body, /<img[^>]+src="https?:/, 'no image from an outside service');
+      const scanned = readSvgQr(svg);
+      assert.ok(scanned, 'the QR code decodes');
+      const uri = new URL(scanned);
+      assert.equal(uri.protocol, 'otpauth:');
+      assert.equal(uri.searchParams.get('secret'), secret, 'the QR code carries the key shown as text beside it');
       const wrong = await a.post('/console/security/totp', {
         sealed,
         code: '000000' === totpCode(secret, h.clock()) ? '111111' : '000000',

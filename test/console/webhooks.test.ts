@@ -220,5 +220,48 @@ for (const dialect of DIALECTS) {
         .executeTakeFirstOrThrow();
       assert.equal(row.max_per_second, null, "another workspace's endpoint is untouched");
     });
+
+    it('the Standard Webhooks headers are chosen at registration and on the endpoint page; a tampered choice is refused', async () => {
+      const standard = async (id: string) =>
+        (
+          await h.services.database.db
+            .selectFrom('webhook_endpoints')
+            .select('standard_webhooks')
+            .where('id', '=', id)
+            .executeTakeFirstOrThrow()
+        ).standard_webhooks;
+      const tampered = await admin.post('/console/webhooks/new', {
+        url: rx.url('/std-console'),
+        scopes: ['assets:read'],
+        events: ['asset.assigned'],
+        standard_webhooks: 'yes please',
+      });
+      assert.equal(tampered.status, 400);
+      assert.match(tampered.body, /the Standard Webhooks box is either ticked/);
+      const res = await admin.post('/console/webhooks/new', {
+        url: rx.url('/std-console'),
+        scopes: ['assets:read'],
+        events: ['asset.assigned'],
+        standard_webhooks: 'on',
+      });
+      assert.equal(res.status, 200, res.body.slice(0, 500));
+      assert.match(res.body, /pass it as it is to a <code>standardwebhooks<\/code> library/);
+      const id = /href="\/console\/webhooks\/(we_[0-9A-Za-z]+)"/.exec(res.body)?.[1] as string;
+      assert.equal(await standard(id), 1);
+      const base = `/console/webhooks/${id}`;
+      const page = await admin.get(base);
+      assert.match(page.body, /<dd data-signatures><code>X-Service-Signature<\/code> and Standard Webhooks<\/dd>/);
+      assert.match(page.body, /name="signatures" value="standard" checked/);
+      const refused = await admin.post(`${base}/signatures`, { signatures: 'svix' });
+      assert.equal(refused.status, 400);
+      assert.match(refused.body, /choose the signature headers: &quot;service&quot;/);
+      assert.equal(await standard(id), 1, 'a refused choice changes nothing');
+      const saved = await admin.post(`${base}/signatures`, { signatures: 'service' });
+      assert.equal(saved.status, 303);
+      assert.equal(saved.location, `${base}?notice=signatures_set`);
+      assert.equal(await standard(id), 0);
+      assert.match((await admin.get(base)).body, /<dd data-signatures><code>X-Service-Signature<\/code> only<\/dd>/);
+      await disableEndpoint(h.services, ws, id);
+    });
   });
 }

@@ -62,10 +62,11 @@ interface LockEntry {
 
 /** `npm pack` of the server (the repository root) and of @wsops/client, into `dir`; returns the tarball paths. */
 export async function packBoth(dir: string): Promise<{ server: string; client: string }> {
-  // Built once here (a no-op when dist/ is fresh); the packs then skip their own build scripts.
+  // Built once here; each pack's own prepack build is then a no-op, and it writes the published
+  // package.json (scripts/publish-manifest.mjs), which the tests check as users get it.
   await run(process.execPath, [join(ROOT, 'scripts/build.mjs')], { cwd: ROOT });
   const pack = async (cwd: string) => {
-    const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd });
+    const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], { cwd });
     return join(dir, (JSON.parse(stdout) as { filename: string }[])[0]!.filename);
   };
   const [server, client] = await Promise.all([pack(ROOT), pack(join(ROOT, 'packages/client'))]);

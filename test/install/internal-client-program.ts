@@ -3,7 +3,7 @@
  * openapi-internal.json through the client @hey-api/openapi-ts generated from it, on a seeded
  * workspace. Per register it writes a copy of a seeded record and reads, patches and deletes
  * it; it exports the workspace and imports the export as a dry run; it runs each domain action
- * on a seeded record in the state the action needs. It prints every call's operation and status.
+ * on a seeded record in the state the action needs, and sets an endpoint's signature headers. It prints every call's operation and status.
  */
 
 /** One register's record operations, as the document names them. */
@@ -104,6 +104,13 @@ const completed = await expect('transitionComplete', sdk.transitionComplete({ cl
 const assignment = idOf('learning-assignments', (r) => r.status === 'ASSIGNED');
 const learned = await expect('learningAcknowledge', sdk.learningAcknowledge({ client, body: { workspace_id: ws, assignment } }), 200);
 await expect('assetReturn', sdk.assetReturn({ client, body: { workspace_id: ws, asset } }), 409);
+const endpoint = process.env.ENDPOINT_ID as string;
+const signatures = await expect(
+  'setEndpointSignatures',
+  sdk.setEndpointSignatures({ client, path: { workspace_id: ws, id: endpoint }, body: { standard_webhooks: true } }),
+  200,
+);
+if (signatures.data?.standard_webhooks !== true) throw new Error('the endpoint does not carry the Standard Webhooks headers');
 const events = [assigned, returned, decided, acknowledged, started, completed, learned].map(emitted);
 
 process.stdout.write(JSON.stringify({ calls, events }));

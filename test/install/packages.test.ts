@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -164,6 +164,7 @@ describe('the packed packages, installed into a project outside the repository',
     writeFileSync(join(project, 'check-client.mjs'), CLIENT_CHECK);
     // tsc takes a while; both checks start now and are awaited by their tests.
     for (const resolution of ['node16', 'bundler'] as const) typeChecks.set(resolution, typeCheck(project, resolution));
+    typeChecks.set('bundler without @types/node', typeCheck(project, 'bundler', false));
   });
 
   after(async () => {
@@ -199,6 +200,50 @@ describe('the packed packages, installed into a project outside the repository',
       assert.ok(clientFiles.includes(f), `client tarball has ${f}`);
     for (const f of [...serverFiles, ...clientFiles])
       assert.doesNotMatch(f, /\/(test|src|scripts)\/|\.ts$(?<!\.d\.ts$)|tsbuildinfo|build-stamp/, f);
+    for (const files of [serverFiles, clientFiles]) assert.ok(files.includes('package/LICENSE'), 'the MIT licence text is in the tarball');
+  });
+
+  it('the published package.json has no install-time or development scripts; the LICENSE is the MIT text', async () => {
+    const read = async (tgz: string, file: string) => (await run('tar', ['xzf', join(packs, tgz), '-O', file])).stdout;
+    for (const tgz of ['wsops-0.1.0.tgz', 'wsops-client-0.1.0.tgz']) {
+      const manifest = JSON.parse(await read(tgz, 'package/package.json')) as Record<string, unknown>;
+      const scripts = Object.keys((manifest.scripts ?? {}) as Record<string, string>);
+      // npm asks users to approve these, and the development ones name files the tarball lacks.
+      for (const installTime of ['preinstall', 'install', 'postinstall', 'prepare', 'prestart'])
+        assert.ok(!scripts.includes(installTime), `${tgz}: no ${installTime} script`);
+      assert.deepEqual(scripts, tgz.startsWith('wsops-client') ? [] : ['start'], tgz);
+      for (const field of ['devDependencies', 'workspaces', 'publishedScripts'])
+        assert.equal(manifest[field], undefined, `${tgz}: ${field}`);
+      assert.equal(manifest.license, 'MIT');
+      assert.match(await read(tgz, 'package/LICENSE'), /^MIT License\n[\s\S]*Permission is hereby granted, free of charge/);
+    }
+    // The checkout's package.json is put back as it was after each pack.
+    const here = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    assert.ok(here.scripts.prepare && here.scripts.test, 'the development scripts are still in the checkout');
+  });
+
+  it('the tarball sizes: no source map bigger than its code warrants, the client under 100 kB', async () => {
+    const sizes = async (tgz: string) =>
+      new Map(
+        (await run('tar', ['tvzf', join(packs, tgz)])).stdout
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => {
+            const parts = line.trim().split(/\s+/);
+            return [parts.at(-1) as string, Number(parts[2])] as const;
+          }),
+      );
+    for (const tgz of ['wsops-0.1.0.tgz', 'wsops-client-0.1.0.tgz']) {
+      const files = await sizes(tgz);
+      for (const [file, size] of files) {
+        if (!file.endsWith('.js.map')) continue;
+        const code = files.get(file.slice(0, -'.map'.length)) ?? 0;
+        // A map carries its source inline: a few times its code, never kilobytes for a few bytes.
+        assert.ok(size < Math.max(4 * code, 8192), `${tgz}: ${file} is ${size} bytes for ${code} bytes of code`);
+      }
+    }
+    const client = statSync(join(packs, 'wsops-client-0.1.0.tgz')).size;
+    assert.ok(client < 100_000, `the client tarball is ${client} bytes`);
   });
 
   it('npm publish --dry-run accepts both packages, with the files npm pack put in the tarballs', async () => {
@@ -259,6 +304,14 @@ describe('the packed packages, installed into a project outside the repository',
   }
 
   if (SERVER_BUILDS.length > 0) {
+    it('npm start inside the installed package runs its wsops serve', async () => {
+      const build = SERVER_BUILDS.at(-1) as NodeBuild;
+      useAddon(project, build);
+      const path = `${join(build.node, '..')}:${process.env.PATH}`;
+      const started = await run('npm', ['start', '--', '--help'], { cwd: join(project, 'node_modules/wsops'), env: env({ PATH: path }) });
+      assert.match(started.stdout, /Usage: wsops serve/);
+    });
+
     it('npx wsops --help and npx wsops migrate against PostgreSQL', async () => {
       const build = SERVER_BUILDS.at(-1) as NodeBuild;
       const path = `${join(build.node, '..')}:${process.env.PATH}`;
@@ -369,7 +422,7 @@ describe('the packed packages, installed into a project outside the repository',
     }
   });
 
-  for (const moduleResolution of ['node16', 'bundler'] as const) {
+  for (const moduleResolution of ['node16', 'bundler', 'bundler without @types/node'] as const) {
     it(`TypeScript with moduleResolution ${moduleResolution} resolves the types, register types included`, async () => {
       assert.equal(await typeChecks.get(moduleResolution), undefined);
     });
@@ -385,27 +438,21 @@ describe('the packed packages, installed into a project outside the repository',
 });
 
 /** tsc on a consumer file importing the installed package; its complaints, or undefined. */
-async function typeCheck(project: string, moduleResolution: 'node16' | 'bundler'): Promise<string | undefined> {
-  writeFileSync(join(project, `types-${moduleResolution}.ts`), TYPES_CHECK);
+async function typeCheck(project: string, moduleResolution: 'node16' | 'bundler', nodeTypes = true): Promise<string | undefined> {
+  const file = `types-${moduleResolution}${nodeTypes ? '' : '-no-node'}.ts`;
+  writeFileSync(join(project, file), TYPES_CHECK);
   const module = moduleResolution === 'node16' ? 'node16' : 'esnext';
   const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
-  const types = join(ROOT, 'node_modules/@types');
-  const args = [
-    '--noEmit',
-    '--strict',
-    '--module',
-    module,
-    '--moduleResolution',
-    moduleResolution,
-    '--target',
-    'es2022',
-    '--typeRoots',
-    types,
-    '--types',
-    'node',
-  ];
+  // Without @types/node: an empty type root, and the browser's lib as a bundler project has;
+  // skipLibCheck stays off, so the package's own declarations are checked.
+  const noTypes = join(project, 'no-types');
+  mkdirSync(noTypes, { recursive: true });
+  const types = nodeTypes
+    ? ['--typeRoots', join(ROOT, 'node_modules/@types'), '--types', 'node']
+    : ['--typeRoots', noTypes, '--lib', 'es2022,dom'];
+  const args = ['--noEmit', '--strict', '--module', module, '--moduleResolution', moduleResolution, '--target', 'es2022', ...types];
   try {
-    await run(process.execPath, [tsc, ...args, `types-${moduleResolution}.ts`], { cwd: project });
+    await run(process.execPath, [tsc, ...args, file], { cwd: project });
     return undefined;
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; message: string };

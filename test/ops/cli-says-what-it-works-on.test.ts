@@ -200,6 +200,30 @@ describe('wsops status', () => {
     });
   }
 
+  it('says whether webhook failure alerts are mailed (the SMTP password hidden) or shown in the console only', () => {
+    const database = { WSOPS_DATABASE_URL: `sqlite:${join(dir, 'alerts', 'wsops.db')}` };
+    const off = wsops(['status'], dir, database);
+    assert.equal(off.status, 0, off.stderr);
+    assert.match(
+      off.stdout,
+      /^alerts +webhook failure alerts are shown in the console only \(set WSOPS_SMTP_URL and WSOPS_ALERT_FROM to mail them\)$/m,
+    );
+    const mail = { ...database, WSOPS_SMTP_URL: 'smtps://alerts:hunter2@smtp.example.com:465', WSOPS_ALERT_FROM: 'alerts@example.com' };
+    const on = wsops(['status'], dir, mail);
+    assert.equal(on.status, 0, on.stderr);
+    assert.match(
+      on.stdout,
+      /^alerts +webhook failure alerts are mailed to the console admins through smtps:\/\/alerts:\*\*\*@smtp\.example\.com:465, from alerts@example\.com$/m,
+    );
+    const json = wsops(['status', '--json'], dir, mail);
+    assert.deepEqual(JSON.parse(json.stdout).alerts, {
+      mail: true,
+      smtp_url: 'smtps://alerts:***@smtp.example.com:465',
+      from: 'alerts@example.com',
+    });
+    assert.ok(![on.stdout, json.stdout].some((out) => out.includes('hunter2')), 'the SMTP password is never shown');
+  });
+
   it('sqlite: a database that does not exist yet is reported, and status does not create it', () => {
     const path = join(dir, 'not-yet', 'wsops.db');
     const r = wsops(['status', '--json'], dir, { WSOPS_DATABASE_URL: `sqlite:${path}` });

@@ -127,4 +127,19 @@ describe('wsops endpoint, deliveries and renewals commands [sqlite]', () => {
     assert.notEqual(missing.status, 0);
     assert.match(missing.stderr, /no webhook endpoint we_nosuch/);
   });
+
+  it('endpoint signatures switches the Standard Webhooks headers on and off; anything but on or off is refused with exit 2', () => {
+    const ep = run(dev, 'endpoint', 'list', '--workspace', ws, '--json').json()[0] as { id: string; standard_webhooks: boolean };
+    assert.equal(ep.standard_webhooks, false, 'off by default');
+    const on = run(dev, 'endpoint', 'signatures', '--workspace', ws, ep.id, '--standard-webhooks', 'on');
+    assert.equal(on.status, 0, on.stderr);
+    assert.match(on.stdout, /X-Service-Signature and the Standard Webhooks headers/);
+    assert.equal(run(dev, 'endpoint', 'list', '--workspace', ws, '--json').json()[0].standard_webhooks, true);
+    const bad = run(dev, 'endpoint', 'signatures', '--workspace', ws, ep.id, '--standard-webhooks', 'yes');
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /--standard-webhooks must be "on" or "off"; got "yes"/);
+    const off = run(dev, 'endpoint', 'signatures', '--workspace', ws, ep.id, '--standard-webhooks', 'off', '--json');
+    assert.equal(off.status, 0, off.stderr);
+    assert.equal(off.json().standard_webhooks, false);
+  });
 });

@@ -26,6 +26,7 @@ import { type Html, html } from '../html.js';
 import { badge, csrfField, formatTime, layout, sendHtml } from '../layout.js';
 import { passkeySection } from './passkeys.js';
 import { type SsoFormValues, ssoSection } from './sso-settings.js';
+import { totpQrCode } from './totp-qr.js';
 
 export interface SecurityPageOptions {
   notice?: { kind: 'success' | 'error' | 'info'; text: string };
@@ -55,11 +56,14 @@ function totpSection(ctx: PageContext, on: boolean, created: string | undefined,
     return html`<section class="card stack" aria-labelledby="totp">
 <h2 id="totp">Set up an authenticator app</h2>
 <ol class="steps">
-  <li>In your authenticator app (Google Authenticator, 1Password, Authy…), add an account by entering this key:
+  <li>In your authenticator app (Google Authenticator, 1Password, Authy…), add an account by scanning this QR code, or by entering the key beside it:
+    <div class="totp-setup">
+    ${totpQrCode(e.uri)}
     <div class="secret">
       <label for="totp-secret" class="visually-hidden">Setup key</label>
       <input id="totp-secret" class="secret-value" type="text" value="${e.secret}" readonly spellcheck="false" autocomplete="off">
       <button type="button" class="button" data-copy="totp-secret">Copy</button>
+    </div>
     </div>
     <p class="hint">On this device, <a href="${e.uri}">open it in an authenticator app</a> instead. Type: time-based, 6 digits, every 30 seconds.</p>
   </li>

@@ -4,6 +4,7 @@
  * checkSubscription, the state machine in endpoints.ts); the page only shows and submits.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { listEndpointAlerts } from '../../alerts/stages.js';
 import { AppError } from '../../errors.js';
 import { READ_SCOPES } from '../../registers/define.js';
 import type { Services } from '../../services.js';
@@ -18,6 +19,7 @@ import {
   listEndpoints,
   MAX_DELIVERING_ENDPOINTS,
   rotateSecret,
+  setStandardWebhooks,
   verifyEndpoint,
 } from '../../webhooks/endpoints.js';
 import { EVENT_TYPES, SUBSCRIBABLE_EVENTS } from '../../webhooks/event-types.js';
@@ -27,7 +29,9 @@ import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formError, formValue, formValues, textField } from '../forms.js';
 import { type Html, html, jsonScript } from '../html.js';
 import { type BadgeTone, badge, csrfField, formatTime, layout, sendHtml } from '../layout.js';
+import { alertsSection } from './endpoint-alerts.js';
 import { backlogSection } from './endpoint-backlog.js';
+import { parseSignatureChoice, signaturesSection } from './endpoint-signatures.js';
 
 type IdParams = { Params: { id: string } };
 
@@ -87,6 +91,7 @@ interface RegisterValues {
   url: string;
   scopes: string[];
   events: string[];
+  standardWebhooks: boolean;
 }
 
 function registerForm(ctx: PageContext, values: RegisterValues, errors: FieldErrors = {}): Html {
@@ -128,6 +133,8 @@ function registerForm(ctx: PageContext, values: RegisterValues, errors: FieldErr
     <p class="error live-error" id="f-events-live" aria-live="polite" hidden></p>
     ${eventError ? html`<p class="error" id="f-events-error">${eventError}</p>` : ''}
   </fieldset>
+  <label class="check"><input type="checkbox" name="standard_webhooks" value="on"${values.standardWebhooks ? html` checked` : ''}>
+  <span>Also send the Standard Webhooks headers <span class="hint"><code>webhook-id</code>, <code>webhook-timestamp</code> and <code>webhook-signature</code> beside <code>X-Service-Signature</code>, for receivers that verify with a <code>standardwebhooks</code> library.</span></span></label>
   <p><button type="submit" class="primary">Register endpoint</button> <a href="/console/webhooks">Cancel</a></p>
 </form>`;
 }
@@ -136,7 +143,7 @@ function registerForm(ctx: PageContext, values: RegisterValues, errors: FieldErr
 function secretPanel(secret: string, lead: string): Html {
   return html`<div class="secret-once" role="region" aria-label="Signing secret">
   <p>${lead}</p>
-  <p class="warning"><strong>Copy it now: it is shown only once.</strong> It signs every delivery (<code>X-Service-Signature</code>); keep it in your receiver's secret store.</p>
+  <p class="warning"><strong>Copy it now: it is shown only once.</strong> It signs every delivery (<code>X-Service-Signature</code>, and <code>webhook-signature</code> when the Standard Webhooks headers are on: pass it as it is to a <code>standardwebhooks</code> library); keep it in your receiver's secret store.</p>
   <div class="copy-row"><input type="text" readonly id="secret-value" value="${secret}" aria-label="Signing secret">
   <button type="button" class="copy" data-copy="#secret-value">Copy</button></div>
 </div>`;
@@ -149,6 +156,7 @@ const NOTICES: Record<string, { kind: 'success' | 'error' | 'info'; text: string
   test_sent: { kind: 'success', text: 'Test event queued: a signed endpoint.test delivery. It shows in the deliveries in a few seconds.' },
   test_waiting: { kind: 'info', text: 'Test event queued; it is delivered once the endpoint answers its verification.' },
   throttle_set: { kind: 'success', text: 'Throttle saved: every worker applies it from its next claim.' },
+  signatures_set: { kind: 'success', text: 'Signature headers saved: they apply from the next delivery attempt.' },
 };
 
 /**
@@ -193,6 +201,7 @@ async function endpointPage(
   const held = e.status === 'disabled' ? await heldCount(services, ctx.admin.workspaceId, e.id) : 0;
   const stats = await deliveryStats(services, ctx.admin.workspaceId, e.id, window);
   const backlog = await endpointBacklog(services.database, e.id, services.clock());
+  const alerts = await listEndpointAlerts(services.database.db, ctx.admin.workspaceId, e.id);
   const base = `/console/webhooks/${encodeURIComponent(e.id)}`;
   const action = (path: string, label: string, opts: { confirm?: string; primary?: boolean; fields?: Html } = {}) =>
     html`<form method="post" action="${base}/${path}" class="inline-form"${opts.confirm ? html` data-confirm="${opts.confirm}"` : ''}>
@@ -221,11 +230,14 @@ async function endpointPage(
   <dt>Scopes</dt><dd>${e.scopes.map((s) => html`<code>${s}</code> `)}</dd>
   <dt>Events</dt><dd>${e.events.map((s) => html`<code>${s}</code> `)}</dd>
   <dt>Registered</dt><dd>${when(e.created_at)}</dd>
+  <dt>Signature headers</dt><dd data-signatures>${e.standard_webhooks ? html`<code>X-Service-Signature</code> and Standard Webhooks` : html`<code>X-Service-Signature</code> only`}</dd>
   ${e.previous_secret_expires_at ? html`<dt>Previous secret</dt><dd>Still signs beside the new one until ${when(e.previous_secret_expires_at)}</dd>` : ''}
 </dl>
 <div class="actions">${actions}</div>
 <p><a href="${base}/deliveries">See deliveries</a></p>
 ${backlogSection(ctx, e, backlog)}
+${alertsSection(alerts)}
+${signaturesSection(ctx, e)}
 <section aria-labelledby="rotate-h">
   <h2 id="rotate-h">Rotate the signing secret</h2>
   <p>The new secret signs at once; the old one keeps signing beside it for the grace period, so you can update your receiver without missing a delivery.</p>
@@ -282,7 +294,11 @@ export function registerWebhookPages(scope: FastifyInstance, services: Services)
     const ctx = pageContext(services, request);
     return sendHtml(
       reply,
-      layout(ctx, { title: 'Register a webhook endpoint', nav: 'webhooks', body: registerForm(ctx, { url: '', scopes: [], events: [] }) }),
+      layout(ctx, {
+        title: 'Register a webhook endpoint',
+        nav: 'webhooks',
+        body: registerForm(ctx, { url: '', scopes: [], events: [], standardWebhooks: false }),
+      }),
     );
   });
 
@@ -292,8 +308,12 @@ export function registerWebhookPages(scope: FastifyInstance, services: Services)
       url: formValue(request.body, 'url'),
       scopes: formValues(request.body, 'scopes'),
       events: formValues(request.body, 'events'),
+      standardWebhooks: formValue(request.body, 'standard_webhooks') !== '',
     };
     try {
+      const box = formValue(request.body, 'standard_webhooks');
+      if (box !== '' && box !== 'on')
+        throw new AppError('invalid_parameter', 'the Standard Webhooks box is either ticked ("on") or left out', { param: '_form' });
       const created = await createEndpoint(services, ctx.admin.workspaceId, { ...values, actor: ctx.actor });
       return sendHtml(
         reply,
@@ -368,6 +388,11 @@ export function registerWebhookPages(scope: FastifyInstance, services: Services)
     const rate = parseThrottle(formValue(request.body, 'max_per_second'));
     await setThrottle(services, ctx.admin.workspaceId, id, rate, ctx.actor);
     return 'throttle_set';
+  });
+  act('signatures', async (ctx, id, request) => {
+    const standard = parseSignatureChoice(formValue(request.body, 'signatures'));
+    await setStandardWebhooks(services, ctx.admin.workspaceId, id, standard, ctx.actor);
+    return 'signatures_set';
   });
   act('rotate', async (ctx, id, request) => {
     const raw = formValue(request.body, 'grace_hours').trim();

@@ -717,7 +717,7 @@ export interface webhooks {
          * asset.assigned
          * @description An asset is checked out to a person.
          *
-         *     Sent to every active endpoint that subscribed to `asset.assigned` and whose scopes include `assets:read`. Verify `X-Service-Signature` over the raw body before parsing it.
+         *     Sent to every active endpoint that subscribed to `asset.assigned` and whose scopes include `assets:read`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
          */
         post: operations["receiveAssetAssignedEvent"];
         delete?: never;
@@ -739,7 +739,7 @@ export interface webhooks {
          * asset.returned
          * @description A checked-out asset is returned in the assets register. Assets returned by completing an offboarding are reported by `transition.completed` instead.
          *
-         *     Sent to every active endpoint that subscribed to `asset.returned` and whose scopes include `assets:read`. Verify `X-Service-Signature` over the raw body before parsing it.
+         *     Sent to every active endpoint that subscribed to `asset.returned` and whose scopes include `assets:read`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
          */
         post: operations["receiveAssetReturnedEvent"];
         delete?: never;
@@ -761,7 +761,7 @@ export interface webhooks {
          * vendor.renewal_approaching
          * @description Once per renewal date, when the vendor's cancellation deadline (renewal date minus its notice period) first comes within 30 days. The check runs every fifteen minutes.
          *
-         *     Sent to every active endpoint that subscribed to `vendor.renewal_approaching` and whose scopes include `vendors:read`. Verify `X-Service-Signature` over the raw body before parsing it.
+         *     Sent to every active endpoint that subscribed to `vendor.renewal_approaching` and whose scopes include `vendors:read`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
          */
         post: operations["receiveVendorRenewalApproachingEvent"];
         delete?: never;
@@ -783,7 +783,7 @@ export interface webhooks {
          * purchase_request.decided
          * @description A purchase request is finally approved or rejected. Not sent when it is sent back for changes, withdrawn, or passed from one approver to the next.
          *
-         *     Sent to every active endpoint that subscribed to `purchase_request.decided` and whose scopes include `approvals:read`. Verify `X-Service-Signature` over the raw body before parsing it.
+         *     Sent to every active endpoint that subscribed to `purchase_request.decided` and whose scopes include `approvals:read`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
          */
         post: operations["receivePurchaseRequestDecidedEvent"];
         delete?: never;
@@ -805,7 +805,7 @@ export interface webhooks {
          * handover.acknowledged
          * @description The recipient of a holiday, shift or role handover acknowledges it.
          *
-         *     Sent to every active endpoint that subscribed to `handover.acknowledged` and whose scopes include `handovers:read`. Verify `X-Service-Signature` over the raw body before parsing it.
+         *     Sent to every active endpoint that subscribed to `handover.acknowledged` and whose scopes include `handovers:read`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
          */
         post: operations["receiveHandoverAcknowledgedEvent"];
         delete?: never;
@@ -827,7 +827,7 @@ export interface webhooks {
          * transition.started
          * @description An onboarding or offboarding is submitted out of draft and its tasks go out.
          *
-         *     Sent to every active endpoint that subscribed to `transition.started` and whose scopes include `transitions:read`. Verify `X-Service-Signature` over the raw body before parsing it.
+         *     Sent to every active endpoint that subscribed to `transition.started` and whose scopes include `transitions:read`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
          */
         post: operations["receiveTransitionStartedEvent"];
         delete?: never;
@@ -849,7 +849,7 @@ export interface webhooks {
          * transition.completed
          * @description A transition is marked complete. For an offboarding, this is after its assets are returned, access removed and the account deactivated (no `asset.returned` is sent for those assets). Acknowledging a transition sends nothing.
          *
-         *     Sent to every active endpoint that subscribed to `transition.completed` and whose scopes include `transitions:read`. Verify `X-Service-Signature` over the raw body before parsing it.
+         *     Sent to every active endpoint that subscribed to `transition.completed` and whose scopes include `transitions:read`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
          */
         post: operations["receiveTransitionCompletedEvent"];
         delete?: never;
@@ -871,7 +871,7 @@ export interface webhooks {
          * learning.acknowledged
          * @description An assignment is completed: a policy acknowledged, a course passed, or a completion recorded on somebody’s behalf.
          *
-         *     Sent to every active endpoint that subscribed to `learning.acknowledged` and whose scopes include `learning:read`. Verify `X-Service-Signature` over the raw body before parsing it.
+         *     Sent to every active endpoint that subscribed to `learning.acknowledged` and whose scopes include `learning:read`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
          */
         post: operations["receiveLearningAcknowledgedEvent"];
         delete?: never;
@@ -893,7 +893,7 @@ export interface webhooks {
          * endpoint.verification
          * @description Once after an endpoint is registered (and again when it is re-verified or switched on), as a signed challenge. Any 2xx answer activates the endpoint; until then it receives no other event.
          *
-         *     Sent to one endpoint; no subscription or scope is needed. Verify `X-Service-Signature` over the raw body before parsing it.
+         *     Sent to one endpoint; no subscription or scope is needed. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
          */
         post: operations["receiveEndpointVerificationEvent"];
         delete?: never;
@@ -915,7 +915,7 @@ export interface webhooks {
          * endpoint.test
          * @description Sent on demand from the console (or `wsops endpoint test`) to check a receiver. Never counted toward auto-disable.
          *
-         *     Sent to one endpoint; no subscription or scope is needed. Verify `X-Service-Signature` over the raw body before parsing it.
+         *     Sent to one endpoint; no subscription or scope is needed. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
          */
         post: operations["receiveEndpointTestEvent"];
         delete?: never;
@@ -3079,6 +3079,12 @@ export interface operations {
                 "X-Service-Delivery": string;
                 /** @description `t=<unix_seconds>,v1=<hex>`: lowercase hex HMAC-SHA256, keyed with the endpoint's signing secret, over `<t>.` followed by the raw body. During a secret rotation's grace period a second `v1` (old secret) is present; accept if any matches (constant-time). Reject when |now − t| > 300 s. */
                 "X-Service-Signature": string;
+                /** @description Standard Webhooks, when the endpoint carries them: the event id, the same on every retry (the idempotency key). */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks: unix seconds of this attempt (the `t` of X-Service-Signature). */
+                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: `v1,<base64>` per signing secret, space-separated (two during a rotation's grace period, new first): base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the endpoint's `whsec_` secret after the prefix. Pass the secret as it is to `new Webhook(secret)` of a `standardwebhooks` library. */
+                "webhook-signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -3115,6 +3121,12 @@ export interface operations {
                 "X-Service-Delivery": string;
                 /** @description `t=<unix_seconds>,v1=<hex>`: lowercase hex HMAC-SHA256, keyed with the endpoint's signing secret, over `<t>.` followed by the raw body. During a secret rotation's grace period a second `v1` (old secret) is present; accept if any matches (constant-time). Reject when |now − t| > 300 s. */
                 "X-Service-Signature": string;
+                /** @description Standard Webhooks, when the endpoint carries them: the event id, the same on every retry (the idempotency key). */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks: unix seconds of this attempt (the `t` of X-Service-Signature). */
+                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: `v1,<base64>` per signing secret, space-separated (two during a rotation's grace period, new first): base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the endpoint's `whsec_` secret after the prefix. Pass the secret as it is to `new Webhook(secret)` of a `standardwebhooks` library. */
+                "webhook-signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -3151,6 +3163,12 @@ export interface operations {
                 "X-Service-Delivery": string;
                 /** @description `t=<unix_seconds>,v1=<hex>`: lowercase hex HMAC-SHA256, keyed with the endpoint's signing secret, over `<t>.` followed by the raw body. During a secret rotation's grace period a second `v1` (old secret) is present; accept if any matches (constant-time). Reject when |now − t| > 300 s. */
                 "X-Service-Signature": string;
+                /** @description Standard Webhooks, when the endpoint carries them: the event id, the same on every retry (the idempotency key). */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks: unix seconds of this attempt (the `t` of X-Service-Signature). */
+                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: `v1,<base64>` per signing secret, space-separated (two during a rotation's grace period, new first): base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the endpoint's `whsec_` secret after the prefix. Pass the secret as it is to `new Webhook(secret)` of a `standardwebhooks` library. */
+                "webhook-signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -3187,6 +3205,12 @@ export interface operations {
                 "X-Service-Delivery": string;
                 /** @description `t=<unix_seconds>,v1=<hex>`: lowercase hex HMAC-SHA256, keyed with the endpoint's signing secret, over `<t>.` followed by the raw body. During a secret rotation's grace period a second `v1` (old secret) is present; accept if any matches (constant-time). Reject when |now − t| > 300 s. */
                 "X-Service-Signature": string;
+                /** @description Standard Webhooks, when the endpoint carries them: the event id, the same on every retry (the idempotency key). */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks: unix seconds of this attempt (the `t` of X-Service-Signature). */
+                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: `v1,<base64>` per signing secret, space-separated (two during a rotation's grace period, new first): base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the endpoint's `whsec_` secret after the prefix. Pass the secret as it is to `new Webhook(secret)` of a `standardwebhooks` library. */
+                "webhook-signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -3223,6 +3247,12 @@ export interface operations {
                 "X-Service-Delivery": string;
                 /** @description `t=<unix_seconds>,v1=<hex>`: lowercase hex HMAC-SHA256, keyed with the endpoint's signing secret, over `<t>.` followed by the raw body. During a secret rotation's grace period a second `v1` (old secret) is present; accept if any matches (constant-time). Reject when |now − t| > 300 s. */
                 "X-Service-Signature": string;
+                /** @description Standard Webhooks, when the endpoint carries them: the event id, the same on every retry (the idempotency key). */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks: unix seconds of this attempt (the `t` of X-Service-Signature). */
+                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: `v1,<base64>` per signing secret, space-separated (two during a rotation's grace period, new first): base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the endpoint's `whsec_` secret after the prefix. Pass the secret as it is to `new Webhook(secret)` of a `standardwebhooks` library. */
+                "webhook-signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -3259,6 +3289,12 @@ export interface operations {
                 "X-Service-Delivery": string;
                 /** @description `t=<unix_seconds>,v1=<hex>`: lowercase hex HMAC-SHA256, keyed with the endpoint's signing secret, over `<t>.` followed by the raw body. During a secret rotation's grace period a second `v1` (old secret) is present; accept if any matches (constant-time). Reject when |now − t| > 300 s. */
                 "X-Service-Signature": string;
+                /** @description Standard Webhooks, when the endpoint carries them: the event id, the same on every retry (the idempotency key). */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks: unix seconds of this attempt (the `t` of X-Service-Signature). */
+                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: `v1,<base64>` per signing secret, space-separated (two during a rotation's grace period, new first): base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the endpoint's `whsec_` secret after the prefix. Pass the secret as it is to `new Webhook(secret)` of a `standardwebhooks` library. */
+                "webhook-signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -3295,6 +3331,12 @@ export interface operations {
                 "X-Service-Delivery": string;
                 /** @description `t=<unix_seconds>,v1=<hex>`: lowercase hex HMAC-SHA256, keyed with the endpoint's signing secret, over `<t>.` followed by the raw body. During a secret rotation's grace period a second `v1` (old secret) is present; accept if any matches (constant-time). Reject when |now − t| > 300 s. */
                 "X-Service-Signature": string;
+                /** @description Standard Webhooks, when the endpoint carries them: the event id, the same on every retry (the idempotency key). */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks: unix seconds of this attempt (the `t` of X-Service-Signature). */
+                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: `v1,<base64>` per signing secret, space-separated (two during a rotation's grace period, new first): base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the endpoint's `whsec_` secret after the prefix. Pass the secret as it is to `new Webhook(secret)` of a `standardwebhooks` library. */
+                "webhook-signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -3331,6 +3373,12 @@ export interface operations {
                 "X-Service-Delivery": string;
                 /** @description `t=<unix_seconds>,v1=<hex>`: lowercase hex HMAC-SHA256, keyed with the endpoint's signing secret, over `<t>.` followed by the raw body. During a secret rotation's grace period a second `v1` (old secret) is present; accept if any matches (constant-time). Reject when |now − t| > 300 s. */
                 "X-Service-Signature": string;
+                /** @description Standard Webhooks, when the endpoint carries them: the event id, the same on every retry (the idempotency key). */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks: unix seconds of this attempt (the `t` of X-Service-Signature). */
+                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: `v1,<base64>` per signing secret, space-separated (two during a rotation's grace period, new first): base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the endpoint's `whsec_` secret after the prefix. Pass the secret as it is to `new Webhook(secret)` of a `standardwebhooks` library. */
+                "webhook-signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -3367,6 +3415,12 @@ export interface operations {
                 "X-Service-Delivery": string;
                 /** @description `t=<unix_seconds>,v1=<hex>`: lowercase hex HMAC-SHA256, keyed with the endpoint's signing secret, over `<t>.` followed by the raw body. During a secret rotation's grace period a second `v1` (old secret) is present; accept if any matches (constant-time). Reject when |now − t| > 300 s. */
                 "X-Service-Signature": string;
+                /** @description Standard Webhooks, when the endpoint carries them: the event id, the same on every retry (the idempotency key). */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks: unix seconds of this attempt (the `t` of X-Service-Signature). */
+                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: `v1,<base64>` per signing secret, space-separated (two during a rotation's grace period, new first): base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the endpoint's `whsec_` secret after the prefix. Pass the secret as it is to `new Webhook(secret)` of a `standardwebhooks` library. */
+                "webhook-signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -3403,6 +3457,12 @@ export interface operations {
                 "X-Service-Delivery": string;
                 /** @description `t=<unix_seconds>,v1=<hex>`: lowercase hex HMAC-SHA256, keyed with the endpoint's signing secret, over `<t>.` followed by the raw body. During a secret rotation's grace period a second `v1` (old secret) is present; accept if any matches (constant-time). Reject when |now − t| > 300 s. */
                 "X-Service-Signature": string;
+                /** @description Standard Webhooks, when the endpoint carries them: the event id, the same on every retry (the idempotency key). */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks: unix seconds of this attempt (the `t` of X-Service-Signature). */
+                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: `v1,<base64>` per signing secret, space-separated (two during a rotation's grace period, new first): base64 HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the endpoint's `whsec_` secret after the prefix. Pass the secret as it is to `new Webhook(secret)` of a `standardwebhooks` library. */
+                "webhook-signature"?: string;
             };
             path?: never;
             cookie?: never;

@@ -6,7 +6,6 @@
  *   413 for a body over `maxBodyBytes`, 500 when `onEvent` threw (the service retries).
  * No framework is a dependency: the shapes used are typed here.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { IdempotencyGuard } from './idempotency.js';
 import { SIGNATURE_HEADER, type VerifyOptions, verifyWebhook, type WebhookEvent, WebhookSignatureError } from './verify.js';
 
@@ -119,9 +118,13 @@ async function respond<E extends { id: string }>(req: MinimalRequest, res: Minim
   send(res, await handleWebhook(raw, headerValue(req.headers, SIGNATURE_HEADER), options));
 }
 
-/** `http.createServer(nodeWebhookHandler({ secret, onEvent }))`, or call it from your own request listener. */
+/**
+ * `http.createServer(nodeWebhookHandler({ secret, onEvent }))`, or call it from your own request
+ * listener. Typed by the parts of `IncomingMessage` and `ServerResponse` it uses, so the
+ * declarations need no @types/node.
+ */
 export function nodeWebhookHandler<E extends { id: string } = WebhookEvent>(options: WebhookHandlerOptions<E>) {
-  return (req: IncomingMessage, res: ServerResponse): Promise<void> => respond(req, res, options);
+  return (req: MinimalRequest, res: MinimalResponse): Promise<void> => respond(req, res, options);
 }
 
 /**
@@ -139,7 +142,7 @@ export interface MinimalFastify {
   addContentTypeParser(
     type: string,
     options: { parseAs: 'buffer'; bodyLimit?: number },
-    parser: (req: unknown, body: Buffer, done: (err: Error | null, body?: unknown) => void) => void,
+    parser: (req: unknown, body: Uint8Array, done: (err: Error | null, body?: unknown) => void) => void,
   ): unknown;
   post(
     path: string,
@@ -159,7 +162,7 @@ export function fastifyWebhookPlugin<E extends { id: string } = WebhookEvent>(op
     const bodyLimit = options.maxBodyBytes ?? 1024 * 1024;
     instance.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit }, (_req, body, done) => done(null, body));
     instance.post(options.path ?? '/webhooks', async (request, reply) => {
-      const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+      const raw = request.body instanceof Uint8Array ? request.body : new Uint8Array(0);
       const result = await handleWebhook(raw, headerValue(request.headers, SIGNATURE_HEADER), options);
       return reply.code(result.status).send(result.body);
     });

@@ -1,0 +1,71 @@
+/**
+ * The failure alert mail: its words, and the transport that sends it (nodemailer, ADR 39).
+ * Kept apart from the scheduling so the words can be read and tested alone.
+ */
+import nodemailer, { type Transporter } from 'nodemailer';
+import { errorClassHelp } from '../webhooks/error-classes.js';
+import { FAILURES_BEFORE_DISABLE } from '../webhooks/schedule.js';
+import type { AlertStage } from './stages.js';
+import { FAILING_ALERT_AFTER_MS } from './stages.js';
+
+export interface AlertMail {
+  subject: string;
+  text: string;
+}
+
+export interface AlertFacts {
+  stage: AlertStage;
+  endpointId: string;
+  url: string;
+  errorClass: string | null;
+  lastFailure: string | null;
+  /** The endpoint's deliveries page in the console. */
+  deliveriesUrl: string;
+}
+
+const HOURS = FAILING_ALERT_AFTER_MS / 3_600_000;
+
+export function composeAlert(f: AlertFacts): AlertMail {
+  const heading = {
+    failing: `Webhook endpoint ${f.endpointId} has been failing for over ${HOURS} hour${HOURS === 1 ? '' : 's'}`,
+    disabled: `Webhook endpoint ${f.endpointId} was disabled after ${FAILURES_BEFORE_DISABLE} failed deliveries in a row`,
+    recovered: `Webhook endpoint ${f.endpointId} has recovered`,
+  }[f.stage];
+  const what = {
+    failing: 'Every delivery to it has failed since then. It is retried on schedule, and disabled if the failures go on.',
+    disabled:
+      'Deliveries to it are held, not lost. Fix the receiver, then switch the endpoint on in the console: it is verified again and the held deliveries resume.',
+    recovered: 'It answers deliveries again. Nothing more to do.',
+  }[f.stage];
+  const help = errorClassHelp(f.errorClass);
+  const lines = [
+    heading,
+    '',
+    `Endpoint: ${f.endpointId}`,
+    `URL: ${f.url}`,
+    ...(f.stage === 'recovered'
+      ? []
+      : [
+          `Last error class: ${f.errorClass ?? 'unknown'}${help ? ` (${help})` : ''}`,
+          ...(f.lastFailure ? [`Last failure: ${f.lastFailure}`] : []),
+        ]),
+    '',
+    what,
+    '',
+    `Deliveries: ${f.deliveriesUrl}`,
+  ];
+  return { subject: `[wsops] ${heading}`, text: `${lines.join('\n')}\n` };
+}
+
+/**
+ * A transport for the SMTP URL. Deadlines keep a mail server that does not answer from holding
+ * an alert round for long; the retry comes at the next round.
+ */
+export function createAlertTransport(smtpUrl: string): Transporter {
+  return nodemailer.createTransport({
+    url: smtpUrl,
+    connectionTimeout: 10_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 30_000,
+  });
+}

@@ -1,0 +1,52 @@
+/**
+ * The endpoint settings an operator's automation may change on the internal listener, with the
+ * operator token like the actions: for now, whether an endpoint's deliveries also carry the
+ * Standard Webhooks headers. Registration and rotation stay console and CLI actions, since
+ * they show a secret.
+ */
+import type { FastifyInstance } from 'fastify';
+import { authorizeOperator } from '../actions/internal-routes.js';
+import { AppError } from '../errors.js';
+import { idPattern, idRule } from '../registers/fields.js';
+import type { Services } from '../services.js';
+import { getWorkspace } from '../store/workspaces.js';
+import { setStandardWebhooks } from './endpoints.js';
+
+export const ENDPOINT_SIGNATURES_PATH = '/internal/v1/workspaces/:workspace_id/webhook-endpoints/:id/signatures';
+
+/** `{"standard_webhooks": true|false}` and nothing else; anything else is a 400 naming the rule. */
+export function parseSignaturesBody(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new AppError('invalid_parameter', 'The body must be a JSON object: {"standard_webhooks": true} or false.', {
+      param: 'standard_webhooks',
+    });
+  }
+  const extra = Object.keys(body).find((k) => k !== 'standard_webhooks');
+  if (extra !== undefined) {
+    throw new AppError('unknown_parameter', `Unknown member "${extra.slice(0, 40)}"; the body takes standard_webhooks only.`, {
+      param: extra.slice(0, 40),
+    });
+  }
+  const value = (body as { standard_webhooks?: unknown }).standard_webhooks;
+  if (typeof value !== 'boolean') {
+    throw new AppError('invalid_parameter', 'standard_webhooks must be true or false.', { param: 'standard_webhooks' });
+  }
+  return value;
+}
+
+export function registerEndpointInternalRoutes(app: FastifyInstance, services: Services): void {
+  app.put<{ Params: { workspace_id: string; id: string } }>(
+    ENDPOINT_SIGNATURES_PATH,
+    { onRequest: async (request, reply) => authorizeOperator(services, request, reply) },
+    async (request, reply) => {
+      const { workspace_id: workspaceId, id } = request.params;
+      if (!idPattern('wsp').test(workspaceId)) {
+        throw new AppError('invalid_parameter', `The workspace id must be ${idRule('wsp')}.`, { param: 'workspace_id' });
+      }
+      const on = parseSignaturesBody(request.body);
+      await getWorkspace(services.database.db, workspaceId);
+      const view = await setStandardWebhooks(services, workspaceId, id, on, 'operator');
+      return reply.type('application/json; charset=utf-8').send(JSON.stringify(view));
+    },
+  );
+}
