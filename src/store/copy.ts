@@ -42,6 +42,8 @@ export const COPY_ORDER: readonly CopiedTable[] = [
   { table: 'events', key: ['id'] },
   { table: 'delivery_jobs', key: ['id'] },
   { table: 'delivery_attempts', key: ['id'] },
+  // The failure alerts of each endpoint: their history, and the mails still owed.
+  { table: 'endpoint_alerts', key: ['id'] },
   // Migration 0013's trigger adds every copied attempt to this rollup; the source's rollup is the
   // truth (retention trims it by hour), so it replaces what the trigger built, or the chart
   // would count every attempt twice.

@@ -31,27 +31,39 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   } else {
     await sql`CREATE TABLE record_refs (workspace_id text NOT NULL, target_id text NOT NULL, source_id text NOT NULL,
       PRIMARY KEY (workspace_id, target_id, source_id))`.execute(db);
-    await sql`CREATE FUNCTION records_refs_sync() RETURNS trigger LANGUAGE plpgsql AS $$
+    // Statement-level triggers over transition tables: one INSERT ... SELECT per statement, so an
+    // import's batch (one multi-row upsert) keeps the index in one step instead of once per row.
+    await sql`CREATE FUNCTION records_refs_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.refs <> '[]' THEN
-          DELETE FROM record_refs WHERE workspace_id = OLD.workspace_id AND source_id = OLD.id
-            AND target_id IN (SELECT jsonb_array_elements_text(OLD.refs::jsonb));
-        END IF;
-        IF TG_OP IN ('UPDATE', 'INSERT') AND NEW.refs <> '[]' THEN
-          INSERT INTO record_refs (workspace_id, target_id, source_id)
-            SELECT NEW.workspace_id, t, NEW.id FROM jsonb_array_elements_text(NEW.refs::jsonb) AS t ON CONFLICT DO NOTHING;
-        END IF;
+        INSERT INTO record_refs (workspace_id, target_id, source_id)
+          SELECT n.workspace_id, t, n.id FROM new_rows n CROSS JOIN LATERAL jsonb_array_elements_text(n.refs::jsonb) AS t
+          WHERE n.refs <> '[]' ON CONFLICT DO NOTHING;
         RETURN NULL;
       END $$`.execute(db);
-    await sql`CREATE TRIGGER records_refs_ai AFTER INSERT ON records FOR EACH ROW WHEN (NEW.refs <> '[]') EXECUTE FUNCTION records_refs_sync()`.execute(
-      db,
-    );
-    await sql`CREATE TRIGGER records_refs_au AFTER UPDATE OF refs ON records FOR EACH ROW WHEN (OLD.refs IS DISTINCT FROM NEW.refs) EXECUTE FUNCTION records_refs_sync()`.execute(
-      db,
-    );
-    await sql`CREATE TRIGGER records_refs_ad AFTER DELETE ON records FOR EACH ROW WHEN (OLD.refs <> '[]') EXECUTE FUNCTION records_refs_sync()`.execute(
-      db,
-    );
+    await sql`CREATE FUNCTION records_refs_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        DELETE FROM record_refs r USING old_rows o JOIN new_rows n ON n.workspace_id = o.workspace_id AND n.id = o.id
+          WHERE o.refs IS DISTINCT FROM n.refs AND r.workspace_id = o.workspace_id AND r.source_id = o.id
+            AND r.target_id IN (SELECT jsonb_array_elements_text(o.refs::jsonb));
+        INSERT INTO record_refs (workspace_id, target_id, source_id)
+          SELECT n.workspace_id, t, n.id FROM new_rows n JOIN old_rows o ON o.workspace_id = n.workspace_id AND o.id = n.id
+            CROSS JOIN LATERAL jsonb_array_elements_text(n.refs::jsonb) AS t
+          WHERE o.refs IS DISTINCT FROM n.refs AND n.refs <> '[]' ON CONFLICT DO NOTHING;
+        RETURN NULL;
+      END $$`.execute(db);
+    await sql`CREATE FUNCTION records_refs_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        DELETE FROM record_refs r USING old_rows o
+          WHERE o.refs <> '[]' AND r.workspace_id = o.workspace_id AND r.source_id = o.id
+            AND r.target_id IN (SELECT jsonb_array_elements_text(o.refs::jsonb));
+        RETURN NULL;
+      END $$`.execute(db);
+    await sql`CREATE TRIGGER records_refs_ai AFTER INSERT ON records REFERENCING NEW TABLE AS new_rows
+      FOR EACH STATEMENT EXECUTE FUNCTION records_refs_inserted()`.execute(db);
+    await sql`CREATE TRIGGER records_refs_au AFTER UPDATE ON records REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+      FOR EACH STATEMENT EXECUTE FUNCTION records_refs_updated()`.execute(db);
+    await sql`CREATE TRIGGER records_refs_ad AFTER DELETE ON records REFERENCING OLD TABLE AS old_rows
+      FOR EACH STATEMENT EXECUTE FUNCTION records_refs_deleted()`.execute(db);
   }
   // The records stored before: their references, in pages of the primary key (the triggers fill the index).
   const pageRows = 2000;
