@@ -10,6 +10,6 @@ export function totpQrCode(uri: string): Html {
   // Error correction M and the standard four-module quiet zone: what phone cameras read best.
   const svg = renderSVG(uri, { ecc: 'M', border: 4, pixelSize: 6, whiteColor: '#ffffff', blackColor: '#000000' });
   return html`<figure class="totp-qr" data-totp-qr>
-  <div role="img" aria-label="QR code of the setup key for an authenticator app">${raw(svg)}</div>
+  <div role="img" aria-label="QR code for an authenticator app to scan">${raw(svg)}</div>
 </figure>`;
 }
