@@ -7,6 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { people } from '../../src/registers/catalogue.js';
+import { deleteOne, putRecord } from '../../src/writes/record-writes.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { ENTERPRISE, PATCH_OP, type ScimServer, startScimServer, USER } from './helpers.js';
 
@@ -142,6 +144,23 @@ for (const dialect of DIALECTS) {
       assert.equal(back.status, 201, back.text);
       assert.equal(back.json.id, boss.json.id);
       assert.equal((await s.api(`/people/${boss.json.id}`)).json.status, 'ACTIVE');
+    });
+
+    it('a person the system of record deletes and writes again under the same id starts without its old externalId', async () => {
+      const created = await s.scim('POST', '/Users', entraUser('leaver@example.com', 'aad-0200'));
+      assert.equal(created.status, 201, created.text);
+      const id = created.json.id as string;
+      const person = (await s.api(`/people/${id}`)).json as Record<string, unknown>;
+      await deleteOne(s.h.services, s.ws, people, id);
+      const again: Record<string, unknown> = { ...person };
+      delete again.created_at;
+      delete again.updated_at;
+      await putRecord(s.h.services, s.ws, people, id, again);
+      const read = await s.scim('GET', `/Users/${id}`);
+      assert.equal(read.status, 200, read.text);
+      assert.equal(read.json.externalId, undefined, 'the old externalId went with the deleted person');
+      const linked = await s.scim('GET', `/Users?filter=${encodeURIComponent('externalId eq "aad-0200"')}`);
+      assert.equal(linked.json.totalResults, 0);
     });
 
     it('a seeded person (written by the system of record) is found by userName and linked by externalId', async () => {
