@@ -90,6 +90,22 @@ function scrypt(password: string, salt: Buffer, N: number, r: number, p: number,
   });
 }
 
+/**
+ * Uses a sign-in link of the given kind once: single use even under concurrent submissions, as
+ * only one UPDATE finds used_at still null. Whether this call was the one.
+ */
+export async function claimLink(trx: Kysely<DB>, token: string, nowIso: string, kind: { breakGlass: boolean }): Promise<boolean> {
+  const claimed = await trx
+    .updateTable('console_sign_in_links')
+    .set({ used_at: nowIso })
+    .where('token_hash', '=', sha256(token))
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', nowIso)
+    .where('break_glass', '=', kind.breakGlass ? 1 : 0)
+    .executeTakeFirst();
+  return Number(claimed.numUpdatedRows) === 1;
+}
+
 /** `scrypt$N$r$p$salt$hash` (salt and hash in base64). */
 /** Ends every sign-in link of an admin not used yet (a new link replaces them; removal ends them). */
 async function voidOpenLinks(trx: Kysely<DB>, adminId: string, nowIso: string): Promise<void> {
@@ -286,16 +302,7 @@ export async function redeemLink(
   return db.transaction().execute(async (trx) => {
     // Read in the transaction: a link followed as password sign-in is switched off sets nothing.
     if (!(await signInRules(trx, state.admin.workspace_id)).passwordSignIn) throw new AppError('invalid_state', SSO_ONLY_LINK);
-    // Single use even under concurrent submissions: only one UPDATE finds used_at still null.
-    const claimed = await trx
-      .updateTable('console_sign_in_links')
-      .set({ used_at: nowIso })
-      .where('token_hash', '=', sha256(token))
-      .where('used_at', 'is', null)
-      .where('expires_at', '>', nowIso)
-      .where('break_glass', '=', 0)
-      .executeTakeFirst();
-    if (Number(claimed.numUpdatedRows) !== 1) throw new AppError('invalid_request', LINK_REFUSALS.used);
+    if (!(await claimLink(trx, token, nowIso, { breakGlass: false }))) throw new AppError('invalid_request', LINK_REFUSALS.used);
     await trx.updateTable('console_admins').set({ password_hash: passwordHash }).where('id', '=', state.admin.id).execute();
     await trx.deleteFrom('console_sessions').where('admin_id', '=', state.admin.id).execute();
     // A new link replaces the password, never the second factor: an admin who has one still gives it.

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
-import { type Admin, checkLink, createSession, type NewSession } from './admins.js';
+import { type Admin, checkLink, claimLink, createSession, type NewSession } from './admins.js';
 import { recordAudit } from './audit.js';
 import type { DB } from './schema.js';
 import { factorSummary, hasSecondFactor } from './second-factor.js';
@@ -84,15 +84,7 @@ export async function redeemBreakGlassLink(
   const nowIso = new Date(now).toISOString();
   const pending = hasSecondFactor(await factorSummary(db, state.admin.id));
   return db.transaction().execute(async (trx) => {
-    const claimed = await trx
-      .updateTable('console_sign_in_links')
-      .set({ used_at: nowIso })
-      .where('token_hash', '=', sha256(token))
-      .where('used_at', 'is', null)
-      .where('expires_at', '>', nowIso)
-      .where('break_glass', '=', 1)
-      .executeTakeFirst();
-    if (Number(claimed.numUpdatedRows) !== 1) {
+    if (!(await claimLink(trx, token, nowIso, { breakGlass: true }))) {
       throw new AppError('invalid_request', 'This sign-in link has already been used; each link works once.');
     }
     const session = await createSession(trx, state.admin.id, now, { secondFactorPending: pending });
