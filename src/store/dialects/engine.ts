@@ -6,8 +6,8 @@
  * instead of testing which database it is.
  *
  * Left outside (ADR 34): the migrations' DDL (a migration is given its dialect and its history
- * must not move with the adapter), and for now src/webhooks/ (the queue's claim and bulk
- * statements, the dispatcher's poll interval and LISTEN, the backlog's read connection).
+ * must not move with the adapter). The webhook delivery queue's statements are inside: the
+ * last block of `Adapter` (ADR 35).
  */
 import type SQLite from 'better-sqlite3';
 import type { Kysely, RawBuilder } from 'kysely';
