@@ -1,5 +1,5 @@
 /**
- * CIDR ranges, IPv4 and IPv6: the per-key IP allowlists and WSOPS_TRUSTED_PROXIES (issue 29).
+ * CIDR ranges, IPv4 and IPv6: the per-key IP allowlists and WSOPS_TRUSTED_PROXIES (ADR 29).
  * Matching is node:net's BlockList (the address family's rules, IPv4-mapped IPv6 included).
  */
 import { BlockList, isIP } from 'node:net';
@@ -36,8 +36,8 @@ export function canonicalCidrs(items: readonly string[]): string[] {
 const REMEMBERED_ADDRESSES = 1024;
 
 /**
- * A test of client addresses against canonical ranges. A BlockList check costs 6–10 µs (it
- * parses the address in C++ on every call), several percent of a small request; a key's
+ * A test of client addresses against canonical ranges. A BlockList check parses the address in
+ * C++ on every call, a noticeable part of a small request (ADR 29); a key's
  * clients are few and come back, so each matcher remembers its answers (a Map lookup).
  */
 export function addressMatcher(cidrs: readonly string[]): (address: string) => boolean {

@@ -36,7 +36,7 @@ type Level = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 
 /**
  * Fastify's per-request logger, made only when a line is written at an enabled level. A pino
- * child costs about 2 µs (its bindings are serialized and the redaction set up), which every
+ * child is not free (its bindings are serialized and the redaction set up; ADR 15), which every
  * request paid although almost none logs anything: request logging is off, and refusals log at
  * debug. Bindings and options are those Fastify passes (the request id).
  */

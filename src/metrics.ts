@@ -127,7 +127,7 @@ export class Metrics implements DeliveryObserver {
     this.alertMails.inc({ outcome });
   }
 
-  /** Valid API keys expiring within 14 days, every workspace (issue 29), counted at scrape time against `clock`. */
+  /** Valid API keys expiring within 14 days, every workspace (ADR 29), counted at scrape time against `clock`. */
   observeExpiringKeys(clock: () => number): void {
     const db = this.database;
     new Gauge({

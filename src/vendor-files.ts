@@ -2,8 +2,8 @@
  * Browser files the server serves from packages it does not otherwise run: Scalar's API
  * reference bundle (the portal) and uPlot (the console's charts). The build copies them into
  * dist/vendor/ (scripts/build.mjs), so the packages are devDependencies and an install without
- * them (`npm ci --omit=dev`, the packed tarball) does not carry the 266 packages and 173 MB that
- * @scalar/api-reference brings for one 4.3 MB file. Run from source (tsx, the tests), the files
+ * them (`npm ci --omit=dev`, the packed tarball) does not carry the hundreds of packages that
+ * @scalar/api-reference brings for one browser file (ADR 28). Run from source (tsx, the tests), the files
  * are read from node_modules.
  */
 import { existsSync } from 'node:fs';

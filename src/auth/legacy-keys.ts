@@ -1,5 +1,5 @@
 /**
- * The ids of keys made before checksums (issue 29), read once per process and database: a key
+ * The ids of keys made before checksums (ADR 29), read once per process and database: a key
  * whose checksum is wrong is looked up only when its id is one of these, so a mistyped key is
  * refused without a database read. The set only shrinks (no key made since migration 0018 is
  * one), so it is never reread; a key made by a process of an earlier version after this one read

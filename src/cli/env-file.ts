@@ -1,6 +1,6 @@
 /**
  * The CLI (and so `wsops serve`) reads `.env` in the working directory before its settings, so
- * an operator does not have to repeat every WSOPS_* variable in each shell (issue 27). A
+ * an operator does not have to repeat every WSOPS_* variable in each shell (ADR 27). A
  * variable already in the environment wins over the file. The file is parsed by Node's own
  * `util.parseEnv` (the parser of `node --env-file`); since that parser skips or misreads lines
  * it does not understand, each line is checked first, and a wrong one is a one-line error.

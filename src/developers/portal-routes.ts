@@ -168,7 +168,7 @@ const REFERENCE_INIT = `Scalar.createApiReference('#app', {
 });
 `;
 
-/** Read at the first request for it: 4.3 MB that most processes never serve. */
+/** Read at the first request for it: a large file that most processes never serve. */
 function scalar(): Buffer {
   return readFileSync(vendorFile('scalar-standalone.js'));
 }
@@ -185,7 +185,7 @@ export function registerPortalRoutes(app: FastifyInstance, services: Services): 
   app.get('/developers/reference', async (_req, reply) => send(reply, 'text/html; charset=utf-8', REFERENCE_PAGE));
   app.get('/developers/assets/portal.css', async (_req, reply) => send(reply, 'text/css; charset=utf-8', STYLE));
   app.get('/developers/assets/reference.js', async (_req, reply) => send(reply, 'text/javascript; charset=utf-8', REFERENCE_INIT));
-  // Compressed once per coding (4.3 MB: 1.0 MB as brotli, 1.2 MB as gzip), with an ETag per representation.
+  // Compressed once per coding (at the large-document levels of compression.ts), with an ETag per representation.
   serveStaticDocument(app, {
     path: '/developers/assets/scalar-standalone.js',
     contentType: 'text/javascript; charset=utf-8',

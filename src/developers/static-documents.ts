@@ -1,8 +1,8 @@
 /**
  * A static document (the OpenAPI document, the Scalar bundle) served in every content coding
  * the client accepts. Each coding is compressed once, at the first request that asks for it,
- * at the static levels (content-codings.ts), and kept; a server that is never asked for
- * brotli never spends the 0.1–0.4 s making it. Each representation has its own ETag (the
+ * at the static levels (compression.ts), and kept; a server that is never asked for
+ * brotli never spends the CPU making it. Each representation has its own ETag (the
  * identity ETag with `-br`, `-gzip`, `-zstd` inside the quotes), so a cache revalidates the
  * bytes it holds and a 304 answers only for the representation negotiated now.
  */

@@ -71,7 +71,7 @@ export function negotiateEncoding<C extends string>(header: string | string[] | 
 }
 
 // The content codings this server can send, in its order of preference, and how each is made.
-// Levels were chosen by measurement (docs/benchmarks.md, "Compression levels"; ADR 13): per
+// Levels were chosen by measurement (ADR 13; docs/benchmarks-history.md, "Compression levels"): per
 // response the fastest level that still cuts a page about fivefold; for a static document,
 // compressed once, the smallest output whose one-time cost stays under about half a second.
 
@@ -81,8 +81,8 @@ export type Coding = 'br' | 'zstd' | 'gzip';
 export const MIN_COMPRESSED_BYTES = 1024;
 
 /**
- * Above this size a static document gets the middle levels: brotli 11 on the 4.3 MB Scalar
- * bundle costs 8 s of CPU for 10% fewer bytes than quality 7 (0.4 s).
+ * Above this size a static document gets the middle levels: brotli 11 on the Scalar bundle
+ * costs many times the CPU of quality 7 for a few percent fewer bytes (ADR 13).
  */
 const LARGE_STATIC_BYTES = 1024 * 1024;
 
@@ -90,9 +90,9 @@ const { BROTLI_PARAM_QUALITY, BROTLI_PARAM_MODE, BROTLI_MODE_TEXT, BROTLI_PARAM_
 
 interface Levels {
   /**
-   * Per response: brotli 0, gzip 1. A 56 KB page: brotli 0 gives 13.4 KB in 0.09 ms, brotli 1
-   * 11.7 KB in 0.15 ms, gzip 1 12.5 KB in 0.16 ms; a 583 KB page: 4.7× smaller in 0.9 ms
-   * against 5.5× in 1.7 ms (issue 9 asks at least 3.5×).
+   * Per response: brotli 0, gzip 1, the cheapest levels: each already cuts a page well past the
+   * read API's goal for bytes, and each level above costs much more CPU for a few percent
+   * fewer bytes (ADR 13).
    */
   response: number;
   static: number;
@@ -113,10 +113,9 @@ interface Compressor {
 const byteLength = (body: string | Buffer) => (typeof body === 'string' ? Buffer.byteLength(body) : body.length);
 
 /**
- * Per response, a 1 MB window instead of brotli's default 4 MB: the same bytes out for a page of
- * 100 (13,846 of 57,840) and of 1,000 (123,095 of 578,972), but 75 µs of CPU instead of 203 µs
- * and 936 µs instead of 1,237 µs. The default's larger buffers were mapped and unmapped on every
- * call (a third of the cost was system time). Static documents, compressed once, keep it.
+ * Per response, a 1 MB window instead of brotli's default 4 MB: the same bytes out for pages of
+ * 100 and of 1,000, for much less CPU, because the default's larger buffers are mapped and
+ * unmapped on every call (ADR 13). Static documents, compressed once, keep the default.
  */
 const RESPONSE_WINDOW_BITS = 20;
 
@@ -181,16 +180,16 @@ function compressor(coding: Coding): Compressor {
 }
 
 /**
- * One response body, compressed on the event loop. Synchronous on purpose: measured here,
- * brotli in the thread pool cost 8× the CPU of the same work on the main thread (a 58 KB
- * page: 1.2–1.5 ms against 0.15–0.2 ms, page faults in the worker's fresh allocations), and
- * the thread hop buys no second core on a machine whose cores are already busy.
+ * One response body, compressed on the event loop. Synchronous on purpose: brotli in the
+ * thread pool costs several times the CPU of the same work on the main thread (page faults in
+ * the worker's fresh allocations; ADR 13), and the thread hop buys no second core on a machine
+ * whose cores are already busy.
  */
 export function compressResponse(coding: Coding, body: string | Buffer): Buffer {
   return compressor(coding).sync(body, 'response');
 }
 
-/** A static document, compressed once in the thread pool (up to 0.5 s of work must not block the event loop). */
+/** A static document, compressed once in the thread pool (its best levels are slow, and must not block the event loop). */
 export function compressStatic(coding: Coding, body: string | Buffer): Promise<Buffer> {
   const effort: Effort = byteLength(body) > LARGE_STATIC_BYTES ? 'largeStatic' : 'static';
   return new Promise((resolve, reject) => compressor(coding).async(body, effort, (err, out) => (err ? reject(err) : resolve(out))));

@@ -35,9 +35,9 @@ const COMMA = 0x2c;
 
 /**
  * The body written from the documents as strings, into one buffer of the exact size. Joining
- * them into one string and encoding that (as this did until issue 9's fourth session) made
- * three fresh copies of the page, and a large one costs a page fault per 4 KB on a VM: 6.3 ms
- * for a page of 1,000 (418 faults) against 0.4 ms written this way (docs/benchmarks.md).
+ * them into one string and encoding that would make three fresh copies of the page, and a
+ * large fresh copy costs a page fault per 4 KB on a VM: many times the cost of writing it
+ * this way (ADR 15).
  */
 function writeBody(docs: readonly string[], tail: string): Buffer {
   let size = DATA_OPEN_BYTES.length + Math.max(0, docs.length - 1) + Buffer.byteLength(tail);

@@ -1,7 +1,7 @@
 /**
  * A database that cannot be opened or reached, said in one line: which database (its address
  * without the password) and what to do. Without this the operator got the driver's stack (ten
- * lines of kysely and pg frames) and no word of which address was tried (issue 27).
+ * lines of kysely and pg frames) and no word of which address was tried.
  */
 import { dirname, resolve } from 'node:path';
 import { redactUrl, sqliteFileOf } from '../redact-url.js';

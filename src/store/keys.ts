@@ -17,7 +17,7 @@ import type { DB } from './schema.js';
 import { lockWorkspace } from './workspaces.js';
 
 /**
- * The text of an API key, `svc_sk_<env>_<key_id>_<secret>`, and its checksum (issue 29).
+ * The text of an API key, `svc_sk_<env>_<key_id>_<secret>`, and its checksum (ADR 29).
  *
  * The last six characters of `<secret>` are the CRC32 of everything before them (the whole key
  * text up to that point, prefix included), written in base62 with leading zeros: a secret
@@ -99,8 +99,8 @@ export function hashSecret(secret: string): string {
 }
 
 /**
- * The one-shot `crypto.hash` (Node 20.12+) costs about half of a `createHash` object on the
- * request path (1.3 µs against 2.1 µs here); older Node 20 releases fall back.
+ * The one-shot `crypto.hash` (Node 20.12+) costs less than a `createHash` object on the
+ * request path (ADR 14); older Node 20 releases fall back.
  */
 const sha256: (text: string) => Buffer =
   typeof crypto.hash === 'function'

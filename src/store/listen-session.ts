@@ -110,7 +110,7 @@ const NOT_LISTENING = Promise.resolve(false);
  *
  * A notification is queued when the writing transaction commits and its listeners are signalled
  * before the writer sees its COMMIT return, but a listener's backend may send it to us a little
- * later (measured here: as late as 1.6 ms after the writer's COMMIT returned). A request
+ * later (milliseconds after the writer's COMMIT returned; ADR 14). A request
  * that arrives in that gap would meet the stale entry. The barrier closes it: a query sent on the
  * listening session after the request arrived is answered only after every notification already
  * signalled to that backend (PostgreSQL sends pending notifications before it reads the next

@@ -54,16 +54,15 @@ export interface ImportProgress {
 /** The columns of a record row, and those an upsert of an existing record replaces. */
 export const COLUMNS = RECORD_COLUMNS;
 export const UPDATED = COLUMNS.filter((c) => c !== 'id' && c !== 'workspace_id' && c !== 'created_at');
-/** New rows indexed for search per statement (~1 ms each), on SQLite. */
+/** New rows indexed for search per statement on SQLite: small enough that one statement is a short turn. */
 export const INDEX_SLICE_ROWS = 100;
 
 /**
  * How long an import works on the event loop before it lets other requests have a turn. Rows
- * cost 15-60 µs each, so a fixed count of rows was anything from 2 to 8 ms, and a request needs
- * several turns (read, authenticate, query, write): every turn it waits one slice. Measured
- * (write bench, 300,000 records, SQLite, list pages p99 during an import against idle): 1 ms
- * 2.57× and 3.00×, 0.5 ms 1.56-2.13×, 0.25 ms 1.11× and 1.43×, the import's rate the same
- * within noise (18,200-25,400 records/s); PostgreSQL 1.96× at 1 ms, 1.86× at 0.25 ms.
+ * vary in cost, so a fixed count of rows is a turn of varying length; time is what a waiting
+ * request feels, and a request needs several turns (read, authenticate, query, write): every
+ * turn it waits one slice. Shorter slices cut the list pages' p99 during an import without
+ * slowing the import (ADR 36 has the figures).
  */
 export const SLICE_MS = 0.25;
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -1,5 +1,5 @@
 /**
- * The backlog series of /metrics (issue 26), read from the database at scrape time, so every
+ * The backlog series of /metrics (ADR 33), read from the database at scrape time, so every
  * process that serves /metrics reports the whole queue, whichever worker delivers. Labels are
  * bounded: the BACKLOG_LABELS_TOP workspaces and endpoints by id, the rest under `other`.
  */

@@ -1,5 +1,5 @@
 /**
- * The delivery backlog you can see (issue 26): what is due and how long the oldest due delivery
+ * The delivery backlog you can see (ADR 33): what is due and how long the oldest due delivery
  * has waited, per endpoint (the console) and overall and per workspace (/metrics), and each
  * endpoint's recent success rate and latency (/metrics). "Due" is a pending job whose
  * `next_attempt_at` has come: a job in flight carries its lease end there (queue.ts), a job

@@ -1,7 +1,7 @@
 /**
  * What each delivery error class means, in words an operator acts on: shown beside the class in
  * `wsops deliveries` and on the console's deliveries page. `url_refused` names the rules and the
- * setting that lifts them, since a newcomer testing on one machine meets it first (issue 27).
+ * setting that lifts them, since a newcomer testing on one machine meets it first.
  */
 import type { ErrorClass } from './send.js';
 

@@ -126,7 +126,7 @@ export class AgentPool {
 /**
  * One POST through the endpoint's agent. Undici's `dispatch` with a handler of our own, not
  * `request()`: that builds a readable stream for each response and wants a signal per request,
- * and at 1,000 deliveries/s those were a tenth of the worker's CPU (ADR 35). `deadline` bounds
+ * and at a high delivery rate those are a large share of the worker's CPU (ADR 35). `deadline` bounds
  * the attempt (10 s from its start); the attempts of one batch start together and share one.
  */
 export function sendAttempt(

@@ -3,7 +3,7 @@
  * the server read their settings separately: with WSOPS_ALLOW_PRIVATE_WEBHOOKS on the CLI but
  * not on the server, an endpoint on 127.0.0.1 registers and then every delivery is refused
  * (url_refused). `serve` records its policy in the settings table when its delivery worker
- * starts, so `endpoint create` can warn at once instead (issue 27).
+ * starts, so `endpoint create` can warn at once instead.
  */
 import type { Kysely } from 'kysely';
 import type { Services } from '../services.js';

@@ -1,5 +1,5 @@
 /**
- * The per-endpoint throttle (issue 26, ADR 33): at most `max_per_second` deliveries a second to
+ * The per-endpoint throttle (ADR 33): at most `max_per_second` deliveries a second to
  * one endpoint, for receivers that cannot take bursts. Throttled deliveries stay pending in
  * the queue until the endpoint's turn: never dropped, no attempt recorded, so they count
  * neither as failures nor toward auto-disable. The claim (queue.ts) takes a throttled

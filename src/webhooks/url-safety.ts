@@ -60,7 +60,7 @@ export function liftedByAllowPrivate(rule: unknown): boolean {
 
 /**
  * Appended to a refusal the setting would lift: a newcomer testing on one machine meets these
- * first, and the setting is otherwise only in the settings table (issue 27).
+ * first, and the setting is otherwise only in the settings table.
  */
 export const ALLOW_PRIVATE_HINT =
   'to deliver to a receiver on this machine or a private network, set WSOPS_ALLOW_PRIVATE_WEBHOOKS=true for the server that delivers and for the CLI or console that registers (test and development only; refused when WSOPS_ENV=live)';

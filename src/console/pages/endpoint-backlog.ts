@@ -1,5 +1,5 @@
 /**
- * The endpoint page's backlog block and throttle form (issue 26): what is due now and how long
+ * The endpoint page's backlog block and throttle form (ADR 33): what is due now and how long
  * the oldest due delivery has waited, what is in flight or waiting for a retry, and the
  * per-endpoint throttle. The numbers are src/webhooks/backlog.ts's, the rule throttle.ts's.
  */

@@ -161,7 +161,7 @@ const NOTICES: Record<string, { kind: 'success' | 'error' | 'info'; text: string
 
 /**
  * The periods of the chart as a table, each run of periods without an attempt collapsed into one
- * row: 24 rows of mostly zeros said less than the few that had deliveries (issue 27).
+ * row: 24 rows of mostly zeros said less than the few that had deliveries.
  */
 function statsTable(buckets: readonly StatsBucket[]): Html {
   const pct = (r: number | null) => (r === null ? '—' : `${Math.round(r * 1000) / 10}%`);

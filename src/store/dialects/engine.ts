@@ -85,8 +85,8 @@ export interface Adapter {
   lockRows<Q extends { forUpdate(): Q }>(query: Q): Q;
   /**
    * Runs `fn` in a transaction whose plans read in index order whatever the statistics say.
-   * PostgreSQL, right after a burst (no ANALYZE yet), chose a bitmap scan of a whole history and
-   * a sort (415 ms at 1,000,000 attempts against under 1 ms in index order): sorts and bitmap
+   * PostgreSQL, right after a burst (no ANALYZE yet), chooses a bitmap scan of a whole history
+   * and a sort, growing with the history where index order reads one page (ADR 6): sorts and bitmap
    * scans are priced out for the transaction, and JIT off (that price alone would compile the
    * statement). SQLite's planner follows the index it is given: `fn` runs as it is.
    */

@@ -44,7 +44,7 @@ export const PAGE_SESSIONS = 5;
  * The sessions that read list pages (ADR 18). A page without a text search has one good plan
  * whatever its values (an ordered scan of the ordering index, or of a filter's), but the plan
  * cache costed the generic plan of `LIMIT $n` and `(updated_at, id) > ($a, $b)` so high that it
- * planned every execution again: about 0.1 ms of the database per page. Those sessions keep the
+ * planned every execution again, a cost of the database on every page (ADR 18). Those sessions keep the
  * generic plan. A text search's best plan does depend on its words (an ordered scan for a common
  * one, the GIN index for a rare one), so searches keep a plan per execution: on the main pool
  * (an API process), or on sessions of their own.
@@ -52,7 +52,7 @@ export const PAGE_SESSIONS = 5;
  * A pool whose every new session runs `SET plan_cache_mode = <mode>` before anything else, and,
  * with the generic plan, `SET jit = off`: a generic plan's cost is estimated for 10% of the
  * register, so a batch of pages came out above `jit_above_cost` and compiled itself on every
- * execution, 24 ms for a statement that runs in 0.25 ms.
+ * execution, far longer than the statement runs (ADR 19).
  */
 function poolWithPlanCacheMode(
   url: string,
@@ -69,9 +69,8 @@ function poolWithPlanCacheMode(
     application_name: applicationName,
     // Kept open however long they idle, where pg closes a session idle for 10 s: a new session
     // starts a backend with cold catalog caches and prepares its statements again, and the burst
-    // that follows a lull paid for it. In the benchmark, pages right after a 12 s pause went at
-    // 891 req/s with p99 450 ms, against 1,479 and p99 80 ms with the sessions kept (issue 9,
-    // seventh session). They are few (the pages run one statement at a time), and a session
+    // that follows a lull paid for it in rate and in p99 (ADR 18). They are few (the pages run
+    // one statement at a time), and a session
     // the server ends is replaced (heedLostSessions). Idle, they do not keep the process alive.
     idleTimeoutMillis: 0,
     allowExitOnIdle: true,
@@ -121,8 +120,8 @@ export function pageSessions(url: string, max: number, searches?: HotQueries, lo
 
 /**
  * Page statements running at once per process; pages arriving meanwhile wait and go together
- * (PageBatches). With 1, under saturating load, batches held 10–13 pages of 100 against 5–6
- * with 2, and the server's and PostgreSQL's CPU per page were lower (ADR 19). The pool's other
+ * (PageBatches). With 1, under saturating load, batches hold about twice the pages they do with
+ * 2, and the server's and PostgreSQL's CPU per page are lower (ADR 19). The pool's other
  * sessions serve statements that run long (SLOW_STATEMENT_MS).
  */
 const PAGE_STATEMENTS_AT_ONCE = 1;
@@ -133,9 +132,8 @@ const SNAPSHOT_COLUMN = ', (SELECT pg_current_snapshot()::text)';
 /**
  * List pages on PostgreSQL: pages without a text search on the generic-plan sessions, batched
  * when they wait together; searches by their own statement on `sessions.searches`. Rows, not
- * one aggregate: PostgreSQL's `string_agg` cost about 4 µs per document (4 ms for a page of
- * 1,000, against 1 ms for the rows), and one 581 KB message parsed slower in `pg` than 1,001
- * small ones.
+ * one aggregate: PostgreSQL's `string_agg` costs several times the rows' own time, and one
+ * large message parses slower in `pg` than the many small ones (ADR 15).
  */
 export class PostgresPages implements Pages {
   private readonly batches: PageBatches;
@@ -248,16 +246,16 @@ const MAX_ROWS_PER_STATEMENT = 3_300;
 /**
  * A statement still running after this long no longer counts against `maxInFlight`: pages
  * behind an expensive one (two filters that match rarely together) go on to other sessions of
- * the pool, as they would without batching. Under saturating load a batch of 10–13 pages of 100
- * takes 5–10 ms here, CPU shared with everything else; at 10 ms this released ordinary batches
- * too, and (a) served fewer pages (ADR 19).
+ * the pool, as they would without batching. It sits well above what an ordinary batch takes
+ * under saturating load: a lower bound released ordinary batches too, and fewer pages were
+ * served (ADR 19).
  */
 const SLOW_STATEMENT_MS = 50;
 
 /**
  * Pages that wait for PostgreSQL together go to it as one statement (ADR 19). Under load the
  * cost of a page on PostgreSQL is mostly per statement, not per row: a round trip wakes a
- * backend (about 100 µs of the sender's CPU on this VM) and the executor starts and ends once
+ * backend (a cost in the sender's CPU, ADR 19) and the executor starts and ends once
  * per statement. So at most `maxInFlight` statements run at a time (PAGE_STATEMENTS_AT_ONCE);
  * pages that arrive meanwhile wait, and when one ends, the oldest waiting page leaves with every
  * other waiting page of the same statement text and LIMIT, as one statement:

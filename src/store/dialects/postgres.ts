@@ -129,8 +129,8 @@ export function openPostgres(url: string, logger: Logger | undefined): Omit<Data
         // Every lookup by a batch's ids is a LATERAL probe per id (LIMIT 1 keeps the planner from
         // flattening it): one primary-key lookup each, whatever the statistics say. `id = ANY($ids)`,
         // and a plain join with unnest(), were planned on a table not yet analyzed (any table being
-        // imported into) as a scan of the whole workspace: 107 ms per batch at 200,000 records and
-        // growing with the table, the import's decay (ADR 36).
+        // imported into) as a scan of the whole workspace, a cost per batch growing with the
+        // table: the import's decay (ADR 36).
         return fn({
           async current(workspaceId, ids) {
             // Locks in id order (the order of the ids given), as the upsert below does.

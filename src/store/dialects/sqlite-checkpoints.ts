@@ -1,9 +1,9 @@
 /**
  * SQLite's WAL checkpoints, off the event loop (ADR 36). By default the connection whose commit
  * takes the WAL past 1,000 pages copies them into the database file and fsyncs it, inside that
- * commit, on the event loop: 2 ms of CPU and 6-60 ms of waiting for the disk on this VM, once
- * every ~80 single-record writes. That was the single PUT's p99 (and a stall of every request
- * during an import). Here the writer never checkpoints (wal_autocheckpoint = 0): once the WAL
+ * commit, on the event loop: CPU and a wait for the disk, every few dozen single-record writes.
+ * That was the single PUT's p99 (and a stall of every request during an import; ADR 36).
+ * Here the writer never checkpoints (wal_autocheckpoint = 0): once the WAL
  * file passes 4 MB a worker thread opens its own connection and runs PASSIVE checkpoints (they
  * never block readers or writers) every CHECKPOINT_EVERY_MS. A process that never writes much
  * (a CLI command, a test) never starts the thread; SQLite checkpoints at its last close anyway.

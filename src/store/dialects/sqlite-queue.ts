@@ -10,7 +10,7 @@ export const sqliteQueue: Pick<Adapter, 'announcesJobs' | 'dueHeads' | 'claimJob
   announcesJobs: false,
   // No LATERAL: a correlated IN, which SQLite evaluates once per endpoint and resolves by
   // primary key. SQLite is told the index: left to itself it walks the due index (the whole
-  // backlog) and sorts (0.5 s a claim at 20,000 due jobs).
+  // backlog) and sorts, a claim costing more the longer the backlog.
   dueHeads: (oldestDue) => sql`webhook_endpoints e JOIN delivery_jobs d
     ON d.id IN (${oldestDue(sql`j.id`, sql`delivery_jobs j INDEXED BY delivery_jobs_endpoint_state`, sql``)})`,
   // Writers are serialized (the UPDATE takes the write lock for the transaction), so claiming,

@@ -14,7 +14,7 @@ export function openSqliteReader(path: string, mmapMb: number): SQLite.Database 
   reader.exec('PRAGMA busy_timeout = 10000');
   reader.exec('PRAGMA cache_size = -32768');
   // Pages read through a mapping skip a read call and a copy each: a page of 100 records
-  // touches about 25 pages at random depths (docs/benchmarks.md). Only read connections map:
+  // touches dozens of pages at random depths (ADR 15). Only read connections map:
   // writes go through the writer's ordinary I/O.
   if (mmapMb) reader.exec(`PRAGMA mmap_size = ${Math.floor(mmapMb) * 1024 * 1024}`);
   return reader;
@@ -106,9 +106,9 @@ async function searchPage(hot: HotQueries, q: ListQuery): Promise<PageRows> {
  * (a new read sees every committed write of every process). True when the stamp could be read;
  * empties the cache first whenever it moved.
  *
- * One read serves every request that asked since the last one. A read costs 20–25 µs on a
- * 2-core VM (a read transaction takes and releases WAL locks with system calls), as much as the
- * rest of `/api/v1/scopes`. The read runs in the event loop's check phase (setImmediate), after
+ * One read serves every request that asked since the last one. A read transaction takes and
+ * releases WAL locks with system calls, as much work as the rest of `/api/v1/scopes` (ADR 14,
+ * ADR 17). The read runs in the event loop's check phase (setImmediate), after
  * the poll phase has parsed every request that arrived together and each has asked: every
  * request sharing the read was received before it, so it sees every commit made before the
  * request was sent. A request that asks after the read waits for the next one.

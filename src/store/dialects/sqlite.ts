@@ -167,8 +167,8 @@ export function openSqlite(path: string, options: OpenOptions): Omit<Database, '
   raw.exec('PRAGMA busy_timeout = 10000');
   raw.exec('PRAGMA cache_size = -32768'); // 32 MB page cache
   raw.exec('PRAGMA temp_store = MEMORY');
-  // A long import writes faster than the checkpoints can empty the WAL, so it grows (1.2 GB for
-  // 1,000,000 people); once checkpointed it is reused from its start, and this cuts the file
+  // A long import writes faster than the checkpoints can empty the WAL, so it grows to gigabytes
+  // (ADR 36); once checkpointed it is reused from its start, and this cuts the file
   // back instead of keeping the whole size on disk until the process ends.
   raw.exec('PRAGMA journal_size_limit = 67108864');
   const checkpoints = path === ':memory:' ? undefined : checkpointInBackground(raw, path);
@@ -258,7 +258,7 @@ export function openSqlite(path: string, options: OpenOptions): Omit<Database, '
             // One row is cheaper with the trigger (no flag to write); a batch's new rows are not.
             const byBatch = workspaceId !== undefined && created !== undefined && created.size > 1;
             if (byBatch) deferIndex.run();
-            // Each row costs ~15-30 µs (its indexes, the search index): the event loop serves
+            // Each row costs real work (its indexes, the search index): the event loop serves
             // requests between slices, so a batch never holds it for more than SLICE_MS.
             for (const r of rows as RecordsTable[]) {
               upsert.run(...COLUMNS.map((c) => r[c]));
@@ -269,7 +269,7 @@ export function openSqlite(path: string, options: OpenOptions): Omit<Database, '
               preparedStatement(raw, UNBURY).run(workspaceId, JSON.stringify(created ? [...created] : rows.map((r) => r.id)));
             }
             if (byBatch) {
-              // In slices too: 1,000 rows in one statement held the event loop ~10 ms.
+              // In slices too: a whole batch's rows in one statement would hold the event loop.
               const ids = [...created];
               for (let i = 0; i < ids.length; i += INDEX_SLICE_ROWS) {
                 indexNew.run(workspaceId, JSON.stringify(ids.slice(i, i + INDEX_SLICE_ROWS)));

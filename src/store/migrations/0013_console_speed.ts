@@ -2,8 +2,8 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../database.js';
 
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
-  // The 24 h / 7 d chart and the Overview's success rate read every attempt of the window
-  // (500,000 rows for 7 days of a busy endpoint: 1.5 s on SQLite). This rollup holds one
+  // The 24 h / 7 d chart and the Overview's success rate read every attempt of the window,
+  // slow for a busy endpoint's week of history (ADR 9). This rollup holds one
   // row per endpoint, hour and distinct latency, so the chart reads at most 168 hours ×
   // the endpoint's latency spread, however many attempts were made, and the median stays
   // exact (the lower middle of the latencies, found from cumulative counts).

@@ -3,7 +3,7 @@ import { KEY_COLUMNS_SINCE_0018 } from '../auth-change-triggers.js';
 import { adapterOf, type Dialect } from '../database.js';
 
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
-  // Issue 29. Existing keys keep `checksummed = 0`: their secrets end in random characters,
+  // ADR 29. Existing keys keep `checksummed = 0`: their secrets end in random characters,
   // so authentication looks them up even though their checksum does not match.
   await db.schema
     .alterTable('api_keys')

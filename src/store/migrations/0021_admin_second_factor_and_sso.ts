@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   // Second factors of console admins (TOTP, recovery codes, passkeys) and each workspace's
-  // sign-in rules and OpenID Connect single sign-on (issue 29, points 7 and 8).
+  // sign-in rules and OpenID Connect single sign-on (ADRs 30 and 31).
   await db.schema
     .alterTable('console_sessions')
     .addColumn('second_factor_pending', 'integer', (c) => c.notNull().defaultTo(0))

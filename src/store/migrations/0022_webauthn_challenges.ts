@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  // The challenges of passkey ceremonies (issue 29 point 7, ADR 32): each is bound to the
+  // The challenges of passkey ceremonies (ADR 32): each is bound to the
   // console session that asked for it and to one purpose (register, sign in, confirm a
   // removal), used at most once (deleted as it is checked) and refused after expires_at.
   await db.schema

@@ -3,16 +3,16 @@ import type { Dialect } from '../database.js';
 
 /**
  * SQLite: an import's batch may index its new records' search words in one statement
- * (record-batches.ts) instead of the insert trigger's one FTS5 statement per row, which costs
- * 8 of the 22 µs a row costs SQLite (ADR 36). The batch puts a row in `records_fts_deferred`
+ * (record-batches.ts) instead of the insert trigger's one FTS5 statement per row, a large part
+ * of what a row costs SQLite (ADR 36). The batch puts a row in `records_fts_deferred`
  * for the duration of its upserts, and removes it, inside its own transaction: the table is
  * never committed non-empty, so every other writer (and every other connection) finds it empty
  * and the trigger indexes as before.
  *
  * The update trigger fired on every upsert, since ON CONFLICT sets search_text whether or not it
- * changed: a one-row write whose words stay the same cost 44 µs of CPU and 6.6 WAL pages with
- * it, 16 µs and 1.4 pages with `WHEN old.search_text IS NOT new.search_text` (better-sqlite3
- * alone, 5,000 one-row transactions). PostgreSQL's GIN index needs nothing of the kind.
+ * changed, re-indexing the words of every upserted record; `WHEN old.search_text IS NOT
+ * new.search_text` re-indexes only changed words, a fraction of the CPU and WAL of a write that
+ * keeps them (ADR 36). PostgreSQL's GIN index needs nothing of the kind.
  */
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   if (dialect !== 'sqlite') return;
