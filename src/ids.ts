@@ -4,8 +4,8 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 /**
  * Random bytes are drawn from a pool refilled 4 KB at a time: one call into the CSPRNG per
- * few hundred ids instead of one per id (a request id on every request made that call 6% of
- * a small request's time). The bytes are as random as before; only the call is batched.
+ * few hundred ids instead of one per id (a request id on every request made that call a
+ * visible part of a small request's time; ADR 15). The bytes are as random; only the call is batched.
  */
 const POOL = Buffer.allocUnsafe(4096);
 let poolOffset = POOL.length;

@@ -11,7 +11,7 @@ type Define = (program: Command) => void;
  * Each group of commands lives in its own module, loaded only when one of its commands runs:
  * loading them all (fastify, ajv's register validators, the seed) slowed start-up (ADR 21),
  * which every `wsops key create` in an operator's script paid. A command not named here (or
- * none, or --help) loads every group, as before; the top-level --help is printed from the text
+ * none, or --help) loads every group; the top-level --help is printed from the text
  * the build saved (bin/wsops), so it loads none.
  */
 const GROUPS: readonly (readonly [names: readonly string[], load: () => Promise<Define>])[] = [
