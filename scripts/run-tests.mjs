@@ -26,25 +26,7 @@ const only = process.argv.slice(2);
 const packageTests = existsSync('packages')
   ? readdirSync('packages').flatMap((p) => (existsSync(join('packages', p, 'test')) ? find(join('packages', p, 'test')) : []))
   : [];
-// The runner starts files in the order given, a few at a time: the longest go first, so no
-// long file starts last and runs alone at the end (their per-file times: ADR 50).
-const LONGEST_FIRST = [
-  'test/console/e2e.test.ts',
-  'test/console/sso.test.ts',
-  'test/api/key-cache.test.ts',
-  'test/console/keys-browser.test.ts',
-  'test/console/passkeys.test.ts',
-  'test/console/second-factor.test.ts',
-  'test/console/sign-in-throttle.test.ts',
-  'test/cli.test.ts',
-  'test/console/admin-cli.test.ts',
-  'test/console/sign-in.test.ts',
-];
-const rank = (file) => {
-  const i = LONGEST_FIRST.indexOf(file);
-  return i === -1 ? LONGEST_FIRST.length : i;
-};
-const files = only.length ? only : [...find('test'), ...packageTests].sort().sort((a, b) => rank(a) - rank(b));
+const files = only.length ? only : [...find('test'), ...packageTests].sort();
 const concurrency = process.env.WSOPS_TEST_CONCURRENCY ?? '3';
 const result = spawnSync(
   process.execPath,
