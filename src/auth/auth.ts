@@ -69,6 +69,13 @@ export async function authenticate(services: AuthServices, request: FastifyReque
 }
 
 /**
+ * Last-use writes not yet settled, per database handle. The response never waits for one (it
+ * is off the request path); whoever needs the row as of the requests already answered (a test,
+ * a shutdown) awaits `lastUsesWritten`.
+ */
+const unsettledUses = new WeakMap<object, Set<Promise<void>>>();
+
+/**
  * Records the key's use at most once a minute per key: this process skips the write within the
  * minute, and the write's own condition skips it when another process wrote within the minute.
  * It touches no column the cache depends on, so it invalidates nothing (the triggers ignore it).
@@ -77,9 +84,18 @@ function recordUse(services: AuthServices, request: FastifyRequest, entry: KeyEn
   if (entry.lastUsedMs !== null && now - entry.lastUsedMs < LAST_USE_RESOLUTION_MS) return;
   entry.lastUsedMs = now;
   const notBefore = new Date(now - LAST_USE_RESOLUTION_MS).toISOString();
-  touchKey(services.database.db, entry.keyId, new Date(now).toISOString(), request.ip, notBefore).catch((err: unknown) =>
-    request.log.warn({ err, key_id: entry.keyId }, 'could not record last use'),
-  );
+  const db = services.database.db;
+  const writes = unsettledUses.get(db) ?? new Set<Promise<void>>();
+  unsettledUses.set(db, writes);
+  const write: Promise<void> = touchKey(db, entry.keyId, new Date(now).toISOString(), request.ip, notBefore)
+    .catch((err: unknown) => request.log.warn({ err, key_id: entry.keyId }, 'could not record last use'))
+    .finally(() => writes.delete(write));
+  writes.add(write);
+}
+
+/** Settles when every last-use write started so far on this database handle has landed (or failed and been logged). */
+export async function lastUsesWritten(db: AuthServices['database']['db']): Promise<void> {
+  await Promise.all([...(unsettledUses.get(db) ?? [])]);
 }
 
 /**

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { lastUsesWritten } from '../../src/auth/auth.js';
 import { buildApp } from '../../src/http/app.js';
 import { createServices } from '../../src/services.js';
 import { listAudit } from '../../src/store/audit.js';
@@ -13,8 +14,6 @@ import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 const DAY = 86_400_000;
-/** The fire-and-forget last-use write has no handle to await; it lands within milliseconds. */
-const settle = () => new Promise((r) => setTimeout(r, 80));
 
 for (const dialect of DIALECTS) {
   describe(`key lifecycle [${dialect}]`, () => {
@@ -49,16 +48,16 @@ for (const dialect of DIALECTS) {
       const k = await create();
       assert.deepEqual([(await summary(k.key_id)).last_used_at, (await summary(k.key_id)).last_used_ip], [null, null]);
       assert.equal((await from(k.key, '203.0.113.7')).statusCode, 200);
-      await settle();
+      await h.lastUsesWritten();
       const first = await summary(k.key_id);
       assert.deepEqual([first.last_used_at, first.last_used_ip], [new Date(h.clock()).toISOString(), '203.0.113.7']);
       h.clock.advance(59_000);
       assert.equal((await from(k.key, '198.51.100.9')).statusCode, 200);
-      await settle();
+      await h.lastUsesWritten();
       assert.deepEqual((await summary(k.key_id)).last_used_ip, '203.0.113.7', 'no write within the minute');
       h.clock.advance(2_000);
       assert.equal((await from(k.key, '2001:db8::9')).statusCode, 200);
-      await settle();
+      await h.lastUsesWritten();
       const later = await summary(k.key_id);
       assert.deepEqual([later.last_used_at, later.last_used_ip], [new Date(h.clock()).toISOString(), '2001:db8::9']);
       await revokeAll();
@@ -72,16 +71,16 @@ for (const dialect of DIALECTS) {
         const viaOther = (ip: string) =>
           other.inject({ method: 'GET', url: '/api/v1/scopes', remoteAddress: ip, headers: { authorization: `Bearer ${k.key}` } });
         assert.equal((await viaOther('192.0.2.1')).statusCode, 200); // B records t0
-        await settle();
+        await lastUsesWritten(services.database.db);
         h.clock.advance(61_000);
         assert.equal((await from(k.key, '192.0.2.2')).statusCode, 200); // A records t0 + 61 s
-        await settle();
+        await h.lastUsesWritten();
         const written = await summary(k.key_id);
         assert.equal(written.last_used_ip, '192.0.2.2');
         h.clock.advance(9_000);
         // B last wrote 70 s ago, so it tries; the statement's condition sees A's write 9 s ago.
         assert.equal((await viaOther('192.0.2.3')).statusCode, 200);
-        await settle();
+        await lastUsesWritten(services.database.db);
         assert.deepEqual(await summary(k.key_id), written, 'the second process wrote nothing within the minute');
       } finally {
         await other.close();
@@ -94,7 +93,7 @@ for (const dialect of DIALECTS) {
       const k = await create();
       assert.equal((await summary(k.key_id)).unused, true, 'never used');
       await from(k.key, '203.0.113.7');
-      await settle();
+      await h.lastUsesWritten();
       assert.equal((await summary(k.key_id)).unused, false);
       h.clock.advance(30 * DAY + 1000);
       assert.equal((await summary(k.key_id)).unused, true, 'unused for 30 days');
@@ -253,7 +252,7 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(attacker, [401, 401, 401, 401, 401, 429], 'the attacker spends its own budget');
         assert.equal(await get(user.key, '203.0.113.10'), 200, 'another client behind the same proxy is served');
         assert.equal(await get(user.key, '198.51.100.66'), 429, 'the attacker stays throttled, a valid key too');
-        await new Promise((r) => setTimeout(r, 80));
+        await h.lastUsesWritten();
         const k = (await listKeys(h.services.database.db, ws, h.clock())).find((x) => x.key_id === user.keyId);
         assert.equal(k?.last_used_ip, '203.0.113.10', 'last use records the client, not the proxy');
         // A client cannot pick its address by prepending entries: only what the trusted hop added counts.

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, mock } from 'node:test';
 import { promisify } from 'node:util';
 import { registerByPath } from '../../src/registers/catalogue.js';
 import { type PageSessions, PostgresPages, pageSessions } from '../../src/store/dialects/postgres-reads.js';
@@ -130,13 +130,20 @@ describe('page sessions on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
 
   it("a page session outlives a lull: after more than pg's 10 s idle timeout the next page runs on the same session", async () => {
     const backend = async () => Number((await sessions.pages.rows('SELECT pg_backend_pid()', []))[0]?.[0]);
-    await pages(sessions).listPage({ workspaceId: workspace, register: assets, filters: {}, searchWords: [], limit: 2 });
-    const before = await backend();
-    // pg's pool closes a session idle for 10 s (its default): the next burst would then pay new
-    // backends, with cold catalog caches, and prepare every page statement again.
-    await new Promise((resolve) => setTimeout(resolve, 10_500));
-    await pages(sessions).listPage({ workspaceId: workspace, register: assets, filters: {}, searchWords: [], limit: 2 });
-    assert.equal(await backend(), before, 'the same backend: the session was kept');
+    // pg's pool closes a session idle for 10 s (its default) with a timer it sets when the
+    // session goes idle: the next burst would then pay new backends, with cold catalog caches,
+    // and prepare every page statement again. The lull is mocked time, so that timer, were it
+    // set, fires at once.
+    mock.timers.enable({ apis: ['setTimeout'] });
+    try {
+      await pages(sessions).listPage({ workspaceId: workspace, register: assets, filters: {}, searchWords: [], limit: 2 });
+      const before = await backend();
+      mock.timers.tick(10_500);
+      await pages(sessions).listPage({ workspaceId: workspace, register: assets, filters: {}, searchWords: [], limit: 2 });
+      assert.equal(await backend(), before, 'the same backend: the session was kept');
+    } finally {
+      mock.timers.reset();
+    }
   });
 
   it('idle page sessions do not keep a process alive: one that forgot to close them still exits', async () => {

@@ -67,6 +67,8 @@ for (const dialect of DIALECTS) {
       ['spaces', 'office admin@example.com'],
       ['markup', '<script>@example.com'],
     ] as const) {
+      // The address is refused before any database work: the first dialect is enough.
+      if (dialect !== DIALECTS[0]) continue;
       it(`a malformed email is refused with a one-line reason, exit 2, nothing written: ${label}`, () => {
         const r = run('admin', 'create', '--workspace', ws, '--email', email);
         assert.equal(r.status, 2, r.stderr);

@@ -49,7 +49,8 @@ for (const dialect of DIALECTS) {
      */
     let violations: string[] = [];
     const visit = async (page: Page, name: string) => {
-      violations.push(...(await axeViolations(page, `${name} [${dialect}]`)));
+      // A page's accessibility does not depend on the database: axe runs on the first dialect only.
+      if (dialect === DIALECTS[0]) violations.push(...(await axeViolations(page, `${name} [${dialect}]`)));
       if (dialect === 'sqlite') await screenshot(page, name);
     };
     beforeEach(() => {

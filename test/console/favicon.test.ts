@@ -16,7 +16,9 @@ after(async () => {
   await browser?.close();
 });
 
-for (const dialect of DIALECTS) {
+// The sign-in page and its icon link are the same whichever database holds the data: the first
+// dialect is enough.
+for (const dialect of DIALECTS.slice(0, 1)) {
   describe(`console icon in Chromium [${dialect}]`, () => {
     let server: ConsoleServer;
     before(async () => {

@@ -33,7 +33,8 @@ for (const dialect of DIALECTS) {
     let page: Page;
     const violations: string[] = [];
     const visit = async (name: string, scrollTo?: string) => {
-      violations.push(...(await axeViolations(page, `${name} [${dialect}]`)));
+      // A page's accessibility does not depend on the database: axe runs on the first dialect only.
+      if (dialect === DIALECTS[0]) violations.push(...(await axeViolations(page, `${name} [${dialect}]`)));
       if (scrollTo) await page.locator(scrollTo).scrollIntoViewIfNeeded(); // the shot shows that part of the page
       if (dialect === 'sqlite') await screenshot(page, name);
     };

@@ -197,7 +197,7 @@ for (const dialect of DIALECTS) {
           remoteAddress: '203.0.113.77',
           headers: { authorization: `Bearer ${used.key}` },
         });
-        await new Promise((r) => setTimeout(r, 80));
+        await fresh.lastUsesWritten();
         const a = await signedInAdmin(fresh, w);
         const page = await a.get('/console/keys');
         assert.match(page.body, /from <code>203\.0\.113\.77<\/code>/);

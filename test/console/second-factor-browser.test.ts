@@ -33,7 +33,8 @@ for (const dialect of DIALECTS) {
     after(() => h?.close());
 
     const check = async (page: Page, name: string) => {
-      await axeCheck(page, `${name} [${dialect}]`);
+      // A page's accessibility does not depend on the database: axe runs on the first dialect only.
+      if (dialect === DIALECTS[0]) await axeCheck(page, `${name} [${dialect}]`);
       if (dialect === 'sqlite') await screenshot(page, name);
     };
 

@@ -173,7 +173,7 @@ for (const dialect of DIALECTS) {
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Sign-in security' }).click();
       await page.getByRole('heading', { name: 'Workspace sign-in' }).waitFor();
       assert.match(await page.content(), new RegExp(`issuer <code>${provider.issuer.replace(/[.]/g, '\\.')}</code>`));
-      await axeCheck(page, 'security page with SSO');
+      if (dialect === DIALECTS[0]) await axeCheck(page, 'security page with SSO');
       if (dialect === 'sqlite') await screenshot(page, 'security-sso');
     });
 
@@ -200,7 +200,7 @@ for (const dialect of DIALECTS) {
       await page.getByRole('button', { name: 'Set up single sign-on' }).click();
       await page.getByText('The issuer must be an https URL').waitFor();
       assert.equal(await page.getByLabel('Client secret').inputValue(), '', 'the secret is not put back in the page');
-      await axeCheck(page, `single sign-on form refused [${dialect}]`);
+      if (dialect === DIALECTS[0]) await axeCheck(page, `single sign-on form refused [${dialect}]`);
       if (dialect === 'sqlite') {
         await page.getByLabel('Issuer').scrollIntoViewIfNeeded();
         await screenshot(page, 'security-sso-form');
@@ -210,7 +210,7 @@ for (const dialect of DIALECTS) {
       await page.getByRole('button', { name: 'Set up single sign-on' }).click();
       await page.getByText('Single sign-on saved').waitFor();
       assert.ok(!(await page.content()).includes(provider.clientSecret), 'the secret is never shown back');
-      await axeCheck(page, `security page, single sign-on set up [${dialect}]`);
+      if (dialect === DIALECTS[0]) await axeCheck(page, `security page, single sign-on set up [${dialect}]`);
       const page2 = await (await context()).newPage();
       await ssoSignIn(page2, w, 'grace@example.com');
       assert.equal(new URL(page2.url()).pathname, '/console/keys', await page2.content());

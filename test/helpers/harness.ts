@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { lastUsesWritten } from '../../src/auth/auth.js';
 import { loadConfig } from '../../src/config.js';
 import { buildApp } from '../../src/http/app.js';
 import { READ_SCOPES } from '../../src/registers/define.js';
@@ -35,6 +36,8 @@ export interface Harness {
     scopes?: readonly string[],
     options?: { env?: 'live' | 'test'; days?: number },
   ): Promise<{ key: string; keyId: string }>;
+  /** Settles when the last-use writes of the requests answered so far have landed (the response does not wait for them). */
+  lastUsesWritten(): Promise<void>;
   /** Stops the app and its services but keeps the database (a stopped server); `close` then only drops it. */
   stop(): Promise<void>;
   close(): Promise<void>;
@@ -105,6 +108,7 @@ export async function createHarness(dialect: Dialect, env: Record<string, string
       });
       return { key: k.key, keyId: k.key_id };
     },
+    lastUsesWritten: () => lastUsesWritten(services.database.db),
     stop,
     async close() {
       await stop();

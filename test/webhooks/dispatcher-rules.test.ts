@@ -6,68 +6,31 @@
  */
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { DeliveryObserver } from '../../src/webhooks/delivery-observer.js';
 import { DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT, Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint, disableEndpoint, enableEndpoint } from '../../src/webhooks/endpoints.js';
 import { TEST_EVENT } from '../../src/webhooks/event-types.js';
-import { emitEvent, emitTestEvent } from '../../src/webhooks/outbox.js';
+import { emitTestEvent } from '../../src/webhooks/outbox.js';
 import { makeDueNow } from '../../src/webhooks/queue.js';
 import { DIALECTS } from '../helpers/databases.js';
-import { createHarness, type Harness } from '../helpers/harness.js';
-import { answer, Receiver } from '../helpers/receiver.js';
-
-const ASSIGNED = { asset: { id: 'ast_x', asset_tag: 'AST-1', status: 'ASSIGNED' }, assigned_user_id: 'per_x', expected_return_at: null };
-
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+import { dispatcherRig } from '../helpers/dispatcher-rig.js';
+import type { Harness } from '../helpers/harness.js';
+import { until } from '../helpers/processes.js';
+import { answer, type Receiver } from '../helpers/receiver.js';
 
 for (const dialect of DIALECTS) {
   describe(`dispatcher isolation rules [${dialect}]`, () => {
+    const rig = dispatcherRig(dialect, 'rules');
+    const { dispatcher, drain, activeEndpoint, emit } = rig;
     let h: Harness;
     let rx: Receiver;
-    let path = 0;
-    const dispatchers: Dispatcher[] = [];
-    const dispatcher = (options: ConstructorParameters<typeof Dispatcher>[1] = {}) => {
-      const d = new Dispatcher(h.services, { random: () => 0, ...options });
-      dispatchers.push(d);
-      return d;
-    };
-
-    before(async () => {
-      h = await createHarness(dialect, { WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true' });
-      rx = await new Receiver().start();
-    });
-    after(async () => {
-      for (const d of dispatchers) await d.stop();
-      await rx.stop();
-      await h.close();
+    before(() => {
+      ({ h, rx } = rig);
     });
 
     const db = () => h.services.database.db;
-    const drain = async (d: Dispatcher) => {
-      for (let n = await d.runOnce(); n > 0; n = await d.runOnce());
-    };
-    const emit = (ws: string) =>
-      db()
-        .transaction()
-        .execute((trx) => emitEvent(trx, ws, 'asset.assigned', ASSIGNED, h.clock()));
-    /** A new workspace with one active endpoint (verified through the real dispatcher). */
-    const activeEndpoint = async () => {
-      const ws = await h.workspace({ seed: false });
-      const p = `/rules-${++path}`;
-      const ep = await createEndpoint(h.services, ws, { url: rx.url(p), scopes: 'assets:read', events: 'asset.assigned' });
-      await drain(dispatcher());
-      const row = await endpoint(ep.id);
-      assert.equal(row.status, 'active');
-      return { ws, id: ep.id, path: p };
-    };
     const endpoint = (id: string) => db().selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     const attemptsOf = (endpointId: string, type = 'asset.assigned') =>
       db()
@@ -123,7 +86,7 @@ for (const dialect of DIALECTS) {
       const slow = dispatcher({ leaseMs: 11_000 });
       const fast = dispatcher({ leaseMs: 11_000 });
       const slowRound = slow.runOnce();
-      await until(() => held !== undefined, 10_000, 'the first attempt');
+      await until(() => held !== undefined, 10_000, 'the first attempt', 10);
       h.clock.advance(11_001); // the first worker's lease is over
       assert.equal(await fast.runOnce(), 1, 'the second worker claims the job again');
       held?.writeHead(500).end('late failure');
@@ -156,15 +119,11 @@ for (const dialect of DIALECTS) {
         otherArrivedAfter = rx.at(busy.path).length;
         answer(200)(req, res, body);
       });
-      await db()
-        .transaction()
-        .execute(async (trx) => {
-          for (let i = 0; i < 200; i++) await emitEvent(trx, busy.ws, 'asset.assigned', ASSIGNED, h.clock());
-        });
+      await rig.emitMany(busy.ws, 200);
       await emit(other.ws);
       const d = dispatcher({ pollMs: 1, maxIdleMs: 5 });
       d.start();
-      await until(async () => (await attemptsOf(busy.id)).length === 200 && otherArrivedAfter >= 0, 60_000, 'all deliveries');
+      await until(async () => (await attemptsOf(busy.id)).length === 200 && otherArrivedAfter >= 0, 60_000, 'all deliveries', 10);
       await d.stop();
       assert.ok(
         most <= DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT,
@@ -217,12 +176,12 @@ for (const dialect of DIALECTS) {
       await disableEndpoint(h.services, ws, unverified.id);
     });
 
-    it('an auto-disable is logged once at warn, and the held and released deliveries once each at info, with the endpoint', async () => {
+    it('an auto-disable is logged once at warn, and the held and released deliveries once each at info, with the endpoint', async (t) => {
       const ep = await activeEndpoint();
       const lines: { level: number; msg: string; component?: string; endpoint_id?: string; held?: number; released?: number }[] = [];
       const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
       const d = new Dispatcher({ ...h.services, logger }, { random: () => 0 });
-      dispatchers.push(d);
+      t.after(() => d.stop());
       rx.on(ep.path, answer(500));
       for (let i = 0; i < 25; i++) await emit(ep.ws);
       await drain(d);

@@ -4,54 +4,30 @@
  * so another worker takes up the rest at once. Nothing is lost, nothing is sent twice.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint } from '../../src/webhooks/endpoints.js';
 import { emitEvent } from '../../src/webhooks/outbox.js';
 import { DIALECTS } from '../helpers/databases.js';
-import { createHarness, type Harness, TEST_SECRET } from '../helpers/harness.js';
+import { createHarness, type Harness } from '../helpers/harness.js';
+import { until } from '../helpers/processes.js';
 import { Receiver } from '../helpers/receiver.js';
+import { workerProcesses } from '../helpers/worker-processes.js';
 
-const BIN = new URL('../../bin/wsops', import.meta.url).pathname;
 const EVENTS = 300;
-
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 for (const dialect of DIALECTS) {
   describe(`worker shutdown on SIGTERM [${dialect}]`, () => {
     let h: Harness;
     let rx: Receiver;
-    const children: ChildProcess[] = [];
-    const startWorker = () => {
-      const child = spawn(process.execPath, [BIN, 'serve', '--only', 'worker'], {
-        env: {
-          ...process.env,
-          WSOPS_DATABASE_URL: h.databaseUrl,
-          WSOPS_SECRET: TEST_SECRET,
-          WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true',
-          WSOPS_DELIVERY_LEASE_SECONDS: '60',
-          WSOPS_DEMO: 'false',
-          WSOPS_LOG_LEVEL: 'error',
-        },
-        stdio: ['ignore', 'ignore', 'inherit'],
-      });
-      children.push(child);
-      return child;
-    };
+    const workers = workerProcesses();
+    const startWorker = () => workers.start(h.databaseUrl, { WSOPS_DELIVERY_LEASE_SECONDS: '60' });
 
     before(async () => {
       h = await createHarness(dialect, { WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true' });
       rx = await new Receiver().start();
     });
     after(async () => {
-      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
       await rx.stop();
       await h.close();
     });
@@ -78,7 +54,7 @@ for (const dialect of DIALECTS) {
       const got = () => rx.at('/shutdown').filter((r) => r.headers['x-service-event'] === 'asset.assigned');
 
       const first = startWorker();
-      await until(() => got().length >= 40, 30_000, 'the first deliveries');
+      await until(() => got().length >= 40, 30_000, 'the first deliveries', 20);
       const exited = new Promise<number | null>((r) => first.once('exit', (code) => r(code)));
       const signalled = Date.now();
       first.kill('SIGTERM');
@@ -97,9 +73,10 @@ for (const dialect of DIALECTS) {
       assert.equal(left.filter((j) => j.state === 'succeeded').length, sentByFirst, 'every delivery the receiver got is recorded');
 
       startWorker();
-      await until(() => got().length >= EVENTS, 30_000, 'the rest, by the second worker');
-      await until(async () => (await jobs()).every((j) => j.state === 'succeeded'), 10_000, 'all jobs recorded');
-      await new Promise((r) => setTimeout(r, 500)); // a duplicate, if one were coming
+      await until(() => got().length >= EVENTS, 30_000, 'the rest, by the second worker', 20);
+      await until(async () => (await jobs()).every((j) => j.state === 'succeeded'), 10_000, 'all jobs recorded', 20);
+      // Stopped, the second worker finishes and records what it has in flight: any duplicate has arrived.
+      await workers.stopAll('SIGTERM');
       const received = got().map((r) => JSON.parse(r.body).id as string);
       assert.equal(received.length, EVENTS, 'nothing sent twice');
       assert.deepEqual(new Set(received), new Set(ids), 'nothing lost');

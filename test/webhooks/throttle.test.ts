@@ -4,37 +4,22 @@
  * dropped, record no attempt and count as no failure. Time is the injected clock.
  */
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, it } from 'node:test';
-import { Dispatcher } from '../../src/webhooks/dispatcher.js';
-import { createEndpoint, disableEndpoint } from '../../src/webhooks/endpoints.js';
-import { emitEvent } from '../../src/webhooks/outbox.js';
+import { before, beforeEach, describe, it } from 'node:test';
+import { disableEndpoint } from '../../src/webhooks/endpoints.js';
 import { parseThrottle, setThrottle } from '../../src/webhooks/throttle.js';
 import { DIALECTS } from '../helpers/databases.js';
-import { createHarness, type Harness } from '../helpers/harness.js';
-import { answer, Receiver } from '../helpers/receiver.js';
-
-const ASSIGNED = { asset: { id: 'ast_x', asset_tag: 'AST-1', status: 'ASSIGNED' }, assigned_user_id: 'per_x', expected_return_at: null };
+import { dispatcherRig } from '../helpers/dispatcher-rig.js';
+import type { Harness } from '../helpers/harness.js';
+import { answer, type Receiver } from '../helpers/receiver.js';
 
 for (const dialect of DIALECTS) {
   describe(`per-endpoint throttle [${dialect}]`, () => {
+    const rig = dispatcherRig(dialect, 'throttle');
+    const { dispatcher, activeEndpoint, emitMany } = rig;
     let h: Harness;
     let rx: Receiver;
-    let path = 0;
-    const dispatchers: Dispatcher[] = [];
-    const dispatcher = () => {
-      const d = new Dispatcher(h.services, { random: () => 0 });
-      dispatchers.push(d);
-      return d;
-    };
-
-    before(async () => {
-      h = await createHarness(dialect, { WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true' });
-      rx = await new Receiver().start();
-    });
-    after(async () => {
-      for (const d of dispatchers) await d.stop();
-      await rx.stop();
-      await h.close();
+    before(() => {
+      ({ h, rx } = rig);
     });
     beforeEach(async () => {
       const open = await h.services.database.db
@@ -46,21 +31,7 @@ for (const dialect of DIALECTS) {
     });
 
     const db = () => h.services.database.db;
-    const activeEndpoint = async () => {
-      const ws = await h.workspace({ seed: false });
-      const p = `/throttle-${++path}`;
-      const ep = await createEndpoint(h.services, ws, { url: rx.url(p), scopes: 'assets:read', events: 'asset.assigned' });
-      const d = dispatcher();
-      while ((await d.runOnce()) > 0);
-      return { ws, id: ep.id, path: p };
-    };
-    const emitMany = (ws: string, n: number) =>
-      db()
-        .transaction()
-        .execute(async (trx) => {
-          for (let i = 0; i < n; i++) await emitEvent(trx, ws, 'asset.assigned', ASSIGNED, h.clock());
-        });
-    const eventsAt = (p: string) => rx.at(p).filter((r) => r.headers['x-service-event'] === 'asset.assigned').length;
+    const eventsAt = (p: string) => rig.eventsAt(p).length;
     const jobsOf = (endpointId: string) =>
       db()
         .selectFrom('delivery_jobs')

@@ -4,59 +4,31 @@
  * send the renewal warning once.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint } from '../../src/webhooks/endpoints.js';
 import { emitEvent } from '../../src/webhooks/outbox.js';
 import { DIALECTS } from '../helpers/databases.js';
-import { createHarness, type Harness, TEST_SECRET } from '../helpers/harness.js';
+import { createHarness, type Harness } from '../helpers/harness.js';
+import { until } from '../helpers/processes.js';
 import { answer, Receiver } from '../helpers/receiver.js';
+import { workerProcesses } from '../helpers/worker-processes.js';
 
-const BIN = new URL('../../bin/wsops', import.meta.url).pathname;
-
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** The lease the workers take: the shortest the setting allows. */
+const LEASE_SECONDS = 11;
 
 for (const dialect of DIALECTS) {
   describe(`delivery workers as processes [${dialect}]`, () => {
     let h: Harness;
     let rx: Receiver;
-    const children: ChildProcess[] = [];
-    const startWorker = () => {
-      const child = spawn(process.execPath, [BIN, 'serve', '--only', 'worker'], {
-        env: {
-          ...process.env,
-          WSOPS_DATABASE_URL: h.databaseUrl,
-          WSOPS_SECRET: TEST_SECRET,
-          WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true',
-          WSOPS_DELIVERY_LEASE_SECONDS: '11',
-          WSOPS_DEMO: 'false',
-          WSOPS_LOG_LEVEL: 'error',
-        },
-        stdio: ['ignore', 'ignore', 'inherit'],
-      });
-      children.push(child);
-      return child;
-    };
-    const stop = async (child: ChildProcess, signal: NodeJS.Signals) => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill(signal);
-      await exited;
-    };
+    const workers = workerProcesses();
+    const startWorker = () => workers.start(h.databaseUrl, { WSOPS_DELIVERY_LEASE_SECONDS: String(LEASE_SECONDS) });
 
     before(async () => {
       h = await createHarness(dialect, { WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true' });
       rx = await new Receiver().start();
     });
     after(async () => {
-      for (const c of children) await stop(c, 'SIGKILL');
       await rx.stop();
       await h.close();
     });
@@ -93,18 +65,27 @@ for (const dialect of DIALECTS) {
         );
       const first = startWorker();
       await until(() => hung, 30_000, 'the first attempt');
-      await stop(first, 'SIGKILL');
+      await workers.stop(first, 'SIGKILL');
+      // The lease outlives the killed worker by its length: rather than wait for it, the job's
+      // stored times move back by that length, as if the clock had moved on.
+      const job = await h.services.database.db
+        .selectFrom('delivery_jobs')
+        .selectAll()
+        .where('event_id', '=', event.id)
+        .executeTakeFirstOrThrow();
+      assert.ok(job.lease_until && job.next_attempt_at && job.locked_by, 'the killed worker had claimed the job');
+      const earlier = (iso: string) => new Date(Date.parse(iso) - LEASE_SECONDS * 1000 - 1).toISOString();
+      await h.services.database.db
+        .updateTable('delivery_jobs')
+        .set({ lease_until: earlier(job.lease_until), next_attempt_at: earlier(job.next_attempt_at) })
+        .where('id', '=', job.id)
+        .execute();
       startWorker();
       await until(
         () => rx.at('/killed').filter((r) => JSON.parse(r.body).id === event.id).length >= 2,
         40_000,
         'the retry by the second worker',
       );
-      const job = await h.services.database.db
-        .selectFrom('delivery_jobs')
-        .selectAll()
-        .where('event_id', '=', event.id)
-        .executeTakeFirstOrThrow();
       await until(
         async () =>
           (await h.services.database.db.selectFrom('delivery_jobs').select('state').where('id', '=', job.id).executeTakeFirstOrThrow())
@@ -112,7 +93,7 @@ for (const dialect of DIALECTS) {
         10_000,
         'the job to be recorded',
       );
-      for (const c of children) await stop(c, 'SIGTERM');
+      await workers.stopAll('SIGTERM');
     });
 
     it('two workers on one database: each event reaches each endpoint once, no attempt is made twice, and the renewal warning is sent once', async () => {
@@ -135,7 +116,8 @@ for (const dialect of DIALECTS) {
         }
       });
       // Both workers run the renewal check at start, at the same moment.
-      const workers = [startWorker(), startWorker()];
+      startWorker();
+      startWorker();
       await until(
         () => rx.received.filter((r) => r.headers['x-service-event'] === 'asset.assigned').length >= EVENTS * paths.length,
         60_000,
@@ -146,7 +128,8 @@ for (const dialect of DIALECTS) {
         30_000,
         'a renewal warning',
       );
-      await new Promise((r) => setTimeout(r, 1500)); // let any duplicate arrive, if one were coming
+      // Stopped, the workers finish and record what they have in flight: any duplicate has arrived.
+      await workers.stopAll('SIGTERM');
       for (const p of paths) {
         const got = rx
           .at(p)
@@ -181,7 +164,6 @@ for (const dialect of DIALECTS) {
         .where('workspace_id', '=', ws)
         .execute();
       assert.equal(notices.length, distinct.length, 'one event per vendor and renewal date');
-      for (const w of workers) await stop(w, 'SIGTERM');
     });
   });
 }
