@@ -144,7 +144,11 @@ export class PostgresPages implements Pages {
     readonly sessions: PageSessions,
     readonly currency: Currency | undefined = undefined,
   ) {
-    this.batches = new PageBatches(sessions.pages, PAGE_STATEMENTS_AT_ONCE);
+    // TEMPORARY A/B switch (issue 41 part 4): AB_PLAIN=batch sends every page alone.
+    this.batches = new PageBatches(
+      sessions.pages,
+      (process.env.AB_PLAIN ?? '').split(',').includes('batch') ? Number.POSITIVE_INFINITY : PAGE_STATEMENTS_AT_ONCE,
+    );
   }
 
   async listPage(q: ListQuery): Promise<PageRows> {
