@@ -56,7 +56,7 @@ if (dialect === 'sqlite') buildSqliteBaselineTable(databaseUrl.slice('sqlite:'.l
 else await buildPostgresBaselineTable(databaseUrl, ws.id);
 
 /** The plain alternatives measured on this dialect, each a server of its own. */
-const variants = ['A', 'compress', 'readahead', 'keycache', ...(dialect === 'sqlite' ? ['sql'] : ['sessions', 'batch'])];
+const variants = ['A', ...(process.env.AB_VARIANTS ?? (dialect === 'sqlite' ? 'compress,readahead,keycache,sql' : 'readahead,keycache,sessions,batch')).split(',')];
 interface Server {
   name: string;
   origin: string;
