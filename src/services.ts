@@ -77,12 +77,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const cursors = new CursorCodec(secret);
     // The dialect's pages (PostgreSQL opens their sessions on first use) and their read-ahead.
     const queries = database.engine.openPages(options.logger ?? silentLogger);
-    // TEMPORARY A/B switch (issue 41 part 4): AB_PLAIN=readahead reads nothing ahead.
-    const pages = new PageReader(
-      queries,
-      cursors,
-      (process.env.AB_PLAIN ?? '').split(',').includes('readahead') ? undefined : queries.currency,
-    );
+    const pages = new PageReader(queries, cursors, queries.currency);
     return {
       config,
       database,

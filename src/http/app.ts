@@ -6,8 +6,6 @@ import { type Logger, lazyChildLogger } from '../logger.js';
 import { registerReadRoutes } from '../read/read-routes.js';
 import { registerScimRoutes } from '../scim/routes.js';
 import type { Services } from '../services.js';
-import zlib from 'node:zlib';
-import fastifyCompress from '@fastify/compress';
 import { compressResponses, varyOnAcceptEncoding } from './compression.js';
 import { checkForwardedAddresses } from './forwarded-for.js';
 import { answerProblems, serverOptions, stampOrRefuse } from './listener.js';
@@ -87,32 +85,7 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
   // Metrics per route pattern; /internal/v1 and /metrics live on the internal listener only (internal-app.ts).
   services.metrics.instrument(app);
   // Content coding of /api/v1 responses as Accept-Encoding asks (compression.ts; the OpenAPI document compresses itself).
-  // TEMPORARY A/B switch (issue 41 part 4): AB_PLAIN=compress uses @fastify/compress instead.
-  if ((process.env.AB_PLAIN ?? '').split(',').includes('compress')) {
-    // Called directly (not app.register) so its onRoute hook is in place before the routes below.
-    (fastifyCompress as unknown as (a: FastifyInstance, o: object, done: () => void) => void)(
-      app,
-      {
-        global: true,
-        encodings: ['br', 'gzip'],
-        threshold: 1024,
-        syncThreshold: 64 * 1024 * 1024,
-        brotliOptions: {
-          params: {
-            [zlib.constants.BROTLI_PARAM_QUALITY]: 0,
-            [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
-            [zlib.constants.BROTLI_PARAM_LGWIN]: 20,
-          },
-        },
-        zlibOptions: { level: 1 },
-      },
-      () => {},
-    );
-    app.addHook('onSend', (request, reply, payload, done) => {
-      if (isApiRequest(request.url)) varyOnAcceptEncoding(reply);
-      done(null, payload);
-    });
-  } else app.addHook('onSend', compressResponses(isApiRequest));
+  app.addHook('onSend', compressResponses(isApiRequest));
 
   answerProblems(app, services.config.baseUrl, 'wsops', '. See /developers/openapi.json.');
 

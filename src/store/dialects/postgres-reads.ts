@@ -144,11 +144,7 @@ export class PostgresPages implements Pages {
     readonly sessions: PageSessions,
     readonly currency: Currency | undefined = undefined,
   ) {
-    // TEMPORARY A/B switch (issue 41 part 4): AB_PLAIN=batch sends every page alone.
-    this.batches = new PageBatches(
-      sessions.pages,
-      (process.env.AB_PLAIN ?? '').split(',').includes('batch') ? Number.POSITIVE_INFINITY : PAGE_STATEMENTS_AT_ONCE,
-    );
+    this.batches = new PageBatches(sessions.pages, PAGE_STATEMENTS_AT_ONCE);
   }
 
   async listPage(q: ListQuery): Promise<PageRows> {

@@ -101,14 +101,7 @@ export function openPostgres(url: string, logger: Logger | undefined): Omit<Data
     ...postgresAdapter,
     hot,
     // Pages on generic-plan sessions of their own (ADR 18); their searches on the main pool.
-    // TEMPORARY A/B switch (issue 41 part 4): AB_PLAIN=sessions reads pages on the main pool.
-    openPages: (log) =>
-      new PostgresPages(
-        (process.env.AB_PLAIN ?? '').split(',').includes('sessions')
-          ? { pages: hot, searches: hot, close: async () => {} }
-          : pageSessions(url, PAGE_SESSIONS, hot, log),
-        snapshotCurrency(hot, log),
-      ),
+    openPages: (log) => new PostgresPages(pageSessions(url, PAGE_SESSIONS, hot, log), snapshotCurrency(hot, log)),
     readCommitted: async <R>(query: string | RawBuilder<R>) =>
       (await (typeof query === 'string' ? sql.raw<R>(query) : query).execute(db)).rows,
     async rowWriter(table) {

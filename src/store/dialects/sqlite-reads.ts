@@ -56,8 +56,7 @@ export function sqlitePages(hot: HotQueries, reader: SQLite.Database | undefined
     // `PRAGMA data_version` on the read connection (which never writes) moves with every commit
     // of any connection, this process's or another's.
     currency: version && { kind: 'data-version', read: () => version.get() as number },
-    // TEMPORARY A/B switch (issue 41 part 4): AB_PLAIN=sql reads a page as plain rows.
-    listPage: (q) => (q.searchWords.length > 0 ? searchPage(hot, q) : AB_PLAIN_SQL ? rowPage(hot, q) : joinedPage(hot, q)),
+    listPage: (q) => (q.searchWords.length > 0 ? searchPage(hot, q) : joinedPage(hot, q)),
     close: async () => {},
   };
 }
@@ -91,16 +90,6 @@ async function joinedPage(hot: HotQueries, q: ListQuery): Promise<PageRows> {
   }
   const hasMore = count === q.limit && keys.length === 2;
   return { documents: body, last: hasMore ? keys[0] : undefined, hasMore };
-}
-
-const AB_PLAIN_SQL = (process.env.AB_PLAIN ?? '').split(',').includes('sql');
-
-/** TEMPORARY A/B: the plain alternative to joinedPage, the row query. */
-async function rowPage(hot: HotQueries, q: ListQuery): Promise<PageRows> {
-  const { where, params } = pageWhere(q);
-  const text = `SELECT id, updated_at, doc FROM records WHERE ${where} ORDER BY updated_at, id LIMIT ?`;
-  const rows = await hot.rows(text, [...params, q.limit + 1]);
-  return pageOfRows(rows as [string, string, string][], q.limit, false);
 }
 
 /** A page with a text search, as rows (the FTS match would otherwise run in both branches of the joined statement). */
