@@ -69,10 +69,11 @@ async function readPageBody(pages: Pick<Pages, 'listPage'>, cursors: CursorCodec
         )
       : 'null';
   const tail = `],"has_more":${page.hasMore},"next_cursor":${next}}`;
-  const body = Buffer.isBuffer(page.documents)
-    ? Buffer.concat([DATA_OPEN_BYTES, page.documents, Buffer.from(tail)])
-    : writeBody(page.documents, tail);
-  return { body, next: page.hasMore ? page.last : undefined, snapshot: page.snapshot };
+  return {
+    body: writeBody(page.documents, tail),
+    next: page.hasMore ? page.last : undefined,
+    snapshot: page.snapshot,
+  };
 }
 
 export class PageReader {
