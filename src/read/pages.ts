@@ -69,11 +69,10 @@ async function readPageBody(pages: Pick<Pages, 'listPage'>, cursors: CursorCodec
         )
       : 'null';
   const tail = `],"has_more":${page.hasMore},"next_cursor":${next}}`;
-  return {
-    body: writeBody(page.documents, tail),
-    next: page.hasMore ? page.last : undefined,
-    snapshot: page.snapshot,
-  };
+  const body = Buffer.isBuffer(page.documents)
+    ? Buffer.concat([DATA_OPEN_BYTES, page.documents, Buffer.from(tail)])
+    : writeBody(page.documents, tail);
+  return { body, next: page.hasMore ? page.last : undefined, snapshot: page.snapshot };
 }
 
 export class PageReader {

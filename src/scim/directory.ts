@@ -58,7 +58,9 @@ export async function peopleByEmail(services: Services, workspaceId: string, ema
   if (words.length === 0) return undefined;
   const page = await services.pages.queries.listPage({ workspaceId, register: people, filters: {}, searchWords: words, limit: CANDIDATES });
   if (page.hasMore) return undefined;
-  const docs = page.documents.map((d) => JSON.parse(d) as RecordObject);
+  const docs = Buffer.isBuffer(page.documents)
+    ? (JSON.parse(`[${page.documents.toString('utf8')}]`) as RecordObject[])
+    : page.documents.map((d) => JSON.parse(d) as RecordObject);
   if (docs.length === 0) return [];
   const links = await services.database.db
     .selectFrom('scim_people')

@@ -23,8 +23,13 @@ export interface ListQuery {
 }
 
 export interface PageRows {
-  /** The page's documents, in order, as stored: the page's body is written from them (read/pages.ts). */
-  documents: readonly string[];
+  /**
+   * The page's documents, in order: a Buffer of them joined by commas (the bytes of `data`'s
+   * inside) when the database hands back bytes (SQLite), so they reach the socket without being
+   * decoded into a string and encoded again; else the documents as strings, which the page's
+   * body is written from (read/pages.ts), never joined into one string.
+   */
+  documents: Buffer | readonly string[];
   /** The last record of the page: where the next page starts. */
   last: { updatedAt: string; id: string } | undefined;
   hasMore: boolean;

@@ -1,5 +1,5 @@
 /**
- * A list page is the records' own JSON, byte for byte: the body is written from the stored documents
+ * A list page is the records' own JSON, byte for byte: the database joins the stored documents
  * (issue 9), so these tests pin what a client relies on whatever the query does underneath:
  * every record in a page is exactly its detail response, pages follow (updated_at, id) without
  * a gap or a repeat, `has_more` is false exactly when nothing follows (also when a page ends

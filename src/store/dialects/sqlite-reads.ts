@@ -43,6 +43,8 @@ export function sqliteHotQueries(connection: SQLite.Database): HotQueries {
  */
 const LIMIT = '+?';
 
+const EMPTY = Buffer.alloc(0);
+
 /**
  * List pages on SQLite, read through `hot`. Without a reader of its own (an in-memory database,
  * whose writer connection is the only one) there is no data version to trust, so nothing is
@@ -54,21 +56,47 @@ export function sqlitePages(hot: HotQueries, reader: SQLite.Database | undefined
     // `PRAGMA data_version` on the read connection (which never writes) moves with every commit
     // of any connection, this process's or another's.
     currency: version && { kind: 'data-version', read: () => version.get() as number },
-    listPage: (q) => rowsPage(hot, q),
+    listPage: (q) => (q.searchWords.length > 0 ? searchPage(hot, q) : joinedPage(hot, q)),
     close: async () => {},
   };
 }
 
 /**
- * A page as rows of (id, updated_at, doc), `limit + 1` of them to know whether more exist; with
- * a text search, only the records the FTS index matches.
+ * A page without a text search, as one statement (so one snapshot): the documents joined by the
+ * database into one BLOB, plus the keys of rows `limit` and `limit + 1` read from the ordering
+ * index alone (the page's last record, and whether more exist). That spares a JavaScript string
+ * per row and the UTF-8 decode and re-encode of the page (ADR 15). The aggregate reads its
+ * LIMITed subquery in order: a subquery with a LIMIT cannot be flattened into an aggregate, so
+ * SQLite runs it as an ordered co-routine; test/api/page-bytes pins the order.
  */
-async function rowsPage(hot: HotQueries, q: ListQuery): Promise<PageRows> {
+async function joinedPage(hot: HotQueries, q: ListQuery): Promise<PageRows> {
   const { where, params } = pageWhere(q);
-  const search = q.searchWords.length > 0;
-  const matching = search ? ' AND rowid IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ?)' : '';
-  const text = `SELECT id, updated_at, doc FROM records WHERE ${where}${matching} ORDER BY updated_at, id LIMIT ${LIMIT}`;
-  const rows = await hot.rows(text, [...params, ...(search ? [fts5Query(q.searchWords)] : []), q.limit + 1]);
+  const text = `SELECT CAST(group_concat(doc, ',') AS BLOB), count(*), NULL, NULL FROM (SELECT doc FROM records WHERE ${where} ORDER BY updated_at, id LIMIT ${LIMIT}) p
+      UNION ALL SELECT NULL, NULL, updated_at, id FROM (SELECT updated_at, id FROM records WHERE ${where} ORDER BY updated_at, id LIMIT 2 OFFSET ?) k`;
+  const rows = (await hot.rows(text, [...params, q.limit, ...params, q.limit - 1])) as [
+    Buffer | null,
+    number | null,
+    string | null,
+    string | null,
+  ][];
+  let body: Buffer = EMPTY;
+  let count = 0;
+  const keys: { updatedAt: string; id: string }[] = [];
+  for (const r of rows) {
+    if (r[1] !== null) {
+      body = r[0] ?? EMPTY;
+      count = r[1];
+    } else keys.push({ updatedAt: r[2] as string, id: r[3] as string });
+  }
+  const hasMore = count === q.limit && keys.length === 2;
+  return { documents: body, last: hasMore ? keys[0] : undefined, hasMore };
+}
+
+/** A page with a text search, as rows (the FTS match would otherwise run in both branches of the joined statement). */
+async function searchPage(hot: HotQueries, q: ListQuery): Promise<PageRows> {
+  const { where, params } = pageWhere(q);
+  const text = `SELECT id, updated_at, doc FROM records WHERE ${where} AND rowid IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ?) ORDER BY updated_at, id LIMIT ${LIMIT}`;
+  const rows = await hot.rows(text, [...params, fts5Query(q.searchWords), q.limit + 1]);
   return pageOfRows(rows as [string, string, string][], q.limit, false);
 }
 
