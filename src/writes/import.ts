@@ -29,15 +29,6 @@ import { PendingReferences } from './pending-references.js';
 import { changeOf, danglingProblem, knownReferences, referenceKey, referencesIn } from './record-changes.js';
 import { fieldOf, groupReferrers, type Referrer, type ReferrerGroup, referencedDetail, storedReferrers } from './referrers.js';
 
-/**
- * Lines applied per transaction (each well inside the sync overlap), per database. SQLite has
- * one write lock for the whole file: while a batch holds it every other writer waits, the
- * delivery worker's claims included. Write bench, 200,000 records: another workspace's
- * deliveries during an import, p99 260 and 388 ms with 1,000 lines, 197 and 199 with 500, 71 and
- * 109 with 250, the import's rate the same within noise. PostgreSQL locks rows only: 1,000,
- * where 250 cost 16% of its rate (ADR 36).
- */
-export const BATCH_LINES = { sqlite: 250, postgres: 1000 } as const;
 /** The longest line accepted (a record with long lists of nested items fits easily). */
 export const MAX_LINE_BYTES = 1024 * 1024;
 /** An atomic import is read whole before its one transaction: at most this many lines. */
@@ -462,7 +453,7 @@ class Applier {
     this.waitersOf.clear();
     const cycle = [...waiting.values()].map((w) => w.op).sort((a, b) => a.line - b.line);
     const trusted = new Set(cycle);
-    const lines = BATCH_LINES[this.services.database.dialect];
+    const lines = this.services.database.engine.importBatchLines;
     for (let i = 0; i < cycle.length; i += lines) await this.apply(tx, cycle.slice(i, i + lines), trusted);
   }
 }
@@ -526,7 +517,7 @@ export async function importRecords(
     }),
   });
   const applier = new Applier(services, workspaceId, report, options);
-  const batchLines = BATCH_LINES[services.database.dialect];
+  const batchLines = services.database.engine.importBatchLines;
   const keep = !!options.keepTimestamps;
   let committed = !options.dryRun;
   let inFlight: () => Promise<void> = () => Promise.resolve();
