@@ -8,17 +8,48 @@ import { searchText } from './search-text.js';
 
 export type RecordObject = Record<string, unknown>;
 
+/** The stamps a row is stored with, when they are not the record's own (see toRow). */
+export interface Stamps {
+  created_at: string;
+  updated_at: string;
+}
+
+/** A register's declared fields in order, and its filter columns: looked up once per register, not per row. */
+interface RowShape {
+  names: readonly string[];
+  filters: ReadonlySet<string>;
+}
+const shapes = new WeakMap<Register, RowShape>();
+function shapeOf(register: Register): RowShape {
+  let shape = shapes.get(register);
+  if (!shape) {
+    shape = { names: Object.keys(register.allFields), filters: new Set<string>(register.filters) };
+    shapes.set(register, shape);
+  }
+  return shape;
+}
+
 /**
  * Builds the stored row of a record: its JSON document in the register's field order (only
  * declared fields, so nothing undeclared can ever reach a client) and the indexed columns.
+ * `stamps`, when given, replace the record's created_at/updated_at (a write stamps what it
+ * stores; a copy of the record with the stamps would be garbage per row). `targets`: the ids the
+ * record names, when the caller has them already (referencesIn), else read from the record.
  */
-export function toRow(workspaceId: string, register: Register, record: RecordObject): RecordsTable {
+export function toRow(
+  workspaceId: string,
+  register: Register,
+  record: RecordObject,
+  stamps?: Stamps,
+  targets?: readonly { id: string }[],
+): RecordsTable {
+  const { names, filters } = shapeOf(register);
   const doc: RecordObject = {};
-  for (const name of Object.keys(register.allFields)) {
-    const value = record[name];
+  for (const name of names) {
+    const value = stamps && (name === 'created_at' || name === 'updated_at') ? stamps[name] : record[name];
     doc[name] = value === undefined ? null : value;
   }
-  const column = (name: string) => (register.filters.includes(name as never) ? ((doc[name] as string | null) ?? null) : null);
+  const column = (name: string) => (filters.has(name) ? ((doc[name] as string | null) ?? null) : null);
   return {
     id: doc.id as string,
     workspace_id: workspaceId,
@@ -31,7 +62,7 @@ export function toRow(workspaceId: string, register: Register, record: RecordObj
     record_type: column('record_type'),
     search_text: searchText(register.search.map((s) => doc[s])),
     doc: JSON.stringify(doc),
-    refs: targetsOf(register, doc),
+    refs: targets ? targetsJson(targets, doc.id as string) : targetsOf(register, doc),
   };
 }
 
@@ -39,9 +70,13 @@ const isRegisterPrefix = (prefix: string) => registerByPrefix(prefix) !== undefi
 
 /** The distinct ids a record names by its declared reference fields (not its own), as a JSON array. */
 function targetsOf(register: Register, record: RecordObject): string {
-  const refs = referencesOf(register, record, isRegisterPrefix);
+  return targetsJson(referencesOf(register, record, isRegisterPrefix), record.id as string);
+}
+
+function targetsJson(refs: readonly { id: string }[], self: string): string {
   if (refs.length === 0) return '[]';
-  return JSON.stringify([...new Set(refs.map((r) => r.id).filter((id) => id !== record.id))].sort());
+  if (refs.length === 1) return refs[0]?.id === self ? '[]' : JSON.stringify([refs[0]?.id]);
+  return JSON.stringify([...new Set(refs.map((r) => r.id).filter((id) => id !== self))].sort());
 }
 
 /** `refs` of a stored row (register path and JSON), for the migration that adds the column. */

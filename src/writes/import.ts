@@ -344,12 +344,14 @@ class Applier {
         current?.doc ? current : undefined,
         now,
         this.options.keepTimestamps,
+        op.refs,
       );
       if (!change.changed) counts.upsert.unchanged++;
       else if (current) counts.upsert.updated++;
       else counts.upsert.created++;
       if (change.changed) written.set(op.id, change.row);
-      state.set(op.id, { ...change.row });
+      // The row holds what a later line for the same id compares with (a StoredRecord's columns).
+      state.set(op.id, change.row);
       if (tracking)
         this.pending.set(op.id, { register: op.register.path, refs: op.refs.map((r) => ({ field: fieldOf(r.pointer), id: r.id })) });
     }

@@ -45,6 +45,7 @@ export interface Change {
 /**
  * The row to store for `record` (checked, without stamps unless `keepTimestamps`) given what is
  * stored now. An identical record changes nothing, so a repeated import is idempotent.
+ * `refs`: the record's references (referencesIn), when the caller has them.
  */
 export function changeOf(
   workspaceId: string,
@@ -53,22 +54,20 @@ export function changeOf(
   current: StoredRecord | undefined,
   now: number,
   keepTimestamps = false,
+  refs?: readonly { id: string }[],
 ): Change {
   if (keepTimestamps) {
-    const row = toRow(workspaceId, register, record);
+    const row = toRow(workspaceId, register, record, undefined, refs);
     return { row, changed: row.doc !== current?.doc, created: !current };
   }
   if (current) {
-    const same = toRow(workspaceId, register, { ...record, created_at: current.created_at, updated_at: current.updated_at });
+    const same = toRow(workspaceId, register, record, current, refs);
     if (same.doc === current.doc) return { row: same, changed: false, created: false };
-    return {
-      row: toRow(workspaceId, register, { ...record, created_at: current.created_at, updated_at: nextStamp(current.updated_at, now) }),
-      changed: true,
-      created: false,
-    };
+    const stamps = { created_at: current.created_at, updated_at: nextStamp(current.updated_at, now) };
+    return { row: toRow(workspaceId, register, record, stamps, refs), changed: true, created: false };
   }
   const stamp = new Date(now).toISOString();
-  return { row: toRow(workspaceId, register, { ...record, created_at: stamp, updated_at: stamp }), changed: true, created: true };
+  return { row: toRow(workspaceId, register, record, { created_at: stamp, updated_at: stamp }, refs), changed: true, created: true };
 }
 
 /** The strong entity tag of a stored record: its updated_at, which moves on every write. */
