@@ -14,7 +14,24 @@ export interface Stamps {
   updated_at: string;
 }
 
-/** A register's declared fields in order, and its filter columns: looked up once per register, not per row. */
+/**
+ * A stored row without its stamps: what a write can build before it knows what is stored (an
+ * import builds it while the previous batch is being written). `body` is the JSON document up to
+ * its stamps, which every register declares last (defineRegister).
+ */
+export interface RowParts {
+  id: string;
+  register: string;
+  body: string;
+  location_id: string | null;
+  status: string | null;
+  category: string | null;
+  record_type: string | null;
+  search_text: string;
+  refs: string;
+}
+
+/** A register's declared fields in order (stamps left out), and its filter columns: looked up once per register. */
 interface RowShape {
   names: readonly string[];
   filters: ReadonlySet<string>;
@@ -23,47 +40,67 @@ const shapes = new WeakMap<Register, RowShape>();
 function shapeOf(register: Register): RowShape {
   let shape = shapes.get(register);
   if (!shape) {
-    shape = { names: Object.keys(register.allFields), filters: new Set<string>(register.filters) };
+    const names = Object.keys(register.allFields);
+    if (names.slice(-2).join() !== 'created_at,updated_at') throw new Error(`${register.path}: the stamps must be the last fields`);
+    shape = { names: names.slice(0, -2), filters: new Set<string>(register.filters) };
     shapes.set(register, shape);
   }
   return shape;
 }
 
 /**
- * Builds the stored row of a record: its JSON document in the register's field order (only
- * declared fields, so nothing undeclared can ever reach a client) and the indexed columns.
- * `stamps`, when given, replace the record's created_at/updated_at (a write stamps what it
- * stores; a copy of the record with the stamps would be garbage per row). `targets`: the ids the
- * record names, when the caller has them already (referencesIn), else read from the record.
+ * The row of a record but its stamps: only declared fields, in the register's order (so nothing
+ * undeclared can ever reach a client), and the indexed columns. `targets`: the ids the record
+ * names, when the caller has them already (referencesIn), else read from the record.
  */
-export function toRow(
-  workspaceId: string,
-  register: Register,
-  record: RecordObject,
-  stamps?: Stamps,
-  targets?: readonly { id: string }[],
-): RecordsTable {
+export function rowParts(register: Register, record: RecordObject, targets?: readonly { id: string }[]): RowParts {
   const { names, filters } = shapeOf(register);
   const doc: RecordObject = {};
   for (const name of names) {
-    const value = stamps && (name === 'created_at' || name === 'updated_at') ? stamps[name] : record[name];
+    const value = record[name];
     doc[name] = value === undefined ? null : value;
   }
   const column = (name: string) => (filters.has(name) ? ((doc[name] as string | null) ?? null) : null);
+  const json = JSON.stringify(doc);
   return {
     id: doc.id as string,
-    workspace_id: workspaceId,
     register: register.path,
-    created_at: doc.created_at as string,
-    updated_at: doc.updated_at as string,
+    body: json.slice(0, -1),
     location_id: column('location_id'),
     status: column('status'),
     category: column('category'),
     record_type: column('record_type'),
     search_text: searchText(register.search.map((s) => doc[s])),
-    doc: JSON.stringify(doc),
     refs: targets ? targetsJson(targets, doc.id as string) : targetsOf(register, doc),
   };
+}
+
+const stampJson = (stamp: string | null | undefined) => JSON.stringify(stamp ?? null);
+
+/** The stored row of `parts` with its stamps. */
+export function rowOf(workspaceId: string, parts: RowParts, stamps: Partial<Stamps>): RecordsTable {
+  return {
+    id: parts.id,
+    workspace_id: workspaceId,
+    register: parts.register,
+    created_at: (stamps.created_at ?? null) as string,
+    updated_at: (stamps.updated_at ?? null) as string,
+    location_id: parts.location_id,
+    status: parts.status,
+    category: parts.category,
+    record_type: parts.record_type,
+    search_text: parts.search_text,
+    doc: `${parts.body},"created_at":${stampJson(stamps.created_at)},"updated_at":${stampJson(stamps.updated_at)}}`,
+    refs: parts.refs,
+  };
+}
+
+/**
+ * Builds the stored row of a record: its JSON document in the register's field order and the
+ * indexed columns (rowParts), stamped with `stamps` when given, else with the record's own.
+ */
+export function toRow(workspaceId: string, register: Register, record: RecordObject, stamps?: Stamps): RecordsTable {
+  return rowOf(workspaceId, rowParts(register, record), stamps ?? (record as Partial<Stamps>));
 }
 
 const isRegisterPrefix = (prefix: string) => registerByPrefix(prefix) !== undefined;

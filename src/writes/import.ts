@@ -22,6 +22,7 @@ import type { Services } from '../services.js';
 import { recordAudit } from '../store/audit.js';
 import { HEARTBEAT_MS, THIS_PROCESS } from '../store/import-runs.js';
 import { nextSlice, type RecordBatch, type StoredRecord, sliceUsed } from '../store/record-batches.js';
+import { type RowParts, rowParts } from '../store/records.js';
 import { storageFaultOf } from '../store/storage-faults.js';
 import { getWorkspace } from '../store/workspaces.js';
 import { ndjsonLines } from './ndjson-lines.js';
@@ -95,7 +96,17 @@ export interface ImportReport {
 }
 
 type Op =
-  | { line: number; register: Register; kind: 'upsert'; id: string; record: RecordObject; refs: { pointer: string; id: string }[] }
+  | {
+      line: number;
+      register: Register;
+      kind: 'upsert';
+      id: string;
+      /** The checked record (its stamps only when they are kept). */
+      record: RecordObject;
+      /** Its row without stamps, built as the line is read (on PostgreSQL, while the previous batch is written). */
+      parts: RowParts;
+      refs: { pointer: string; id: string }[];
+    }
   | { line: number; register: Register; kind: 'delete'; id: string };
 type Upsert = Extract<Op, { kind: 'upsert' }>;
 
@@ -135,13 +146,15 @@ export function parseOperation(line: number, text: string, keepTimestamps: boole
   if ('id' in o) return refuse('/id', 'invalid_operation', 'an upsert carries its id inside record');
   const input = readRecordInput(register, o.record, { keepTimestamps });
   if (!input.ok) return input.problems.map((p) => ({ line, pointer: `/record${p.pointer}`, code: p.code, detail: p.detail }));
+  const refs = referencesIn(register, input.record);
   return {
     line,
     register,
     kind: 'upsert',
     id: input.record.id as string,
     record: input.record,
-    refs: referencesIn(register, input.record),
+    parts: rowParts(register, input.record, refs),
+    refs,
   };
 }
 
@@ -344,7 +357,7 @@ class Applier {
         current?.doc ? current : undefined,
         now,
         this.options.keepTimestamps,
-        op.refs,
+        op.parts,
       );
       if (!change.changed) counts.upsert.unchanged++;
       else if (current) counts.upsert.updated++;
