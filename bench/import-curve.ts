@@ -36,7 +36,7 @@ const loadNow = () =>
   loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');
-const raw = values['no-raw'] ? undefined : await rawInsertRate(dialect, records);
+const raw = values['no-raw'] ? undefined : await rawInsertRate(dialect, () => importBody(records, 'm'));
 if (raw)
   process.stdout.write(
     `${dialect}: raw insert ${Math.round(raw.rate).toLocaleString('en')} records/s (${raw.seconds.toFixed(1)} s), CPU µs/record: ${raw.cpuPerRecord.toFixed(1)} node; load ${loadNow()}\n`,

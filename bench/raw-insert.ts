@@ -1,6 +1,6 @@
 /**
  * The database's own pace for an import's rows (issue 38): the rows `wsops import` would store
- * for the bench's NDJSON (importBody), inserted into a fresh wsops-migrated database with no
+ * for an NDJSON body (the bench's importBody, passed in as `body`), inserted into a fresh wsops-migrated database with no
  * JavaScript per record but the driver's call. Rows are built outside the timed part.
  *   SQLite: one prepared single-row INSERT on wsops' writer connection (its pragmas), a
  *   transaction per import batch, the search index filled per batch as migration 0024 does.
@@ -12,23 +12,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { registerByPath } from '../src/registers/catalogue.js';
-import { adapterOf, type Dialect, openDatabase } from '../src/store/database.js';
+import { adapterOf, type Dialect, openDatabase, preparedStatement } from '../src/store/database.js';
 import { migrate } from '../src/store/migrate.js';
 import { COLUMNS } from '../src/store/record-batches.js';
 import { toRow } from '../src/store/records.js';
 import type { RecordsTable } from '../src/store/schema.js';
 import { createWorkspace, parseModules } from '../src/store/workspaces.js';
-import { importBody } from './write-bench.js';
 
 const PG_ADMIN = process.env.WSOPS_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 /** Rows per multi-row INSERT on PostgreSQL (12 columns: 12,000 parameters). */
 const PG_ROWS = 1000;
 
 /** The rows of the bench's NDJSON, a batch at a time, stamped as a new import stamps them. */
-function* rowBatches(workspaceId: string, records: number, size: number): Generator<RecordsTable[]> {
+function* rowBatches(workspaceId: string, body: Iterable<Buffer>, size: number): Generator<RecordsTable[]> {
   const stamp = new Date().toISOString();
   let batch: RecordsTable[] = [];
-  for (const chunk of importBody(records, 'm')) {
+  for (const chunk of body) {
     for (const line of chunk.toString('utf8').split('\n')) {
       if (!line) continue;
       const op = JSON.parse(line) as { register: string; record: Record<string, unknown> };
@@ -69,8 +68,11 @@ async function freshUrl(dialect: Dialect): Promise<{ url: string; drop: () => Pr
   return { url: u.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
-/** Records/s of the raw insert of the bench's `records` people (plus their site). */
-export async function rawInsertRate(dialect: Dialect, records: number): Promise<{ rate: number; seconds: number; cpuPerRecord: number }> {
+/** Records/s of the raw insert of the rows of `body` (NDJSON upserts, the bench's importBody). */
+export async function rawInsertRate(
+  dialect: Dialect,
+  body: () => Iterable<Buffer>,
+): Promise<{ rate: number; seconds: number; cpuPerRecord: number }> {
   const { url, drop } = await freshUrl(dialect);
   const database = openDatabase(url);
   let seconds = 0;
@@ -91,16 +93,17 @@ export async function rawInsertRate(dialect: Dialect, records: number): Promise<
     if (dialect === 'sqlite') {
       const raw = database.sqlite;
       if (!raw) throw new Error('no SQLite handle');
-      const insert = raw.prepare(`INSERT INTO records (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`);
-      const defer = raw.prepare('INSERT INTO records_fts_deferred (deferred) VALUES (1)');
-      const undefer = raw.prepare('DELETE FROM records_fts_deferred');
-      const index = raw.prepare(
+      const insert = preparedStatement(raw, `INSERT INTO records (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`);
+      const defer = preparedStatement(raw, 'INSERT INTO records_fts_deferred (deferred) VALUES (1)');
+      const undefer = preparedStatement(raw, 'DELETE FROM records_fts_deferred');
+      const index = preparedStatement(
+        raw,
         `INSERT INTO records_fts (rowid, search_text) SELECT rowid, search_text FROM records
          WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))`,
       );
-      const begin = raw.prepare('BEGIN IMMEDIATE');
-      const commit = raw.prepare('COMMIT');
-      for (const batch of rowBatches(ws.id, records + 1, adapterOf('sqlite').importBatchLines)) {
+      const begin = preparedStatement(raw, 'BEGIN IMMEDIATE');
+      const commit = preparedStatement(raw, 'COMMIT');
+      for (const batch of rowBatches(ws.id, body(), adapterOf('sqlite').importBatchLines)) {
         const values = batch.map((r) => COLUMNS.map((c) => r[c]));
         const ids = JSON.stringify(batch.map((r) => r.id));
         await timed(() => {
@@ -123,7 +126,7 @@ export async function rawInsertRate(dialect: Dialect, records: number): Promise<
             (_, i) => `(${COLUMNS.map((_c, j) => `$${i * COLUMNS.length + j + 1}`).join(', ')})`,
           ).join(', ')}`;
         const full = statement(PG_ROWS);
-        for (const batch of rowBatches(ws.id, records + 1, PG_ROWS)) {
+        for (const batch of rowBatches(ws.id, body(), PG_ROWS)) {
           const values = batch.flatMap((r) => COLUMNS.map((c) => r[c]));
           const query = batch.length === PG_ROWS ? { name: 'raw_insert', text: full, values } : { text: statement(batch.length), values };
           await timed(async () => {
