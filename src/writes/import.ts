@@ -365,8 +365,7 @@ class Applier {
       if (change.changed) written.set(op.id, change.row);
       // The row holds what a later line for the same id compares with (a StoredRecord's columns).
       state.set(op.id, change.row);
-      if (tracking)
-        this.pending.set(op.id, { register: op.register.path, refs: op.refs.map((r) => ({ field: fieldOf(r.pointer), id: r.id })) });
+      if (tracking) this.pending.set(op.id, { register: op.register.path, refs: op.refs });
     }
     const upserts = [...written.values()].filter((r) => r !== null);
     const deletes = [...written.entries()].filter(([id, r]) => r === null && stored.has(id)).map(([id]) => id);
