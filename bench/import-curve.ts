@@ -1,8 +1,10 @@
 /**
  * The import's rate as the table grows, in-process (no HTTP): N people imported into a fresh
  * database, with records/s and CPU µs per record for each slice of `--every` lines, so a rate
- * that decays with the table's size shows as a curve.
- *   node --import tsx bench/import-curve.ts --dialect postgres --records 1000000 [--every 100000]
+ * that decays with the table's size shows as a curve. Beside it, the raw insert rate of the same
+ * rows into a fresh database (raw-insert.ts), measured first in the same run, and each rate's
+ * ratio to it (ADR 36's goals). `--dry-run`: the import checks and writes nothing.
+ *   node --import tsx bench/import-curve.ts --dialect postgres --records 1000000 [--every 100000] [--dry-run] [--no-raw]
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -14,6 +16,7 @@ import { loadConfig } from '../src/config.js';
 import { createServices } from '../src/services.js';
 import { createWorkspace, parseModules } from '../src/store/workspaces.js';
 import { importRecords } from '../src/writes/import.js';
+import { rawInsertRate } from './raw-insert.js';
 import { importBody } from './write-bench.js';
 import { BENCH_SECRET } from './wsops.js';
 
@@ -22,10 +25,24 @@ const { values } = parseArgs({
     dialect: { type: 'string', default: 'postgres' },
     records: { type: 'string', default: '1000000' },
     every: { type: 'string', default: '100000' },
+    'dry-run': { type: 'boolean', default: false },
+    'no-raw': { type: 'boolean', default: false },
   },
 });
 const records = Number(values.records);
 const every = Number(values.every);
+const dialect = values.dialect === 'sqlite' ? 'sqlite' : 'postgres';
+const loadNow = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+const raw = values['no-raw'] ? undefined : await rawInsertRate(dialect, () => importBody(records, 'm'));
+if (raw)
+  process.stdout.write(
+    `${dialect}: raw insert ${Math.round(raw.rate).toLocaleString('en')} records/s (${raw.seconds.toFixed(1)} s), CPU µs/record: ${raw.cpuPerRecord.toFixed(1)} node; load ${loadNow()}\n`,
+  );
+/** ` = 0.52 of raw`, when the raw rate was measured. */
+const ofRaw = (rate: number) => (raw ? ` = ${(rate / raw.rate).toFixed(2)} of raw` : '');
 const PG_ADMIN = process.env.WSOPS_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 let url: string;
@@ -79,12 +96,11 @@ let mark = { lines: 0, t: performance.now(), cpu: process.cpuUsage(), db: await 
 const started = mark;
 let busy = false;
 process.stdout.write(
-  `${values.dialect}: ${records.toLocaleString('en')} people, load ${loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')}\n`,
+  `${values.dialect}: ${records.toLocaleString('en')} people${values['dry-run'] ? ', dry run' : ''}, load ${loadNow()}\n`,
 );
 const report = await importRecords(services, ws.id, Readable.from(importBody(records, 'm')), {
   actor: 'bench',
+  dryRun: values['dry-run'],
   onProgress: ({ lines }) => {
     if (lines - mark.lines < every || busy) return;
     busy = true;
@@ -97,7 +113,7 @@ const report = await importRecords(services, ws.id, Readable.from(importBody(rec
           .toLocaleString('en')
           .padStart(
             7,
-          )} records/s, CPU µs/record: ${((cpu.user + cpu.system) / n).toFixed(1)} node, ${((db - mark.db) / n).toFixed(1)} database backends; load ${loadavg()[0]?.toFixed(2)}\n`,
+          )} records/s${ofRaw((n / (t - mark.t)) * 1000)}, CPU µs/record: ${((cpu.user + cpu.system) / n).toFixed(1)} node, ${((db - mark.db) / n).toFixed(1)} database backends; load ${loadavg()[0]?.toFixed(2)}\n`,
       );
       mark = { lines, t, cpu: process.cpuUsage(), db };
       busy = false;
@@ -108,7 +124,7 @@ const secs = (performance.now() - started.t) / 1000;
 const cpu = process.cpuUsage(started.cpu);
 const db = (await backendCpu()) - started.db;
 process.stdout.write(
-  `total: ${Math.round(records / secs).toLocaleString('en')} records/s (${secs.toFixed(1)} s), CPU µs/record: ${((cpu.user + cpu.system) / records).toFixed(1)} node, ${(db / records).toFixed(1)} database backends; refused ${report.refused_count}; load ${loadavg()
+  `total: ${Math.round(records / secs).toLocaleString('en')} records/s${ofRaw(records / secs)} (${secs.toFixed(1)} s), CPU µs/record: ${((cpu.user + cpu.system) / records).toFixed(1)} node, ${(db / records).toFixed(1)} database backends; refused ${report.refused_count}; load ${loadavg()
     .map((l) => l.toFixed(2))
     .join(' ')}\n`,
 );

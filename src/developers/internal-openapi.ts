@@ -9,8 +9,9 @@ import { ERRORS_PAGE_PATH } from '../errors.js';
 import { REGISTERS } from '../registers/catalogue.js';
 import { ID_PATTERN_BODY, type JsonSchema } from '../registers/fields.js';
 import { FIELD_PROBLEM_CODES, writeSchemaOf } from '../registers/record-input.js';
+import { adapterOf } from '../store/database.js';
 import { EXPORT_ORDER } from '../writes/export.js';
-import { ATOMIC_MAX_LINES, BATCH_LINES, MAX_LINE_BYTES, MAX_REPORTED_REFUSALS } from '../writes/import.js';
+import { ATOMIC_MAX_LINES, MAX_LINE_BYTES, MAX_REPORTED_REFUSALS } from '../writes/import.js';
 import { REFERRER_IDS_LISTED } from '../writes/referrers.js';
 import { actionPaths, actionSchemas } from './internal-openapi-actions.js';
 import { operationsPaths, operationsSchemas } from './internal-openapi-operations.js';
@@ -264,7 +265,7 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
       operationId: 'importRecords',
       tags: ['import and export'],
       summary: 'Import records (NDJSON, streamed)',
-      description: `One operation a line (\`ImportLine\`), at most ${MAX_LINE_BYTES} bytes each. Applied in batches of ${BATCH_LINES.sqlite} lines (SQLite) or ${BATCH_LINES.postgres} (PostgreSQL), each its own short transaction; a reference may name a record written later in the same import. The same import twice changes nothing the second time. Always 200 once read: \`refused\` lists what was not applied.`,
+      description: `One operation a line (\`ImportLine\`), at most ${MAX_LINE_BYTES} bytes each. Applied in batches of ${adapterOf('sqlite').importBatchLines} lines (SQLite) or ${adapterOf('postgres').importBatchLines} (PostgreSQL), each its own short transaction; a reference may name a record written later in the same import. The same import twice changes nothing the second time. Always 200 once read: \`refused\` lists what was not applied.`,
       parameters: [
         {
           name: 'atomic',

@@ -161,10 +161,9 @@ export function readRecordInput(register: Register, body: unknown, options: Read
   // instants, characters) run on each field the schema did not already refuse.
   const refused = problems.map((p) => p.pointer);
   const record: RecordObject = {};
-  for (const [name, field] of Object.entries(register.allFields)) {
-    if (register.derived?.[name]) continue;
-    if (STAMPS.includes(name as (typeof STAMPS)[number]) && !options.keepTimestamps) continue;
-    record[name] = normalize(field, input[name], `/${name}`, problems, refused);
+  for (const { name, field, pointer, stamp } of writtenFields(register)) {
+    if (stamp && !options.keepTimestamps) continue;
+    record[name] = normalize(field, input[name], pointer, problems, refused);
   }
   if (problems.length) return { ok: false, problems: firstPerPointer(problems) };
   const out = register.withDerived(record);
@@ -181,6 +180,25 @@ export function readRecordInput(register: Register, body: unknown, options: Read
 }
 
 /** Fills defaults, checks what JSON Schema cannot say, and puts instants in canonical form. */
+interface WrittenField {
+  name: string;
+  field: Field;
+  pointer: string;
+  stamp: boolean;
+}
+const written = new WeakMap<Register, readonly WrittenField[]>();
+/** The fields a record is written with (derived ones left out), in order: worked out once per register, not per record. */
+function writtenFields(register: Register): readonly WrittenField[] {
+  let fields = written.get(register);
+  if (!fields) {
+    fields = Object.entries(register.allFields)
+      .filter(([name]) => !register.derived?.[name])
+      .map(([name, field]) => ({ name, field, pointer: `/${name}`, stamp: (STAMPS as readonly string[]).includes(name) }));
+    written.set(register, fields);
+  }
+  return fields;
+}
+
 function normalize(field: Field, value: unknown, pointer: string, problems: FieldProblem[], refused: readonly string[]): unknown {
   if (value === undefined) return field.kind === 'list' || field.kind === 'ids' ? [] : null;
   if (value === null) return null;

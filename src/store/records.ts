@@ -8,40 +8,112 @@ import { searchText } from './search-text.js';
 
 export type RecordObject = Record<string, unknown>;
 
+/** The stamps a row is stored with, when they are not the record's own (see toRow). */
+export interface Stamps {
+  created_at: string;
+  updated_at: string;
+}
+
 /**
- * Builds the stored row of a record: its JSON document in the register's field order (only
- * declared fields, so nothing undeclared can ever reach a client) and the indexed columns.
+ * A stored row without its stamps: what a write can build before it knows what is stored (an
+ * import builds it while the previous batch is being written). `body` is the JSON document up to
+ * its stamps, which every register declares last (defineRegister).
  */
-export function toRow(workspaceId: string, register: Register, record: RecordObject): RecordsTable {
+export interface RowParts {
+  id: string;
+  register: string;
+  body: string;
+  location_id: string | null;
+  status: string | null;
+  category: string | null;
+  record_type: string | null;
+  search_text: string;
+  refs: string;
+}
+
+/** A register's declared fields in order (stamps left out), and its filter columns: looked up once per register. */
+interface RowShape {
+  names: readonly string[];
+  filters: ReadonlySet<string>;
+}
+const shapes = new WeakMap<Register, RowShape>();
+function shapeOf(register: Register): RowShape {
+  let shape = shapes.get(register);
+  if (!shape) {
+    const names = Object.keys(register.allFields);
+    if (names.slice(-2).join() !== 'created_at,updated_at') throw new Error(`${register.path}: the stamps must be the last fields`);
+    shape = { names: names.slice(0, -2), filters: new Set<string>(register.filters) };
+    shapes.set(register, shape);
+  }
+  return shape;
+}
+
+/**
+ * The row of a record but its stamps: only declared fields, in the register's order (so nothing
+ * undeclared can ever reach a client), and the indexed columns. `targets`: the ids the record
+ * names, when the caller has them already (referencesIn), else read from the record.
+ */
+export function rowParts(register: Register, record: RecordObject, targets?: readonly { id: string }[]): RowParts {
+  const { names, filters } = shapeOf(register);
   const doc: RecordObject = {};
-  for (const name of Object.keys(register.allFields)) {
+  for (const name of names) {
     const value = record[name];
     doc[name] = value === undefined ? null : value;
   }
-  const column = (name: string) => (register.filters.includes(name as never) ? ((doc[name] as string | null) ?? null) : null);
+  const column = (name: string) => (filters.has(name) ? ((doc[name] as string | null) ?? null) : null);
+  const json = JSON.stringify(doc);
   return {
     id: doc.id as string,
-    workspace_id: workspaceId,
     register: register.path,
-    created_at: doc.created_at as string,
-    updated_at: doc.updated_at as string,
+    body: json.slice(0, -1),
     location_id: column('location_id'),
     status: column('status'),
     category: column('category'),
     record_type: column('record_type'),
     search_text: searchText(register.search.map((s) => doc[s])),
-    doc: JSON.stringify(doc),
-    refs: targetsOf(register, doc),
+    refs: targets ? targetsJson(targets, doc.id as string) : targetsOf(register, doc),
   };
+}
+
+const stampJson = (stamp: string | null | undefined) => JSON.stringify(stamp ?? null);
+
+/** The stored row of `parts` with its stamps. */
+export function rowOf(workspaceId: string, parts: RowParts, stamps: Partial<Stamps>): RecordsTable {
+  return {
+    id: parts.id,
+    workspace_id: workspaceId,
+    register: parts.register,
+    created_at: (stamps.created_at ?? null) as string,
+    updated_at: (stamps.updated_at ?? null) as string,
+    location_id: parts.location_id,
+    status: parts.status,
+    category: parts.category,
+    record_type: parts.record_type,
+    search_text: parts.search_text,
+    doc: `${parts.body},"created_at":${stampJson(stamps.created_at)},"updated_at":${stampJson(stamps.updated_at)}}`,
+    refs: parts.refs,
+  };
+}
+
+/**
+ * Builds the stored row of a record: its JSON document in the register's field order and the
+ * indexed columns (rowParts), stamped with `stamps` when given, else with the record's own.
+ */
+export function toRow(workspaceId: string, register: Register, record: RecordObject, stamps?: Stamps): RecordsTable {
+  return rowOf(workspaceId, rowParts(register, record), stamps ?? (record as Partial<Stamps>));
 }
 
 const isRegisterPrefix = (prefix: string) => registerByPrefix(prefix) !== undefined;
 
 /** The distinct ids a record names by its declared reference fields (not its own), as a JSON array. */
 function targetsOf(register: Register, record: RecordObject): string {
-  const refs = referencesOf(register, record, isRegisterPrefix);
+  return targetsJson(referencesOf(register, record, isRegisterPrefix), record.id as string);
+}
+
+function targetsJson(refs: readonly { id: string }[], self: string): string {
   if (refs.length === 0) return '[]';
-  return JSON.stringify([...new Set(refs.map((r) => r.id).filter((id) => id !== record.id))].sort());
+  if (refs.length === 1) return refs[0]?.id === self ? '[]' : JSON.stringify([refs[0]?.id]);
+  return JSON.stringify([...new Set(refs.map((r) => r.id).filter((id) => id !== self))].sort());
 }
 
 /** `refs` of a stored row (register path and JSON), for the migration that adds the column. */

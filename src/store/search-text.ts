@@ -9,23 +9,31 @@
  */
 export const MAX_WORD_LENGTH = 100;
 
+/** Text of ASCII only: NFKD leaves it as it is, it has no marks, and its letters and digits are [A-Za-z0-9]. */
+const NOT_ASCII = /[^\p{ASCII}]/u;
+const ASCII_WORD = /[a-z0-9]+/g;
+
 export function searchWords(text: string): string[] {
-  const words =
-    text
-      .normalize('NFKD')
-      .replace(/\p{M}+/gu, '')
-      .toLowerCase()
-      .match(/[\p{L}\p{N}]+/gu) ?? [];
+  // Most values are ASCII: the same words without normalizing or Unicode property classes.
+  const words = !NOT_ASCII.test(text)
+    ? (text.toLowerCase().match(ASCII_WORD) ?? [])
+    : (text
+        .normalize('NFKD')
+        .replace(/\p{M}+/gu, '')
+        .toLowerCase()
+        .match(/[\p{L}\p{N}]+/gu) ?? []);
   // Bounded so every word fits a PostgreSQL lexeme (2047 bytes); cut by code point, never
   // inside a surrogate pair. A longer query word still finds the word by its prefix.
   return words.map((w) => (w.length > MAX_WORD_LENGTH ? Array.from(w).slice(0, MAX_WORD_LENGTH).join('') : w));
 }
 
 export function searchText(values: readonly unknown[]): string {
-  return values
-    .filter((v): v is string => typeof v === 'string')
-    .flatMap(searchWords)
-    .join(' ');
+  let out = '';
+  for (const v of values) {
+    if (typeof v !== 'string') continue;
+    for (const w of searchWords(v)) out = out ? `${out} ${w}` : w;
+  }
+  return out;
 }
 
 /** FTS5 query: every word as a quoted prefix term, all required. Words hold no quote. */

@@ -22,6 +22,7 @@ import type { Services } from '../services.js';
 import { recordAudit } from '../store/audit.js';
 import { HEARTBEAT_MS, THIS_PROCESS } from '../store/import-runs.js';
 import { nextSlice, type RecordBatch, type StoredRecord, sliceUsed } from '../store/record-batches.js';
+import { type RowParts, rowParts } from '../store/records.js';
 import { storageFaultOf } from '../store/storage-faults.js';
 import { getWorkspace } from '../store/workspaces.js';
 import { ndjsonLines } from './ndjson-lines.js';
@@ -29,15 +30,6 @@ import { PendingReferences } from './pending-references.js';
 import { changeOf, danglingProblem, knownReferences, referenceKey, referencesIn } from './record-changes.js';
 import { fieldOf, groupReferrers, type Referrer, type ReferrerGroup, referencedDetail, storedReferrers } from './referrers.js';
 
-/**
- * Lines applied per transaction (each well inside the sync overlap), per database. SQLite has
- * one write lock for the whole file: while a batch holds it every other writer waits, the
- * delivery worker's claims included, so SQLite's batches are small enough that another
- * workspace's deliveries wait little during an import, at no cost to the import's rate.
- * PostgreSQL locks rows only: larger batches, since small ones cost it rate. The figures are
- * in ADR 36.
- */
-export const BATCH_LINES = { sqlite: 250, postgres: 1000 } as const;
 /** The longest line accepted (a record with long lists of nested items fits easily). */
 export const MAX_LINE_BYTES = 1024 * 1024;
 /** An atomic import is read whole before its one transaction: at most this many lines. */
@@ -104,7 +96,17 @@ export interface ImportReport {
 }
 
 type Op =
-  | { line: number; register: Register; kind: 'upsert'; id: string; record: RecordObject; refs: { pointer: string; id: string }[] }
+  | {
+      line: number;
+      register: Register;
+      kind: 'upsert';
+      id: string;
+      /** The checked record (its stamps only when they are kept). */
+      record: RecordObject;
+      /** Its row without stamps, built as the line is read (on PostgreSQL, while the previous batch is written). */
+      parts: RowParts;
+      refs: { pointer: string; id: string }[];
+    }
   | { line: number; register: Register; kind: 'delete'; id: string };
 type Upsert = Extract<Op, { kind: 'upsert' }>;
 
@@ -144,13 +146,15 @@ export function parseOperation(line: number, text: string, keepTimestamps: boole
   if ('id' in o) return refuse('/id', 'invalid_operation', 'an upsert carries its id inside record');
   const input = readRecordInput(register, o.record, { keepTimestamps });
   if (!input.ok) return input.problems.map((p) => ({ line, pointer: `/record${p.pointer}`, code: p.code, detail: p.detail }));
+  const refs = referencesIn(register, input.record);
   return {
     line,
     register,
     kind: 'upsert',
     id: input.record.id as string,
     record: input.record,
-    refs: referencesIn(register, input.record),
+    parts: rowParts(register, input.record, refs),
+    refs,
   };
 }
 
@@ -353,14 +357,15 @@ class Applier {
         current?.doc ? current : undefined,
         now,
         this.options.keepTimestamps,
+        op.parts,
       );
       if (!change.changed) counts.upsert.unchanged++;
       else if (current) counts.upsert.updated++;
       else counts.upsert.created++;
       if (change.changed) written.set(op.id, change.row);
-      state.set(op.id, { ...change.row });
-      if (tracking)
-        this.pending.set(op.id, { register: op.register.path, refs: op.refs.map((r) => ({ field: fieldOf(r.pointer), id: r.id })) });
+      // The row holds what a later line for the same id compares with (a StoredRecord's columns).
+      state.set(op.id, change.row);
+      if (tracking) this.pending.set(op.id, { register: op.register.path, refs: op.refs });
     }
     const upserts = [...written.values()].filter((r) => r !== null);
     const deletes = [...written.entries()].filter(([id, r]) => r === null && stored.has(id)).map(([id]) => id);
@@ -462,7 +467,7 @@ class Applier {
     this.waitersOf.clear();
     const cycle = [...waiting.values()].map((w) => w.op).sort((a, b) => a.line - b.line);
     const trusted = new Set(cycle);
-    const lines = BATCH_LINES[this.services.database.dialect];
+    const lines = this.services.database.engine.importBatchLines;
     for (let i = 0; i < cycle.length; i += lines) await this.apply(tx, cycle.slice(i, i + lines), trusted);
   }
 }
@@ -526,7 +531,7 @@ export async function importRecords(
     }),
   });
   const applier = new Applier(services, workspaceId, report, options);
-  const batchLines = BATCH_LINES[services.database.dialect];
+  const batchLines = services.database.engine.importBatchLines;
   const keep = !!options.keepTimestamps;
   let committed = !options.dryRun;
   let inFlight: () => Promise<void> = () => Promise.resolve();

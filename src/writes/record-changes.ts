@@ -8,7 +8,7 @@ import { registerByPrefix } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
 import { type FieldProblem, type RecordObject, referencesOf } from '../registers/record-input.js';
 import type { StoredRecord } from '../store/record-batches.js';
-import { toRow } from '../store/records.js';
+import { type RowParts, rowOf, rowParts, type Stamps } from '../store/records.js';
 import type { RecordsTable } from '../store/schema.js';
 import { namedBy } from './referrers.js';
 
@@ -45,6 +45,7 @@ export interface Change {
 /**
  * The row to store for `record` (checked, without stamps unless `keepTimestamps`) given what is
  * stored now. An identical record changes nothing, so a repeated import is idempotent.
+ * `parts`: the record's row without stamps (rowParts), when the caller built it already.
  */
 export function changeOf(
   workspaceId: string,
@@ -53,22 +54,20 @@ export function changeOf(
   current: StoredRecord | undefined,
   now: number,
   keepTimestamps = false,
+  parts: RowParts = rowParts(register, record),
 ): Change {
   if (keepTimestamps) {
-    const row = toRow(workspaceId, register, record);
+    const row = rowOf(workspaceId, parts, record as Partial<Stamps>);
     return { row, changed: row.doc !== current?.doc, created: !current };
   }
   if (current) {
-    const same = toRow(workspaceId, register, { ...record, created_at: current.created_at, updated_at: current.updated_at });
+    const same = rowOf(workspaceId, parts, current);
     if (same.doc === current.doc) return { row: same, changed: false, created: false };
-    return {
-      row: toRow(workspaceId, register, { ...record, created_at: current.created_at, updated_at: nextStamp(current.updated_at, now) }),
-      changed: true,
-      created: false,
-    };
+    const stamps = { created_at: current.created_at, updated_at: nextStamp(current.updated_at, now) };
+    return { row: rowOf(workspaceId, parts, stamps), changed: true, created: false };
   }
   const stamp = new Date(now).toISOString();
-  return { row: toRow(workspaceId, register, { ...record, created_at: stamp, updated_at: stamp }), changed: true, created: true };
+  return { row: rowOf(workspaceId, parts, { created_at: stamp, updated_at: stamp }), changed: true, created: true };
 }
 
 /** The strong entity tag of a stored record: its updated_at, which moves on every write. */

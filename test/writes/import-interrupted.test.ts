@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
+import { adapterOf } from '../../src/store/database.js';
 import { STALE_MS, THIS_PROCESS } from '../../src/store/import-runs.js';
-import { BATCH_LINES } from '../../src/writes/import.js';
 import { signedInAdmin } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness, TEST_SECRET } from '../helpers/harness.js';
@@ -35,7 +35,7 @@ for (const dialect of DIALECTS) {
 
     it('a `wsops import` killed with SIGKILL mid-way reads as interrupted, with the lines and counts it had committed, in the CLI and the console', async () => {
       const ws = await h.workspace({ seed: false });
-      const batch = BATCH_LINES[dialect];
+      const batch = adapterOf(dialect).importBatchLines;
       // Two whole batches and part of a third go in; the import then waits for the rest of its input.
       const child = spawn(process.execPath, [BIN, 'import', '--workspace', ws, '-'], {
         env: cliEnv(h.databaseUrl),

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { BATCH_LINES } from '../../src/writes/import.js';
+import { adapterOf } from '../../src/store/database.js';
 import { DIALECTS } from '../helpers/databases.js';
 import type { Harness } from '../helpers/harness.js';
 import { createWriter, person, site, TEST_TOKEN, vendor, type Writer } from './helpers.js';
@@ -404,7 +404,7 @@ for (const dialect of DIALECTS) {
       const report = JSON.parse(row?.report ?? '{}');
       const people = (await ids(ws, 'people')).length;
       assert.equal(people, report.counts?.people?.upsert.created ?? 0, 'what the report counts as applied is exactly what was written');
-      const batch = BATCH_LINES[dialect];
+      const batch = adapterOf(dialect).importBatchLines;
       assert.equal(people % batch, batch - 1, `whole batches only (the first holds the location and ${batch - 1} people), got ${people}`);
     });
 

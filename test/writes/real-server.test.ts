@@ -7,8 +7,7 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { openDatabase } from '../../src/store/database.js';
-import { BATCH_LINES } from '../../src/writes/import.js';
+import { adapterOf, openDatabase } from '../../src/store/database.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
 import { TEST_SECRET } from '../helpers/harness.js';
 import { freePort, type Running, runWsops, startWsops, until, waitFor } from '../helpers/processes.js';
@@ -122,7 +121,7 @@ for (const dialect of DIALECTS) {
       req.destroy();
       const applied = (await peopleCount()) - before;
       assert.ok(applied < total, 'killed before the end');
-      const batch = BATCH_LINES[dialect];
+      const batch = adapterOf(dialect).importBatchLines;
       assert.equal(applied % batch, 0, `only whole batches of ${batch} lines: ${applied}`);
 
       await start();

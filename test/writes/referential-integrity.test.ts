@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { correctRecord, deleteRecord } from '../../src/actions/correct.js';
 import { AppError } from '../../src/errors.js';
-import { BATCH_LINES } from '../../src/writes/import.js';
+import { adapterOf } from '../../src/store/database.js';
 import { referenceFields } from '../../src/writes/referrers.js';
 import { DIALECTS } from '../helpers/databases.js';
 import type { Harness } from '../helpers/harness.js';
@@ -292,7 +292,7 @@ for (const dialect of DIALECTS) {
 
       // A referrer written earlier in the file (a batch before the delete's) and deleted later in
       // the same file no longer blocks; one that names it again after a repoint does.
-      const filler = Array.from({ length: BATCH_LINES[dialect] + 5 }, (_, i) => line('locations', site(`loc_f${i}`)));
+      const filler = Array.from({ length: adapterOf(dialect).importBatchLines + 5 }, (_, i) => line('locations', site(`loc_f${i}`)));
       const acrossBatches = [
         line('people', person('per_tmp', 'loc_hq')),
         line('people', person('per_x', 'loc_hq', { manager_id: 'per_tmp' })),

@@ -14,7 +14,8 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { reportFailure } from '../../src/cli/output.js';
-import { BATCH_LINES, importRecords } from '../../src/writes/import.js';
+import { adapterOf } from '../../src/store/database.js';
+import { importRecords } from '../../src/writes/import.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { until } from '../helpers/processes.js';
 import { createWriter, site, TEST_TOKEN, type Writer } from './helpers.js';
@@ -25,7 +26,7 @@ const lines = (from: number, to: number) => Array.from({ length: to - from + 1 }
 for (const dialect of DIALECTS) {
   describe(`a full disk and a lost database, said as such [${dialect}]`, () => {
     let w: Writer;
-    const batch = BATCH_LINES[dialect];
+    const batch = adapterOf(dialect).importBatchLines;
     before(async () => {
       w = await createWriter(dialect);
     });

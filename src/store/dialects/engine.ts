@@ -76,6 +76,13 @@ export interface Pages {
 export interface Adapter {
   readonly name: Dialect;
   /**
+   * Lines an import applies per transaction (each well inside the sync overlap). SQLite has one
+   * write lock for the whole file: while a batch holds it every other writer waits, the delivery
+   * worker's claims included, so its batches are short. PostgreSQL locks rows only, and a short
+   * batch costs it rate (ADR 36).
+   */
+  readonly importBatchLines: number;
+  /**
    * Serializes writers holding the same `key` for the rest of `trx`, so two processes cannot
    * interleave read-check-write. PostgreSQL: a transaction-scoped advisory lock. SQLite: nothing
    * to do, every write transaction holds the database's write lock (BEGIN IMMEDIATE).

@@ -77,6 +77,8 @@ export function preparedStatement(raw: SQLite.Database, sqlText: string): SQLite
 
 export const sqliteAdapter: Adapter = {
   name: 'sqlite',
+  // A batch holds the one write lock: shorter batches let other writers (the delivery worker) in sooner (ADR 36).
+  importBatchLines: 250,
   serialize: async () => {},
   lockRows: (query) => query,
   inIndexOrder: (target, fn) => fn(target),
