@@ -63,15 +63,20 @@ async function fixtures(services: Services, rport: number) {
     .where('workspace_id', '=', ws.id)
     .where('register', '=', 'people')
     .execute();
-  const personId = people.map((p) => JSON.parse(p.doc) as { id: string; status: string }).find((p) => p.status === 'ACTIVE')?.id;
-  if (!personId) throw new Error('bench: no ACTIVE person seeded');
+  // Many people, as a system of record assigns to: one person would make every action wait for the last.
+  const personIds = people
+    .map((p) => JSON.parse(p.doc) as { id: string; status: string })
+    .filter((p) => p.status === 'ACTIVE')
+    .map((p) => p.id)
+    .slice(0, 50);
+  if (personIds.length === 0) throw new Error('bench: no ACTIVE person seeded');
   const [locationId] = await anyLocation(services, ws.id);
   await createEndpoint(services, ws.id, {
     url: `http://127.0.0.1:${rport}/actions`,
     scopes: 'assets:read',
     events: 'asset.assigned asset.returned',
   });
-  return { ws: ws.id, assets, personId, locationId: locationId as string };
+  return { ws: ws.id, assets, personIds, locationId: locationId as string };
 }
 
 async function anyLocation(services: Services, ws: string): Promise<string[]> {

@@ -12,8 +12,8 @@ export interface ActionDrive {
   workspaceId: string;
   /** AVAILABLE assets: each is assigned, then returned, then assigned again... */
   assets: readonly string[];
-  /** An ACTIVE person the assets are assigned to. */
-  personId: string;
+  /** ACTIVE people the assets are assigned to, asset k to person k mod their number. */
+  personIds: readonly string[];
   rate: number;
   seconds: number;
   inFlight: number;
@@ -110,7 +110,7 @@ export function driveActions(o: ActionDrive): Promise<DriveResult> {
       const k = next++ % o.assets.length;
       const asset = o.assets[k] as string;
       const assign = !state[k];
-      const body = assign ? { workspace_id: o.workspaceId, asset, person: o.personId } : { workspace_id: o.workspaceId, asset };
+      const body = assign ? { workspace_id: o.workspaceId, asset, person: o.personIds[k % o.personIds.length] } : { workspace_id: o.workspaceId, asset };
       return {
         method: 'POST',
         path: `/internal/v1/actions/${assign ? 'asset.assign' : 'asset.return'}`,

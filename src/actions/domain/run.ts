@@ -168,23 +168,24 @@ function runOnce(
     const seen = new Map<string, RecordObject | undefined>();
     const events: string[] = [];
     const key = (register: Register, id: string) => `${register.path}/${id}`;
-    const find = async (register: Register, id: string): Promise<RecordObject | undefined> => {
+    /** Keys of records locked for update; the others of `seen` are locked shared (read to check). */
+    const forUpdate = new Set<string>();
+    const read = async (register: Register, id: string, shared: boolean): Promise<RecordObject | undefined> => {
       const k = key(register, id);
-      if (seen.has(k)) return seen.get(k);
-      const row = await engine
-        .lockRows(
-          trx
-            .selectFrom('records')
-            .select('doc')
-            .where('id', '=', id)
-            .where('workspace_id', '=', workspaceId)
-            .where('register', '=', register.path),
-        )
-        .executeTakeFirst();
+      if (seen.has(k) && (shared || forUpdate.has(k))) return seen.get(k);
+      const q = trx
+        .selectFrom('records')
+        .select('doc')
+        .where('id', '=', id)
+        .where('workspace_id', '=', workspaceId)
+        .where('register', '=', register.path);
+      const row = await (shared ? engine.shareRows(q) : engine.lockRows(q)).executeTakeFirst();
       const record = row ? (JSON.parse(row.doc) as RecordObject) : undefined;
       seen.set(k, record);
+      if (!shared) forUpdate.add(k);
       return record;
     };
+    const find = (register: Register, id: string) => read(register, id, false);
     const ctx: ActionContext = {
       services,
       trx,
@@ -192,8 +193,8 @@ function runOnce(
       now,
       nowIso,
       find,
-      async load(register, id, role) {
-        const record = await find(register, id);
+      async load(register, id, role, mode = 'write') {
+        const record = await read(register, id, mode === 'check');
         if (!record) throw new AppError('not_found', `no ${role ?? register.resource} ${id} in workspace ${workspaceId}`);
         return record;
       },
@@ -204,7 +205,10 @@ function runOnce(
         if (mention) q = q.where('doc', 'like', `%"${mention}"%`);
         const rows = await engine.lockRows(q.orderBy('id')).execute();
         const records = rows.map((r) => JSON.parse(r.doc) as RecordObject);
-        for (const record of records) seen.set(key(register, record.id as string), record);
+        for (const record of records) {
+          seen.set(key(register, record.id as string), record);
+          forUpdate.add(key(register, record.id as string));
+        }
         return records.filter(where);
       },
       async write(register, next) {

@@ -77,8 +77,8 @@ export function preparedStatement(raw: SQLite.Database, sqlText: string): SQLite
 
 export const sqliteAdapter: Adapter = {
   name: 'sqlite',
-  serialize: async () => {},
   lockRows: (query) => query,
+  shareRows: (query) => query,
   inIndexOrder: (target, fn) => fn(target),
   async beginSnapshot(conn) {
     await sql`BEGIN DEFERRED`.execute(conn);
@@ -293,6 +293,8 @@ export function openSqlite(path: string, options: OpenOptions): Omit<Database, '
   };
   return {
     db,
+    // One writer connection: the delivery loop's transactions queue with the others.
+    deliveries: db,
     dialect: 'sqlite',
     engine,
     sqlite: raw,
