@@ -131,7 +131,15 @@ export async function actionDeliveryBench(o: ActionDeliveryOptions, log: (s: str
         const puts = await putPeople(internal, TOKEN, fx.ws, fx.locationId, o.rate, PUT_SECONDS, IN_FLIGHT);
         const putUs = ((cpuSeconds(apiPid) - cpu0) * 1e6) / Math.max(1, puts.ok);
         // Warm-up: the first actions run cold code; their deliveries drain before the measure.
-        const warm = await driveActions({ ...fx, internal, token: TOKEN, workspaceId: fx.ws, rate: o.rate, seconds: 2, inFlight: IN_FLIGHT });
+        const warm = await driveActions({
+          ...fx,
+          internal,
+          token: TOKEN,
+          workspaceId: fx.ws,
+          rate: o.rate,
+          seconds: 2,
+          inFlight: IN_FLIGHT,
+        });
         await waitFor(async () => (await receiverStats(rport, { prefix: '/actions' })).count >= warm.ok, 'warm-up deliveries', 120_000);
         const before = (await receiverStats(rport, { prefix: '/actions' })).count;
         const t0 = Date.now();

@@ -110,7 +110,9 @@ export function driveActions(o: ActionDrive): Promise<DriveResult> {
       const k = next++ % o.assets.length;
       const asset = o.assets[k] as string;
       const assign = !state[k];
-      const body = assign ? { workspace_id: o.workspaceId, asset, person: o.personIds[k % o.personIds.length] } : { workspace_id: o.workspaceId, asset };
+      const body = assign
+        ? { workspace_id: o.workspaceId, asset, person: o.personIds[k % o.personIds.length] }
+        : { workspace_id: o.workspaceId, asset };
       return {
         method: 'POST',
         path: `/internal/v1/actions/${assign ? 'asset.assign' : 'asset.return'}`,

@@ -14,11 +14,11 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { actionDeliveryBench } from './action-delivery-bench.js';
 import { cliBench } from './cli-bench.js';
 import { clientBench } from './client-bench.js';
 import { clusterBench } from './cluster-bench.js';
 import { consoleBench } from './console-bench.js';
-import { actionDeliveryBench } from './action-delivery-bench.js';
 import { deliveryLoadBench } from './delivery-load-bench.js';
 import { ROOT } from './processes.js';
 import { readBench } from './read-bench.js';
@@ -55,8 +55,15 @@ if (!(deliveryRate > 0) || !Number.isInteger(deliverySeconds) || deliverySeconds
 const actionRate = Number(arg('action-rate', '300'));
 const actionSeconds = Number(arg('action-duration', '120').replace(/s$/, ''));
 const actionSetups = arg('action-setups', 'one,split').split(',');
-if (!(actionRate > 0) || !Number.isInteger(actionSeconds) || actionSeconds < 10 || !actionSetups.every((s) => s === 'one' || s === 'split')) {
-  process.stderr.write('--action-rate takes actions per second (> 0); --action-duration whole seconds, at least 10; --action-setups one, split or both\n');
+if (
+  !(actionRate > 0) ||
+  !Number.isInteger(actionSeconds) ||
+  actionSeconds < 10 ||
+  !actionSetups.every((s) => s === 'one' || s === 'split')
+) {
+  process.stderr.write(
+    '--action-rate takes actions per second (> 0); --action-duration whole seconds, at least 10; --action-setups one, split or both\n',
+  );
   process.exit(2);
 }
 const actionsOnly = process.argv.includes('--actions-only');

@@ -3,7 +3,6 @@
  * alike), one transaction per action holding the register writes, the audit entry and the
  * events (transactional outbox), and the helpers actions use to read, write and emit.
  */
-import type { Kysely } from 'kysely';
 import { AppError } from '../../errors.js';
 import { parseInstant } from '../../read/timestamp.js';
 import type { Register } from '../../registers/define.js';
@@ -12,7 +11,6 @@ import { assertValidRecord } from '../../registers/validate.js';
 import type { Services } from '../../services.js';
 import { recordAudit } from '../../store/audit.js';
 import type { RecordObject } from '../../store/records.js';
-import type { DB } from '../../store/schema.js';
 import { getWorkspace } from '../../store/workspaces.js';
 import { emitEvent } from '../../webhooks/outbox.js';
 import { nextStamp } from '../correct.js';
