@@ -201,8 +201,10 @@ function runOnce(
         if (statuses) q = q.where('status', 'in', [...statuses]);
         // A prefilter only (LIKE's `_` matches any character): `where` decides.
         if (mention) q = q.where('doc', 'like', `%"${mention}"%`);
-        const rows = await engine.lockRows(q.orderBy('id')).execute();
-        const records = rows.map((r) => JSON.parse(r.doc) as RecordObject);
+        // Sorted here, not by ORDER BY id: SQLite then planned the whole workspace in id order
+        // (its primary key) instead of the status index, 1 ms a query at 4,500 records (ADR 42).
+        const rows = await engine.lockRows(q).execute();
+        const records = rows.map((r) => JSON.parse(r.doc) as RecordObject).sort((a, b) => ((a.id as string) < (b.id as string) ? -1 : 1));
         for (const record of records) {
           seen.set(key(register, record.id as string), record);
           forUpdate.add(key(register, record.id as string));
