@@ -4,6 +4,8 @@
  *     [--delivery-rate N] [--delivery-duration S] (webhooks/deliveries: the sustained and fairness rows; 1,000 events/s for 120 s
  *     by default, e.g. --delivery-duration 20s for a short run on a shared machine)
  *     [--fairness-receivers 7000,5000-9500,0] (how A's flooded receiver answers, one fairness row each)
+ *     [--action-rate N] [--action-duration S] [--action-setups one,split] (deliveries: events born from domain actions over
+ *     HTTP, issue 39; 300/s for 120 s, both setups by default) [--actions-only] (those rows alone)
  *     [--console-scale F] (console: records and delivery attempts are 1,000,000 × F)
  *   npm run bench -- --soak SECONDS [--records N] [--dialects sqlite|postgres]   the soak alone (bench/soak.ts)
  */
@@ -12,6 +14,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { actionDeliveryBench } from './action-delivery-bench.js';
 import { cliBench } from './cli-bench.js';
 import { clientBench } from './client-bench.js';
 import { clusterBench } from './cluster-bench.js';
@@ -49,6 +52,23 @@ if (!(deliveryRate > 0) || !Number.isInteger(deliverySeconds) || deliverySeconds
   process.exit(2);
 }
 // The worker's Node flags in the delivery rows, e.g. WSOPS_BENCH_WORKER_FLAGS='--cpu-prof --cpu-prof-dir=/tmp/prof'.
+const actionRate = Number(arg('action-rate', '300'));
+const actionSeconds = Number(arg('action-duration', '120').replace(/s$/, ''));
+const actionSetups = arg('action-setups', 'one,split').split(',');
+if (
+  !(actionRate > 0) ||
+  !Number.isInteger(actionSeconds) ||
+  actionSeconds < 10 ||
+  !actionSetups.every((s) => s === 'one' || s === 'split')
+) {
+  process.stderr.write(
+    '--action-rate takes actions per second (> 0); --action-duration whole seconds, at least 10; --action-setups one, split or both\n',
+  );
+  process.exit(2);
+}
+const actionsOnly = process.argv.includes('--actions-only');
+// The API's (or the one serve's) Node flags in the action rows, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof'.
+const apiFlags = process.env.WSOPS_BENCH_API_FLAGS?.split(' ').filter(Boolean) ?? [];
 const workerFlags = process.env.WSOPS_BENCH_WORKER_FLAGS?.split(' ').filter(Boolean) ?? [];
 const log = (s: string) => process.stderr.write(`[bench] ${s}\n`);
 
@@ -149,6 +169,18 @@ if (only === 'all' || only === 'webhooks' || only === 'deliveries') {
       rows.push(...(await webhookBench({ databaseUrl: url, events: 10_000 }, log)));
       if (d === 'sqlite') rmSync(join(dataDir, 'webhooks.db'), { force: true });
       else await dropPostgres('wsops_bench_webhooks');
+    }
+    if (only === 'deliveries') {
+      const url = d === 'sqlite' ? `sqlite:${join(dataDir, 'actions.db')}` : await freshPostgres('wsops_bench_actions');
+      rows.push(
+        ...(await actionDeliveryBench(
+          { databaseUrl: url, rate: actionRate, seconds: actionSeconds, setups: actionSetups as ('one' | 'split')[], apiFlags },
+          log,
+        )),
+      );
+      if (d === 'sqlite') rmSync(join(dataDir, 'actions.db'), { force: true });
+      else await dropPostgres('wsops_bench_actions');
+      if (actionsOnly) continue;
     }
     const url = d === 'sqlite' ? `sqlite:${join(dataDir, 'deliveries.db')}` : await freshPostgres('wsops_bench_deliveries');
     rows.push(

@@ -152,8 +152,12 @@ export class RecordStore {
     return row ? (JSON.parse(row.doc) as RecordObject) : undefined;
   }
 
-  /** Writes a whole record (insert or replace) in `db` (a transaction, when given). The caller stamps updated_at. */
-  async put(workspaceId: string, register: Register, record: RecordObject, db: Kysely<DB> = this.db): Promise<void> {
+  /**
+   * Writes a whole record (insert or replace) in `db` (a transaction, when given). The caller stamps
+   * updated_at. `stored`: the caller read the record in this transaction under a row lock, so it
+   * exists and has no tombstone to remove (one statement fewer).
+   */
+  async put(workspaceId: string, register: Register, record: RecordObject, db: Kysely<DB> = this.db, stored = false): Promise<void> {
     const row = toRow(workspaceId, register, record);
     const { id: _id, workspace_id: _w, register: _r, created_at: _c, ...changes } = row;
     await db
@@ -161,6 +165,7 @@ export class RecordStore {
       .values(row)
       .onConflict((oc) => oc.columns(['workspace_id', 'id']).doUpdateSet(changes))
       .execute();
+    if (stored) return;
     // As every record write: a record written again under a deleted id leaves the deletions feed.
     await db.deleteFrom('record_tombstones').where('workspace_id', '=', workspaceId).where('id', '=', row.id).execute();
   }

@@ -205,7 +205,7 @@ export class Dispatcher {
   /** Milliseconds until the next turn of a throttled endpoint, if one comes within the idle wait. */
   private async untilThrottleTurn(): Promise<number | undefined> {
     const now = this.services.clock();
-    const turn = await nextThrottleTurn(this.services.database.db, now);
+    const turn = await nextThrottleTurn(this.services.database.deliveries, now);
     return turn === undefined ? undefined : Math.max(1, turn - now);
   }
 
@@ -275,7 +275,7 @@ export class Dispatcher {
    */
   private async claimAndStart(): Promise<{ count: number; limit: number; done: Promise<void> }> {
     const limit = Math.max(1, Math.min(this.batchSize, this.maxInFlight - this.inFlight));
-    const claim = await claimDueJobs(this.services.database.db, this.services.database.engine, {
+    const claim = await claimDueJobs(this.services.database.deliveries, this.services.database.engine, {
       now: this.services.clock(),
       leaseMs: this.leaseMs,
       limit,
@@ -435,7 +435,7 @@ export class Dispatcher {
 
   /** One transaction: the jobs still held by this claim, their attempts, the endpoints' health. */
   private async recordBatch(token: string, results: readonly Result[]): Promise<void> {
-    const { db, engine } = this.services.database;
+    const { deliveries: db, engine } = this.services.database;
     const now = this.services.clock();
     const completions: JobCompletion[] = [];
     const rows = new Map<string, DeliveryAttemptsTable>();

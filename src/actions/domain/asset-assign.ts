@@ -28,7 +28,7 @@ export const assetAssign: DomainAction = {
       const to = asset.status === 'ASSIGNED' && asset.assigned_user_id ? ` to ${asset.assigned_user_id}` : '';
       throw refuse(`asset ${assetId} is ${asset.status}${to}; only an AVAILABLE asset can be assigned`);
     }
-    const person = await ctx.load(people, personId, 'person');
+    const person = await ctx.load(people, personId, 'person', 'check');
     if (person.status !== 'ACTIVE') throw refuse(`person ${personId} is ${person.status}; assets are assigned to ACTIVE people only`);
     if (expectedReturn !== null && Date.parse(expectedReturn) <= ctx.now) {
       throw new AppError('invalid_parameter', `expected return ${expectedReturn} is not in the future (now is ${ctx.nowIso})`, {

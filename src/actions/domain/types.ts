@@ -44,8 +44,13 @@ export interface ActionContext {
   /** The action's instant (epoch ms) and its ISO form; one value for the whole action. */
   readonly now: number;
   readonly nowIso: string;
-  /** A record, or a `not_found` refusal naming what was looked for. */
-  load(register: Register, id: string, role?: string): Promise<RecordObject>;
+  /**
+   * A record, or a `not_found` refusal naming what was looked for. Locked until the action ends:
+   * for update (`write`, the default), or shared (`check`: a record the action only reads to check
+   * and never writes, such as the person an asset goes to; concurrent actions checking it run at
+   * once, one that writes it waits).
+   */
+  load(register: Register, id: string, role?: string, mode?: 'write' | 'check'): Promise<RecordObject>;
   /** A record, or undefined. */
   find(register: Register, id: string): Promise<RecordObject | undefined>;
   /**

@@ -82,14 +82,10 @@ export interface Adapter {
    * batch costs it rate (ADR 36).
    */
   readonly importBatchLines: number;
-  /**
-   * Serializes writers holding the same `key` for the rest of `trx`, so two processes cannot
-   * interleave read-check-write. PostgreSQL: a transaction-scoped advisory lock. SQLite: nothing
-   * to do, every write transaction holds the database's write lock (BEGIN IMMEDIATE).
-   */
-  serialize(trx: Kysely<DB>, key: string): Promise<void>;
-  /** A SELECT that locks the rows it reads until the transaction ends (SQLite: already locked, see `serialize`). */
+  /** A SELECT that locks the rows it reads until the transaction ends (SQLite: already locked, every write transaction holds the database's write lock, BEGIN IMMEDIATE). */
   lockRows<Q extends { forUpdate(): Q }>(query: Q): Q;
+  /** As lockRows, but shared: others may share the rows too, none may change them until the transaction ends. */
+  shareRows<Q extends { forShare(): Q }>(query: Q): Q;
   /**
    * Runs `fn` in a transaction whose plans read in index order whatever the statistics say.
    * PostgreSQL, right after a burst (no ANALYZE yet), chooses a bitmap scan of a whole history
@@ -184,6 +180,8 @@ export interface Engine extends Adapter {
 /** An open database: the query builder, its dialect's engine, and SQLite's raw handles. */
 export interface Database {
   db: Kysely<DB>;
+  /** What the delivery loop claims and records on: PostgreSQL, a pool of its own (ADR 42); SQLite, `db`. */
+  deliveries: Kysely<DB>;
   /** The dialect's name, for what only needs to say it (logs, tests); behaviour goes through `engine`. */
   dialect: Dialect;
   engine: Engine;

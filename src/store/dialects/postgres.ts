@@ -23,15 +23,19 @@ import { PAGE_SESSIONS, PostgresPages, pageSessions, postgresHotQueries, snapsho
  * holding up the rest. It was 10; the sessions past the fifth only queued in PostgreSQL.
  */
 export const POOL_SESSIONS = 5;
+/**
+ * Sessions of the delivery loop's own pool: its claims and records never wait in the main pool's
+ * queue behind the request transactions (ADR 42; in one `serve`, 64 domain actions in flight held
+ * the claims back by seconds). Claims are one at a time; the second session records outcomes meanwhile.
+ */
+export const DELIVERY_SESSIONS = 2;
 
 export const postgresAdapter: Adapter = {
   name: 'postgres',
   // Rows are locked, not the database: a shorter batch only costs the import rate (ADR 36).
   importBatchLines: 1000,
-  async serialize(trx, key) {
-    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx);
-  },
   lockRows: (query) => query.forUpdate(),
+  shareRows: (query) => query.forShare(),
   inIndexOrder: (target, fn) =>
     target.transaction().execute(async (trx) => {
       await sql`SELECT set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true), set_config('jit', 'off', true)`.execute(
@@ -98,6 +102,10 @@ export function openPostgres(url: string, logger: Logger | undefined): Omit<Data
   const pool = new (pgDriver().Pool)({ connectionString: url, max: POOL_SESSIONS, application_name: 'wsops' });
   heedLostSessions(pool, logger);
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  // Opened at the first delivery query: API-only processes and CLI commands never open these.
+  const deliveryPool = new (pgDriver().Pool)({ connectionString: url, max: DELIVERY_SESSIONS, application_name: 'wsops-worker' });
+  heedLostSessions(deliveryPool, logger);
+  const deliveries = new Kysely<DB>({ dialect: new PostgresDialect({ pool: deliveryPool }) });
   const hot = postgresHotQueries(pool);
   const engine: Engine = {
     ...postgresAdapter,
@@ -193,5 +201,14 @@ export function openPostgres(url: string, logger: Logger | undefined): Omit<Data
         });
       }),
   };
-  return { db, dialect: 'postgres', engine, close: () => db.destroy() };
+  return {
+    db,
+    deliveries,
+    dialect: 'postgres',
+    engine,
+    async close() {
+      await deliveries.destroy();
+      await db.destroy();
+    },
+  };
 }

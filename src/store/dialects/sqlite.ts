@@ -79,8 +79,8 @@ export const sqliteAdapter: Adapter = {
   name: 'sqlite',
   // A batch holds the one write lock: shorter batches let other writers (the delivery worker) in sooner (ADR 36).
   importBatchLines: 250,
-  serialize: async () => {},
   lockRows: (query) => query,
+  shareRows: (query) => query,
   inIndexOrder: (target, fn) => fn(target),
   async beginSnapshot(conn) {
     await sql`BEGIN DEFERRED`.execute(conn);
@@ -295,6 +295,8 @@ export function openSqlite(path: string, options: OpenOptions): Omit<Database, '
   };
   return {
     db,
+    // One writer connection: the delivery loop's transactions queue with the others.
+    deliveries: db,
     dialect: 'sqlite',
     engine,
     sqlite: raw,
