@@ -12,7 +12,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { createServices } from '../src/services.js';
-import { createWorkspace, parseModules } from '../src/store/workspaces.js';
+import { createWorkspace, parseModules } from '../src/workspaces/workspaces.js';
 import { importRecords } from '../src/writes/import.js';
 import { importBody } from './write-bench.js';
 import { BENCH_SECRET } from './wsops.js';

@@ -1,10 +1,10 @@
 import { iso } from './clock.js';
+import { createKey } from './keys/keys.js';
 import { READ_SCOPES } from './registers/define.js';
 import { seedWorkspace } from './seed/seed.js';
 import type { Services } from './services.js';
-import { createAdminLink, signInUrl } from './store/admins.js';
-import { createKey } from './store/keys.js';
-import { createWorkspace, listWorkspaces } from './store/workspaces.js';
+import { createAdminLink, signInUrl } from './sign-in/admins.js';
+import { createWorkspace, listWorkspaces } from './workspaces/workspaces.js';
 
 export interface DemoResult {
   workspaceId: string;

@@ -1,11 +1,11 @@
+import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import { REGISTERS, registerByPath } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
 import type { Field } from '../registers/fields.js';
 import { assertValidRecord } from '../registers/validate.js';
 import type { Services } from '../services.js';
-import { recordAudit } from '../store/audit.js';
-import type { RecordObject } from '../store/records.js';
+import type { RecordObject } from '../writes/records.js';
 import { assertUnreferenced } from '../writes/referrers.js';
 
 const IMMUTABLE = new Set(['id', 'created_at', 'updated_at']);

@@ -6,8 +6,8 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { OPERATOR_FAILURE_LIMIT, OPERATOR_FAILURE_WINDOW_MS } from '../auth/failure-throttle.js';
 import { AppError } from '../errors.js';
+import { OPERATOR_FAILURE_LIMIT, OPERATOR_FAILURE_WINDOW_MS } from '../keys/failure-throttle.js';
 import { idPattern, idRule } from '../registers/fields.js';
 import type { Services } from '../services.js';
 import { refuseUnsafeName } from '../text-rules.js';

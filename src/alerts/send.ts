@@ -5,10 +5,10 @@
  * retried with backoff, then given up (the console shows it either way).
  */
 import type { Transporter } from 'nodemailer';
+import { recordAudit } from '../audit/audit.js';
 import { redactUrl } from '../redact-url.js';
 import type { Services } from '../services.js';
-import { listAdmins } from '../store/admins.js';
-import { recordAudit } from '../store/audit.js';
+import { listAdmins } from '../sign-in/admins.js';
 import type { EndpointAlertsTable } from '../store/schema.js';
 import { composeAlert } from './mail.js';
 import { recordDueAlerts } from './stages.js';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { createAdminLink, listAdmins, normalizeEmail, removeAdmin, signInUrl, ssoSignInUrl } from '../store/admins.js';
-import { issueBreakGlassLink } from '../store/break-glass.js';
-import { getWorkspace } from '../store/workspaces.js';
+import { createAdminLink, listAdmins, normalizeEmail, removeAdmin, signInUrl, ssoSignInUrl } from '../sign-in/admins.js';
+import { issueBreakGlassLink } from '../sign-in/break-glass.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
 import { withDatabase } from './context.js';
 import { print, table } from './output.js';
 

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { READ_SCOPES, WRITE_SCOPES } from '../registers/define.js';
 import {
   createKey,
   type KeySummary,
@@ -10,8 +9,9 @@ import {
   rollKey,
   setAllowedIps,
   UNUSED_DAYS,
-} from '../store/keys.js';
-import { getWorkspace } from '../store/workspaces.js';
+} from '../keys/keys.js';
+import { READ_SCOPES, WRITE_SCOPES } from '../registers/define.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
 import { withDatabase } from './context.js';
 import { parsePositiveInt, print, table, UsageError } from './output.js';
 

@@ -11,9 +11,9 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ERROR_CATALOGUE, ERRORS_PAGE_PATH } from '../errors.js';
+import { CHECKSUM_LENGTH, KEY_REGEX_SOURCE } from '../keys/keys.js';
 import { REGISTERS } from '../registers/catalogue.js';
 import type { Services } from '../services.js';
-import { CHECKSUM_LENGTH, KEY_REGEX_SOURCE } from '../store/keys.js';
 import { vendorFile } from '../vendor-files.js';
 import { ALL_EVENTS, type DataPart } from '../webhooks/event-types.js';
 import { serveStaticDocument } from './static-documents.js';

@@ -7,8 +7,8 @@
  * that horizon could miss pruned ones, so it is refused and the consumer walks the list in full.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type KeyContext, requireScope } from '../auth/auth.js';
 import { AppError } from '../errors.js';
+import { type KeyContext, requireScope } from '../keys/auth.js';
 import type { Register } from '../registers/define.js';
 import type { Services } from '../services.js';
 import { tombstonePage } from '../store/tombstones.js';

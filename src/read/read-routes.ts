@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authenticateThrottled, type KeyContext, requireScope } from '../auth/auth.js';
 import { AppError } from '../errors.js';
+import { authenticateThrottled, type KeyContext, requireScope } from '../keys/auth.js';
 import { REGISTERS } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
 import { idPattern } from '../registers/fields.js';

@@ -5,7 +5,7 @@
  * the same per-credential request rate as an API key.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { addressBucket } from '../auth/rate-limit.js';
+import { addressBucket } from '../keys/rate-limit.js';
 import type { Services } from '../services.js';
 import { ScimError } from './errors.js';
 import { findScimToken, type ScimTokenEntry, touchScimToken } from './tokens.js';

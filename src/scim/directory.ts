@@ -7,9 +7,9 @@ import type { Kysely } from 'kysely';
 import { MAX_SEARCH_WORDS } from '../read/list-query.js';
 import { people } from '../registers/catalogue.js';
 import type { Services } from '../services.js';
-import type { RecordObject } from '../store/records.js';
 import type { DB } from '../store/schema.js';
 import { searchWords } from '../store/search-text.js';
+import type { RecordObject } from '../writes/records.js';
 import type { ScimLink } from './users.js';
 
 export interface ScimPerson {

@@ -3,14 +3,15 @@
  * the register's validation, references, updated_at and search index, and no webhook event (the
  * rule for direct writes). Each write is audited as the SCIM token's.
  */
+
+import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
 import { people } from '../registers/catalogue.js';
 import type { FieldProblem } from '../registers/record-input.js';
 import type { Services } from '../services.js';
-import { recordAudit } from '../store/audit.js';
-import type { RecordObject } from '../store/records.js';
 import { deleteOne, putRecord } from '../writes/record-writes.js';
+import type { RecordObject } from '../writes/records.js';
 import { allPeople, dropLink, onePerson, peopleByEmail, type ScimPerson, saveLink } from './directory.js';
 import { invalidValue, notFound, ScimError } from './errors.js';
 import type { ScimTokenEntry } from './tokens.js';

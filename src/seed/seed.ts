@@ -7,7 +7,7 @@
 import { AppError } from '../errors.js';
 import { registerByPath } from '../registers/catalogue.js';
 import type { Services } from '../services.js';
-import { getWorkspace } from '../store/workspaces.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
 import { createContext, type SeedContext } from './context.js';
 import { countRecords, existingEmailDomain, loadDirectory } from './existing.js';
 import { seedAssets } from './generators/assets.js';

@@ -7,9 +7,9 @@
  * every query is bounded by an index of migration 0011 (the history may hold millions of rows).
  */
 import { type Kysely, sql } from 'kysely';
+import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import type { Services } from '../services.js';
-import { recordAudit } from '../store/audit.js';
 import type { DB, DeliveryJobsTable, WebhookEndpointsTable } from '../store/schema.js';
 import { SUBSCRIBABLE_EVENTS, TEST_EVENT, VERIFICATION_EVENT } from './event-types.js';
 import { emitTestEvent } from './outbox.js';

@@ -9,7 +9,7 @@ import { authorizeOperator } from '../actions/internal-routes.js';
 import { AppError } from '../errors.js';
 import { idPattern, idRule } from '../registers/fields.js';
 import type { Services } from '../services.js';
-import { getWorkspace } from '../store/workspaces.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
 import { setStandardWebhooks } from './endpoints.js';
 
 export const ENDPOINT_SIGNATURES_PATH = '/internal/v1/workspaces/:workspace_id/webhook-endpoints/:id/signatures';

@@ -5,14 +5,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import { newId, randomBase62 } from '../ids.js';
 import { splitList } from '../lists.js';
 import { READ_SCOPES, WRITE_SCOPES } from '../registers/define.js';
 import type { Services } from '../services.js';
-import { recordAudit } from '../store/audit.js';
 import type { DB, WebhookEndpointsTable } from '../store/schema.js';
-import { lockWorkspace } from '../store/workspaces.js';
+import { lockWorkspace } from '../workspaces/workspaces.js';
 import { EVENT_TYPES, isEventType, SUBSCRIBABLE_EVENTS, VERIFICATION_EVENT } from './event-types.js';
 import { emitVerification } from './outbox.js';
 import { holdOwedJobs, makeDueNow } from './queue.js';

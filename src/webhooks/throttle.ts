@@ -7,9 +7,10 @@
  * and moves `throttle_next_at` on by the time those jobs are worth at the rate; it does both
  * under the claim's lock, so the rate holds however many workers share the database.
  */
+
+import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import type { Services } from '../services.js';
-import { recordAudit } from '../store/audit.js';
 
 export const MAX_THROTTLE_PER_SECOND = 10_000;
 /** A throttled endpoint is sent at most a tenth of a second's worth at once (at least one). */

@@ -9,7 +9,7 @@ import { resolveRegister } from '../actions/correct.js';
 import { registerByPath } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
 import type { Services } from '../services.js';
-import { getWorkspace } from '../store/workspaces.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
 
 /** Parents before the records that name them. */
 export const EXPORT_ORDER: readonly string[] = [

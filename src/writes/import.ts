@@ -12,6 +12,8 @@
  * ATOMIC_MAX_LINES lines) so that the transaction never waits on the client either.
  * `dryRun`: everything is checked, nothing is written.
  */
+
+import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
 import { REGISTERS, registerByPath } from '../registers/catalogue.js';
@@ -19,11 +21,10 @@ import type { Register } from '../registers/define.js';
 import { idPattern, idRule } from '../registers/fields.js';
 import { clip, type FieldProblemCode, type RecordObject, readRecordInput } from '../registers/record-input.js';
 import type { Services } from '../services.js';
-import { recordAudit } from '../store/audit.js';
-import { HEARTBEAT_MS, THIS_PROCESS } from '../store/import-runs.js';
 import { nextSlice, type RecordBatch, type StoredRecord, sliceUsed } from '../store/record-batches.js';
 import { storageFaultOf } from '../store/storage-faults.js';
-import { getWorkspace } from '../store/workspaces.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
+import { HEARTBEAT_MS, THIS_PROCESS } from './import-runs.js';
 import { ndjsonLines } from './ndjson-lines.js';
 import { PendingReferences } from './pending-references.js';
 import { changeOf, danglingProblem, knownReferences, referenceKey, referencesIn } from './record-changes.js';

@@ -8,8 +8,8 @@ import { registerByPrefix } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
 import { type FieldProblem, type RecordObject, referencesOf } from '../registers/record-input.js';
 import type { StoredRecord } from '../store/record-batches.js';
-import { toRow } from '../store/records.js';
 import type { RecordsTable } from '../store/schema.js';
+import { toRow } from './records.js';
 import { namedBy } from './referrers.js';
 
 const isRegisterPrefix = (prefix: string) => registerByPrefix(prefix) !== undefined;

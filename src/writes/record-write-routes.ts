@@ -9,7 +9,7 @@ import { authorizeOperator } from '../actions/internal-routes.js';
 import { AppError } from '../errors.js';
 import { idPattern, idRule } from '../registers/fields.js';
 import type { Services } from '../services.js';
-import { getWorkspace } from '../store/workspaces.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
 import { exportRecords, exportRegisters } from './export.js';
 import { importRecords } from './import.js';
 import { etagOf } from './record-changes.js';

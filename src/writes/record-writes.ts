@@ -9,7 +9,7 @@ import type { Register } from '../registers/define.js';
 import { idPattern, idRule } from '../registers/fields.js';
 import { type FieldProblem, type RecordObject, readRecordInput } from '../registers/record-input.js';
 import type { Services } from '../services.js';
-import { getWorkspace } from '../store/workspaces.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
 import { changeOf, danglingProblem, etagOf, knownReferences, referenceKey, referencesIn } from './record-changes.js';
 import { assertUnreferenced, fieldOf } from './referrers.js';
 

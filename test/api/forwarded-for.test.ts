@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { buildApp } from '../../src/http/app.js';
 import { checkForwardedFor, forwardedAddress } from '../../src/http/forwarded-for.js';
 import { buildInternalApp } from '../../src/http/internal-app.js';
-import { listKeys, setAllowedIps } from '../../src/store/keys.js';
+import { listKeys, setAllowedIps } from '../../src/keys/keys.js';
 import { encodeForm, signedInAdmin } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';

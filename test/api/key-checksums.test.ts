@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { crc32 } from 'node:zlib';
 import { randomBase62 } from '../../src/ids.js';
-import { base62Checksum, hashSecret, hasValidChecksum, KEY_REGEX_SOURCE, parseKey } from '../../src/store/keys.js';
+import { base62Checksum, hashSecret, hasValidChecksum, KEY_REGEX_SOURCE, parseKey } from '../../src/keys/keys.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { ROOT } from '../helpers/processes.js';

@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { listAudit } from '../../src/audit/audit.js';
 import { buildApp } from '../../src/http/app.js';
+import { createKey, type KeySummary, listKeys, revokeKey, rollKey, setAllowedIps } from '../../src/keys/keys.js';
 import { createServices } from '../../src/services.js';
-import { listAudit } from '../../src/store/audit.js';
-import { createKey, type KeySummary, listKeys, revokeKey, rollKey, setAllowedIps } from '../../src/store/keys.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 

@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { STALE_MS, THIS_PROCESS } from '../../src/store/import-runs.js';
 import { BATCH_LINES } from '../../src/writes/import.js';
+import { STALE_MS, THIS_PROCESS } from '../../src/writes/import-runs.js';
 import { signedInAdmin } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness, TEST_SECRET } from '../helpers/harness.js';

@@ -4,17 +4,17 @@
  * events (transactional outbox), and the helpers actions use to read, write and emit.
  */
 import type { Kysely } from 'kysely';
+import { recordAudit } from '../../audit/audit.js';
 import { AppError } from '../../errors.js';
 import { parseInstant } from '../../read/timestamp.js';
 import type { Register } from '../../registers/define.js';
 import { ID_PATTERN_BODY } from '../../registers/fields.js';
 import { assertValidRecord } from '../../registers/validate.js';
 import type { Services } from '../../services.js';
-import { recordAudit } from '../../store/audit.js';
-import type { RecordObject } from '../../store/records.js';
 import type { DB } from '../../store/schema.js';
-import { getWorkspace } from '../../store/workspaces.js';
 import { emitEvent } from '../../webhooks/outbox.js';
+import { getWorkspace } from '../../workspaces/workspaces.js';
+import type { RecordObject } from '../../writes/records.js';
 import { nextStamp } from '../correct.js';
 import type { ActionArgs, ActionContext, ActionResult, DomainAction, OptionSpec, RunOptions } from './types.js';
 

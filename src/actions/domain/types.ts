@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Register } from '../../registers/define.js';
 import type { Services } from '../../services.js';
-import type { RecordObject } from '../../store/records.js';
 import type { DB } from '../../store/schema.js';
 import type { EventType } from '../../webhooks/event-types.js';
+import type { RecordObject } from '../../writes/records.js';
 
 /**
  * One argument of a domain action. The same spec drives the CLI (`--expected-return <iso>`)

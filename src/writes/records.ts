@@ -1,10 +1,9 @@
 import type { Kysely } from 'kysely';
-import { registerByPath, registerByPrefix } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
-import { referencesOf } from '../registers/record-input.js';
-import type { Database, HotQueries } from './database.js';
-import type { DB, RecordsTable } from './schema.js';
-import { searchText } from './search-text.js';
+import { targetsOf } from '../registers/reference-targets.js';
+import type { Database, HotQueries } from '../store/database.js';
+import type { DB, RecordsTable } from '../store/schema.js';
+import { searchText } from '../store/search-text.js';
 
 export type RecordObject = Record<string, unknown>;
 
@@ -33,21 +32,6 @@ export function toRow(workspaceId: string, register: Register, record: RecordObj
     doc: JSON.stringify(doc),
     refs: targetsOf(register, doc),
   };
-}
-
-const isRegisterPrefix = (prefix: string) => registerByPrefix(prefix) !== undefined;
-
-/** The distinct ids a record names by its declared reference fields (not its own), as a JSON array. */
-function targetsOf(register: Register, record: RecordObject): string {
-  const refs = referencesOf(register, record, isRegisterPrefix);
-  if (refs.length === 0) return '[]';
-  return JSON.stringify([...new Set(refs.map((r) => r.id).filter((id) => id !== record.id))].sort());
-}
-
-/** `refs` of a stored row (register path and JSON), for the migration that adds the column. */
-export function referenceTargets(registerPath: string, doc: string): string {
-  const register = registerByPath(registerPath);
-  return register ? targetsOf(register, JSON.parse(doc) as RecordObject) : '[]';
 }
 
 export class RecordStore {

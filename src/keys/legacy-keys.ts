@@ -6,7 +6,7 @@
  * the set is accepted here once this process restarts (upgrade every process together).
  */
 import type { Services } from '../services.js';
-import { listLegacyKeyIds } from '../store/keys.js';
+import { listLegacyKeyIds } from './keys.js';
 
 const loaded = new WeakMap<object, Promise<ReadonlySet<string>>>();
 

@@ -5,16 +5,16 @@
 import crypto, { createHash, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import type { Kysely } from 'kysely';
+import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
 import { canonicalCidrs } from '../ip-ranges.js';
 import { splitList } from '../lists.js';
 import { ALL_SCOPES } from '../registers/define.js';
+import type { Dialect, HotQueries } from '../store/database.js';
+import type { DB } from '../store/schema.js';
 import { refuseUnsafeName } from '../text-rules.js';
-import { recordAudit } from './audit.js';
-import type { Dialect, HotQueries } from './database.js';
-import type { DB } from './schema.js';
-import { lockWorkspace } from './workspaces.js';
+import { lockWorkspace } from '../workspaces/workspaces.js';
 
 /**
  * The text of an API key, `svc_sk_<env>_<key_id>_<secret>`, and its checksum (issue 29).

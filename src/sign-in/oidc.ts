@@ -9,7 +9,7 @@
  */
 import * as oidc from 'openid-client';
 import type { Services } from '../services.js';
-import type { SsoSettings } from '../store/sign-in-rules.js';
+import type { SsoSettings } from './sign-in-rules.js';
 
 export const SSO_COOKIE = 'wsops_sso';
 /** A sign-in at the provider must finish within this time. */

@@ -11,14 +11,14 @@
  */
 import { createHash, randomBytes, scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
+import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import { newId, randomBase62 } from '../ids.js';
+import type { Dialect } from '../store/database.js';
+import type { DB } from '../store/schema.js';
 import { refuseUnsafeName } from '../text-rules.js';
-import { recordAudit } from './audit.js';
-import type { Dialect } from './database.js';
-import type { DB } from './schema.js';
+import { lockWorkspace } from '../workspaces/workspaces.js';
 import { signInRules } from './sign-in-rules.js';
-import { lockWorkspace } from './workspaces.js';
 
 export const LINK_LIFE_MS = 24 * 3_600_000;
 export const SESSION_IDLE_MS = 12 * 3_600_000;

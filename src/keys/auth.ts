@@ -2,9 +2,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { UNAUTHORIZED_DETAIL } from '../http/problem.js';
 import type { Services } from '../services.js';
-import { findKeyForAuth, parseKey, secretMatches, touchKey } from '../store/keys.js';
 import type { KeyEntry } from './key-cache.js';
 import type { KeyContext } from './key-context.js';
+import { findKeyForAuth, parseKey, secretMatches, touchKey } from './keys.js';
 import { legacyKeyIds } from './legacy-keys.js';
 import { addressBucket } from './rate-limit.js';
 
