@@ -1,22 +1,14 @@
 import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
-import { REGISTERS, registerByPath } from '../registers/catalogue.js';
-import type { Register } from '../registers/define.js';
 import type { Field } from '../registers/fields.js';
+import { resolveRegister } from '../registers/resolve-register.js';
 import { assertValidRecord } from '../registers/validate.js';
 import type { Services } from '../services.js';
+import { nextStamp } from '../writes/next-stamp.js';
 import type { RecordObject } from '../writes/records.js';
 import { assertUnreferenced } from '../writes/referrers.js';
 
 const IMMUTABLE = new Set(['id', 'created_at', 'updated_at']);
-
-export function resolveRegister(path: string): Register {
-  const register = registerByPath(path);
-  if (!register) {
-    throw new AppError('invalid_parameter', `unknown register "${path}"; registers are: ${REGISTERS.map((r) => r.path).join(', ')}`);
-  }
-  return register;
-}
 
 /** Parses `value` for a declared field: numbers and booleans by the field's type, `null`, JSON for lists. */
 function parseValue(name: string, field: Field, raw: string): unknown {
@@ -38,12 +30,6 @@ function parseValue(name: string, field: Field, raw: string): unknown {
     default:
       return raw;
   }
-}
-
-/** The next updated_at of a record: now, but always after its previous value so sync never misses it. */
-export function nextStamp(previous: string | undefined, now: number): string {
-  const prev = previous ? Date.parse(previous) : Number.NEGATIVE_INFINITY;
-  return new Date(Math.max(now, prev + 1)).toISOString();
 }
 
 /**

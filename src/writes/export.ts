@@ -5,9 +5,9 @@
  * in its (updated_at, id) order, read by keyset in pages; nothing is held whole.
  */
 import { sql } from 'kysely';
-import { resolveRegister } from '../actions/correct.js';
 import { registerByPath } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
+import { resolveRegister } from '../registers/resolve-register.js';
 import type { Services } from '../services.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
 

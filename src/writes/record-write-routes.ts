@@ -5,8 +5,8 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authorizeOperator } from '../actions/internal-routes.js';
 import { AppError } from '../errors.js';
+import { authorizeOperator } from '../keys/operator-token.js';
 import { idPattern, idRule } from '../registers/fields.js';
 import type { Services } from '../services.js';
 import { getWorkspace } from '../workspaces/workspaces.js';

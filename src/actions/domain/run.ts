@@ -14,8 +14,8 @@ import type { Services } from '../../services.js';
 import type { DB } from '../../store/schema.js';
 import { emitEvent } from '../../webhooks/outbox.js';
 import { getWorkspace } from '../../workspaces/workspaces.js';
+import { nextStamp } from '../../writes/next-stamp.js';
 import type { RecordObject } from '../../writes/records.js';
-import { nextStamp } from '../correct.js';
 import type { ActionArgs, ActionContext, ActionResult, DomainAction, OptionSpec, RunOptions } from './types.js';
 
 /** How an argument is named in messages: `--expected-return` on the CLI, `expected_return` in the API. */
