@@ -20,7 +20,8 @@ import {
 } from 'prom-client';
 import { type Clock, systemClock } from './clock.js';
 import type { KeyCacheStats } from './keys/key-cache.js';
-import { countExpiringKeys, EXPIRING_DAYS } from './keys/keys.js';
+import { EXPIRING_DAYS } from './keys/key-terms.js';
+import { countExpiringKeys } from './keys/keys.js';
 import type { Database } from './store/database.js';
 import { BACKLOG_METRICS, registerBacklogMetrics } from './webhooks/backlog-metrics.js';
 import type { DeliveryObserver } from './webhooks/delivery-observer.js';

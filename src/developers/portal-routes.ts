@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ERROR_CATALOGUE, ERRORS_PAGE_PATH } from '../errors.js';
-import { CHECKSUM_LENGTH, KEY_REGEX_SOURCE } from '../keys/keys.js';
+import { CHECKSUM_LENGTH, KEY_REGEX_SOURCE } from '../keys/key-format.js';
 import { REGISTERS } from '../registers/catalogue.js';
 import type { Services } from '../services.js';
 import { vendorFile } from '../vendor-files.js';

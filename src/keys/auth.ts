@@ -4,7 +4,9 @@ import { UNAUTHORIZED_DETAIL } from '../http/problem.js';
 import type { Services } from '../services.js';
 import type { KeyEntry } from './key-cache.js';
 import type { KeyContext } from './key-context.js';
-import { findKeyForAuth, parseKey, secretMatches, touchKey } from './keys.js';
+import { parseKey } from './key-format.js';
+import { secretMatches } from './key-hashing.js';
+import { findKeyForAuth, touchKey } from './key-lookup.js';
 import { legacyKeyIds } from './legacy-keys.js';
 import { addressBucket } from './rate-limit.js';
 

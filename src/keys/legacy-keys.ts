@@ -6,7 +6,7 @@
  * the set is accepted here once this process restarts (upgrade every process together).
  */
 import type { Services } from '../services.js';
-import { listLegacyKeyIds } from './keys.js';
+import { listLegacyKeyIds } from './key-lookup.js';
 
 const loaded = new WeakMap<object, Promise<ReadonlySet<string>>>();
 

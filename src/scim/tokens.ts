@@ -8,15 +8,8 @@ import type { Kysely } from 'kysely';
 import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
-import {
-  base62Checksum,
-  CHECKSUM_LENGTH,
-  hashSecret,
-  hasValidChecksum,
-  KEY_ID_LENGTH,
-  SECRET_LENGTH,
-  secretMatches,
-} from '../keys/keys.js';
+import { base62Checksum, CHECKSUM_LENGTH, hasValidChecksum, KEY_ID_LENGTH, SECRET_LENGTH } from '../keys/key-format.js';
+import { hashSecret, secretMatches } from '../keys/key-hashing.js';
 import type { DB } from '../store/schema.js';
 import { refuseUnsafeName } from '../text-rules.js';
 

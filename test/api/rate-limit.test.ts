@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { buildApp } from '../../src/http/app.js';
-import { formatKey } from '../../src/keys/keys.js';
+import { formatKey } from '../../src/keys/key-format.js';
 import { addressBucket } from '../../src/keys/rate-limit.js';
 import { createServices } from '../../src/services.js';
 import { DIALECTS } from '../helpers/databases.js';

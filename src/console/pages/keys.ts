@@ -7,20 +7,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import { CIDR_EXAMPLE } from '../../ip-ranges.js';
-import {
-  createKey,
-  DEFAULT_KEY_DAYS,
-  EXPIRING_DAYS,
-  type KeySummary,
-  listKeys,
-  MAX_KEY_DAYS,
-  parseScopes,
-  ROLL_GRACES,
-  revokeKey,
-  rollKey,
-  setAllowedIps,
-  UNUSED_DAYS,
-} from '../../keys/keys.js';
+import { setAllowedIps } from '../../keys/key-allowlists.js';
+import type { KeySummary } from '../../keys/key-summary.js';
+import { DEFAULT_KEY_DAYS, EXPIRING_DAYS, MAX_KEY_DAYS, ROLL_GRACES, UNUSED_DAYS } from '../../keys/key-terms.js';
+import { createKey, listKeys, parseScopes, revokeKey, rollKey } from '../../keys/keys.js';
 import type { Services } from '../../services.js';
 import { getWorkspace } from '../../workspaces/workspaces.js';
 import { type PageContext, pageContext } from '../context.js';

@@ -6,7 +6,8 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import { EXPIRING_DAYS, listKeys } from '../../keys/keys.js';
+import { EXPIRING_DAYS } from '../../keys/key-terms.js';
+import { listKeys } from '../../keys/keys.js';
 import { type UsageSeries, usageSeries } from '../../keys/usage.js';
 import type { Services } from '../../services.js';
 import type { DB } from '../../store/schema.js';
