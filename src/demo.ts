@@ -3,7 +3,7 @@ import { createKey } from './keys/keys.js';
 import { READ_SCOPES } from './registers/define.js';
 import { seedWorkspace } from './seed/seed.js';
 import type { Services } from './services.js';
-import { createAdminLink, signInUrl } from './sign-in/admins.js';
+import { createAdminLink, signInUrl } from './sign-in/sign-in-links.js';
 import { createWorkspace, listWorkspaces } from './workspaces/workspaces.js';
 
 export interface DemoResult {

@@ -12,8 +12,10 @@ import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
 import type { DB } from '../store/schema.js';
-import { type Admin, checkLink, claimLink, createSession, type NewSession } from './admins.js';
+import type { Admin } from './admin-rows.js';
 import { factorSummary, hasSecondFactor } from './second-factor.js';
+import { createSession, type NewSession } from './sessions.js';
+import { checkLink, claimLink } from './sign-in-links.js';
 
 /** A break-glass link lives one hour: long enough to pass on, short for a way around SSO. */
 export const BREAK_GLASS_LIFE_MS = 3_600_000;

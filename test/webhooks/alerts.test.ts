@@ -11,7 +11,7 @@ import { createAlertTransport } from '../../src/alerts/mail.js';
 import { ALERT_RETRY_DELAYS_MS, runAlertRound } from '../../src/alerts/send.js';
 import { FAILING_ALERT_AFTER_MS } from '../../src/alerts/stages.js';
 import { listAudit } from '../../src/audit/audit.js';
-import { createAdminLink } from '../../src/sign-in/admins.js';
+import { createAdminLink } from '../../src/sign-in/sign-in-links.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint, enableEndpoint } from '../../src/webhooks/endpoints.js';
 import { emitEvent } from '../../src/webhooks/outbox.js';

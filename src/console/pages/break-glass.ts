@@ -7,8 +7,8 @@
 import type { FastifyReply } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Services } from '../../services.js';
-import { SSO_ONLY_LINK } from '../../sign-in/admins.js';
 import { redeemBreakGlassLink } from '../../sign-in/break-glass.js';
+import { SSO_ONLY_LINK } from '../../sign-in/sign-in-links.js';
 import { type Html, html } from '../html.js';
 import { bareLayout, messagePage, sendHtml } from '../layout.js';
 import { SECOND_FACTOR_PATH, setSessionCookie } from '../session.js';
