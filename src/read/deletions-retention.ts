@@ -4,7 +4,7 @@ import { retentionHorizon } from './deletions.js';
 
 /**
  * Prunes the deletions feed's tombstones older than `WSOPS_DELETION_RETENTION_DAYS`, on the
- * worker's hourly pruning round (webhooks/worker.ts). The feed refuses a `since` before the same
+ * worker's hourly pruning round (src/worker.ts). The feed refuses a `since` before the same
  * horizon, so no consumer is ever served a feed with a pruned gap in it.
  */
 export function pruneTombstonesPastRetention(services: Services): Promise<number> {
