@@ -1,6 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
-import { UNAUTHORIZED_DETAIL } from '../http/problem.js';
 import type { Services } from '../services.js';
 import type { KeyEntry } from './key-cache.js';
 import type { KeyContext } from './key-context.js';
@@ -9,6 +8,10 @@ import { secretMatches } from './key-hashing.js';
 import { findKeyForAuth, touchKey } from './key-lookup.js';
 import { legacyKeyIds } from './legacy-keys.js';
 import { addressBucket } from './rate-limit.js';
+
+/** The single 401 answer: no reason is ever distinguished. */
+export const UNAUTHORIZED_DETAIL =
+  'The API key was not accepted. Send Authorization: Bearer svc_sk_<env>_<key_id>_<secret> with a valid, unexpired, unrevoked key of this environment.';
 
 export type { KeyContext };
 
