@@ -1,7 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
-import type { Services } from '../services.js';
-import type { KeyEntry } from './key-cache.js';
+import type { Database, HotQueries } from '../store/database.js';
+import type { FailureThrottle } from './failure-throttle.js';
+import type { KeyCache, KeyEntry } from './key-cache.js';
 import type { KeyContext } from './key-context.js';
 import { parseKey } from './key-format.js';
 import { secretMatches } from './key-hashing.js';
@@ -15,8 +18,15 @@ export const UNAUTHORIZED_DETAIL =
 
 export type { KeyContext };
 
-/** What authentication uses of the services: no more, so nothing it imports needs the whole bag. */
-export type AuthServices = Pick<Services, 'keyCache' | 'hot' | 'clock' | 'config' | 'database' | 'failureThrottle'>;
+/** What this file takes of the services built at start (services.ts). */
+export interface AuthServices {
+  config: Config;
+  database: Database;
+  hot: HotQueries;
+  keyCache: KeyCache;
+  failureThrottle: FailureThrottle;
+  clock: Clock;
+}
 
 /** Last use is recorded coarsely: at most one write per key per this interval. */
 const LAST_USE_RESOLUTION_MS = 60_000;
