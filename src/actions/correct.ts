@@ -1,12 +1,20 @@
 import { recordAudit } from '../audit/audit.js';
+import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import type { Field } from '../registers/fields.js';
 import { resolveRegister } from '../registers/resolve-register.js';
 import { assertValidRecord } from '../registers/validate.js';
-import type { Services } from '../services.js';
+import type { Database } from '../store/database.js';
 import { nextStamp } from '../writes/next-stamp.js';
-import type { RecordObject } from '../writes/records.js';
+import type { RecordObject, RecordStore } from '../writes/records.js';
 import { assertUnreferenced } from '../writes/referrers.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface CorrectServices {
+  database: Database;
+  records: RecordStore;
+  clock: Clock;
+}
 
 const IMMUTABLE = new Set(['id', 'created_at', 'updated_at']);
 
@@ -37,7 +45,7 @@ function parseValue(name: string, field: Field, raw: string): unknown {
  * sees it), recomputes derived fields, and emits no event.
  */
 export async function correctRecord(
-  services: Services,
+  services: CorrectServices,
   workspaceId: string,
   registerPath: string,
   id: string,
@@ -82,7 +90,7 @@ export async function correctRecord(
   });
 }
 
-export async function deleteRecord(services: Services, workspaceId: string, registerPath: string, id: string): Promise<void> {
+export async function deleteRecord(services: CorrectServices, workspaceId: string, registerPath: string, id: string): Promise<void> {
   const register = resolveRegister(registerPath);
   await services.database.engine.writeRecords(async (batch) => {
     const current = (await batch.current(workspaceId, [id])).get(id);

@@ -5,16 +5,29 @@
  * entirely while no token is configured, and failed tokens are throttled per client address.
  */
 import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
+import type { FailureThrottle } from '../keys/failure-throttle.js';
 import { authorizeOperator } from '../keys/operator-token.js';
 import { idPattern, idRule } from '../registers/fields.js';
-import type { Services } from '../services.js';
+import type { Database } from '../store/database.js';
 import { refuseUnsafeName } from '../text-rules.js';
+import type { RecordStore } from '../writes/records.js';
 import { actionByName } from './domain/index.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface InternalRoutesServices {
+  config: Config;
+  database: Database;
+  records: RecordStore;
+  failureThrottle: FailureThrottle;
+  clock: Clock;
+}
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-export function registerInternalRoutes(app: FastifyInstance, services: Services): void {
+export function registerInternalRoutes(app: FastifyInstance, services: InternalRoutesServices): void {
   app.post<{ Params: { action: string } }>(
     '/internal/v1/actions/:action',
     {

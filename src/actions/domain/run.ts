@@ -5,18 +5,26 @@
  */
 import type { Kysely } from 'kysely';
 import { recordAudit } from '../../audit/audit.js';
+import type { Clock } from '../../clock.js';
 import { AppError } from '../../errors.js';
 import { parseInstant } from '../../read/timestamp.js';
 import type { Register } from '../../registers/define.js';
 import { ID_PATTERN_BODY } from '../../registers/fields.js';
 import { assertValidRecord } from '../../registers/validate.js';
-import type { Services } from '../../services.js';
+import type { Database } from '../../store/database.js';
 import type { DB } from '../../store/schema.js';
 import { emitEvent } from '../../webhooks/outbox.js';
 import { getWorkspace } from '../../workspaces/workspaces.js';
 import { nextStamp } from '../../writes/next-stamp.js';
-import type { RecordObject } from '../../writes/records.js';
+import type { RecordObject, RecordStore } from '../../writes/records.js';
 import type { ActionArgs, ActionContext, ActionResult, DomainAction, OptionSpec, RunOptions } from './types.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface RunServices {
+  database: Database;
+  records: RecordStore;
+  clock: Clock;
+}
 
 /** How an argument is named in messages: `--expected-return` on the CLI, `expected_return` in the API. */
 export function argLabel(option: OptionSpec | string, actor: RunOptions['actor']): string {
@@ -109,12 +117,12 @@ function asStored(register: Register, record: RecordObject): RecordObject {
  * SQLite: the first statement of the transaction is a write (the audit entry), which takes the
  * database's write lock before anything is read, so no other process writes in between.
  */
-function lockWorkspace(services: Services, trx: Kysely<DB>, workspaceId: string): Promise<void> {
+function lockWorkspace(services: RunServices, trx: Kysely<DB>, workspaceId: string): Promise<void> {
   return services.database.engine.serialize(trx, `wsops.actions:${workspaceId}`);
 }
 
 export async function runDomainAction(
-  services: Services,
+  services: RunServices,
   name: string,
   action: DomainAction,
   workspaceId: string,
