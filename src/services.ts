@@ -10,10 +10,10 @@ import { type Logger, silentLogger } from './logger.js';
 import { Metrics } from './metrics.js';
 import { CursorCodec } from './read/list-query.js';
 import { PageReader } from './read/pages.js';
+import { SecretBox } from './secret-box.js';
 import { type Database, type HotQueries, openDatabase } from './store/database.js';
 import { migrate } from './store/migrate.js';
 import { ensureServerSecret } from './store/settings.js';
-import { SecretBox } from './webhooks/secret-box.js';
 import { RecordStore } from './writes/records.js';
 
 /** Everything a request or a command needs, built once at start and passed down explicitly. */

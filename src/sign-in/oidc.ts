@@ -10,7 +10,7 @@
 import * as oidc from 'openid-client';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import type { SecretBox } from '../webhooks/secret-box.js';
+import type { SecretBox } from '../secret-box.js';
 import type { SsoSettings } from './sign-in-rules.js';
 
 /** What this file takes of the services built at start (services.ts). */

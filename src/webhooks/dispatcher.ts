@@ -21,6 +21,7 @@ import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
+import type { SecretBox } from '../secret-box.js';
 import type { Database } from '../store/database.js';
 import { ListenSession } from '../store/listen-session.js';
 import type { DeliveryAttemptsTable } from '../store/schema.js';
@@ -29,7 +30,6 @@ import { type AttemptReport, applyAttemptOutcomes, type HealthChanges, logHealth
 import { signingSecrets } from './endpoints.js';
 import { type ClaimedJob, claimDueJobs, type JobCompletion, nextThrottleTurn, recordOutcomes } from './queue.js';
 import { MAX_ATTEMPTS, nextAttemptAt } from './schedule.js';
-import type { SecretBox } from './secret-box.js';
 import { AgentPool, ATTEMPT_TIMEOUT_MS, type AttemptOutcome, type ErrorClass, sendAttempt } from './send.js';
 import { signatureHeader } from './signature.js';
 import { standardHeaders } from './standard-signature.js';

@@ -12,10 +12,10 @@ import type { FailureThrottle } from '../keys/failure-throttle.js';
 import { authorizeOperator } from '../keys/operator-token.js';
 import type { Logger } from '../logger.js';
 import { idPattern, idRule } from '../registers/fields.js';
+import type { SecretBox } from '../secret-box.js';
 import type { Database } from '../store/database.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
 import { setStandardWebhooks } from './endpoints.js';
-import type { SecretBox } from './secret-box.js';
 
 /** What this file takes of the services built at start (services.ts). */
 export interface EndpointInternalRoutesServices {

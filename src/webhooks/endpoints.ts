@@ -13,13 +13,13 @@ import { newId, randomBase62 } from '../ids.js';
 import { splitList } from '../lists.js';
 import type { Logger } from '../logger.js';
 import { READ_SCOPES, WRITE_SCOPES } from '../registers/define.js';
+import type { SecretBox } from '../secret-box.js';
 import type { Database } from '../store/database.js';
 import type { DB, WebhookEndpointsTable } from '../store/schema.js';
 import { lockWorkspace } from '../workspaces/workspaces.js';
 import { EVENT_TYPES, isEventType, SUBSCRIBABLE_EVENTS, VERIFICATION_EVENT } from './event-types.js';
 import { emitVerification } from './outbox.js';
 import { holdOwedJobs, makeDueNow } from './queue.js';
-import type { SecretBox } from './secret-box.js';
 import { checkWebhookUrl } from './url-safety.js';
 
 /** What this file takes of the services built at start (services.ts). */
