@@ -1,7 +1,25 @@
 /**
- * The import graph's rules, checked by `npm run lint` (ADR 26). Type-only imports count: a
- * circle of types is still a circle a reader has to follow.
+ * The import graph's rules, checked by `npm run lint` (ADR 26, ADR 44). Type-only imports count:
+ * a circle of types is still a circle a reader has to follow. What each folder may import is
+ * scripts/import-rules.cjs, one rule per folder here.
  */
+const { FOUNDATION, MAY_IMPORT, UPWARD } = require('./scripts/import-rules.cjs');
+
+const esc = (s) => s.replace(/[.]/g, '[.]');
+const pathOf = (part) => (part.endsWith('/') ? `^src/${esc(part)}` : `^src/${esc(part)}$`);
+const foundation = `^src/(${FOUNDATION.join('|')})[.]ts$`;
+const featureRules = Object.entries(MAY_IMPORT).map(([part, allowed]) => {
+  const upward = UPWARD.filter(([from]) => from === part).map(([, to]) => to);
+  const ok = [part, ...allowed, ...upward].map(pathOf);
+  return {
+    name: `${part.replace(/[/.]/g, '-').replace(/-$/, '')}-imports`,
+    severity: 'error',
+    comment: `src/${part} may import only ${allowed.length ? allowed.join(', ') : 'the foundation'}${upward.length ? ` (and, upward on purpose, ${upward.join(', ')})` : ''} and the foundation files (docs/architecture.md).`,
+    from: { path: pathOf(part) },
+    to: { path: '^src/', pathNot: [foundation, ...ok] },
+  };
+});
+
 module.exports = {
   forbidden: [
     {
@@ -19,12 +37,20 @@ module.exports = {
       to: { path: '^src/http/(app|internal-app)[.]ts$' },
     },
     {
-      name: 'store-stays-below',
+      name: 'foundation-imports-only-foundation',
       severity: 'error',
-      comment: 'The store and the register definitions are the bottom floor: they never reach up into HTTP, auth, reads, the console or the CLI.',
-      from: { path: '^src/(store|registers)/' },
-      to: { path: '^src/(http|auth|read|developers|console|cli|writes|actions|webhooks)/' },
+      comment: 'The files directly under src/ that every folder may import import nothing above them.',
+      from: { path: foundation },
+      to: { path: '^src/', pathNot: foundation },
     },
+    {
+      name: 'services-only-in-composition-roots',
+      severity: 'error',
+      comment: 'Only the composition roots take the whole Services: a feature declares the few services it uses (its own small interface).',
+      from: { path: '^src/', pathNot: '^src/(services[.]ts|worker[.]ts|demo[.]ts|http/|cli/|console/)' },
+      to: { path: '^src/services[.]ts$' },
+    },
+    ...featureRules,
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

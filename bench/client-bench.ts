@@ -10,7 +10,7 @@ import { MIRROR_REGISTERS, openStore, syncOnce } from '@wsops/client/mirror';
 import { loadConfig } from '../src/config.js';
 import { seedRegister } from '../src/seed/seed.js';
 import { createServices } from '../src/services.js';
-import { createWorkspace } from '../src/store/workspaces.js';
+import { createWorkspace } from '../src/workspaces/workspaces.js';
 import { freePort, stopProcess } from './processes.js';
 import type { Row } from './table.js';
 import { assetsReadKey, BENCH_SECRET, startWsops } from './wsops.js';

@@ -7,7 +7,7 @@
 import { loadConfig } from '../src/config.js';
 import { seedRegister } from '../src/seed/seed.js';
 import { createServices } from '../src/services.js';
-import { createWorkspace } from '../src/store/workspaces.js';
+import { createWorkspace } from '../src/workspaces/workspaces.js';
 import { freePort, type LoadResult, load, stopProcess } from './processes.js';
 import type { Row } from './table.js';
 import { walk } from './walk.js';

@@ -10,13 +10,14 @@
 import { sql } from 'kysely';
 import { loadConfig } from '../src/config.js';
 import { newId } from '../src/ids.js';
+import { UsageCounter } from '../src/keys/usage.js';
 import { seedRegister } from '../src/seed/seed.js';
 import { createServices, type Services } from '../src/services.js';
-import { createAdminLink, createSession } from '../src/store/admins.js';
+import { createSession } from '../src/sign-in/sessions.js';
+import { createAdminLink } from '../src/sign-in/sign-in-links.js';
 import type { DB } from '../src/store/schema.js';
-import { UsageCounter } from '../src/store/usage.js';
-import { createWorkspace } from '../src/store/workspaces.js';
 import { createEndpoint } from '../src/webhooks/endpoints.js';
+import { createWorkspace } from '../src/workspaces/workspaces.js';
 import { freePort, load, stopProcess } from './processes.js';
 import type { Row } from './table.js';
 import { assetsReadKey, BENCH_SECRET, startWsops } from './wsops.js';

@@ -14,7 +14,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { createServices } from '../src/services.js';
-import { createWorkspace, parseModules } from '../src/store/workspaces.js';
+import { createWorkspace, parseModules } from '../src/workspaces/workspaces.js';
 import { importRecords } from '../src/writes/import.js';
 import { rawInsertRate } from './raw-insert.js';
 import { importBody } from './write-bench.js';

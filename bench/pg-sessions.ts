@@ -8,7 +8,7 @@ import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { seedRegister } from '../src/seed/seed.js';
 import { createServices } from '../src/services.js';
-import { createWorkspace } from '../src/store/workspaces.js';
+import { createWorkspace } from '../src/workspaces/workspaces.js';
 import { freePort, load, stopProcess } from './processes.js';
 import { assetsReadKey, BENCH_SECRET, startWsops } from './wsops.js';
 

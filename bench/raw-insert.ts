@@ -15,9 +15,9 @@ import { registerByPath } from '../src/registers/catalogue.js';
 import { adapterOf, type Dialect, openDatabase, preparedStatement } from '../src/store/database.js';
 import { migrate } from '../src/store/migrate.js';
 import { COLUMNS } from '../src/store/record-batches.js';
-import { toRow } from '../src/store/records.js';
 import type { RecordsTable } from '../src/store/schema.js';
-import { createWorkspace, parseModules } from '../src/store/workspaces.js';
+import { createWorkspace, parseModules } from '../src/workspaces/workspaces.js';
+import { toRow } from '../src/writes/records.js';
 
 const PG_ADMIN = process.env.WSOPS_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 /** Rows per multi-row INSERT on PostgreSQL (12 columns: 12,000 parameters). */

@@ -9,7 +9,7 @@ import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { seedRegister } from '../src/seed/seed.js';
 import { createServices } from '../src/services.js';
-import { createWorkspace } from '../src/store/workspaces.js';
+import { createWorkspace } from '../src/workspaces/workspaces.js';
 import { buildPostgresBaselineTable, buildSqliteBaselineTable, settleBulkLoad } from './baseline-tables.js';
 import { cpuSeconds, freePort, type LoadResult, load, sampleRss, startProcess, stopProcess } from './processes.js';
 import type { Row } from './table.js';

@@ -19,7 +19,7 @@ import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/http/app.js';
 import { seedRegister } from '../src/seed/seed.js';
 import { createServices } from '../src/services.js';
-import { createWorkspace } from '../src/store/workspaces.js';
+import { createWorkspace } from '../src/workspaces/workspaces.js';
 import { ROOT as ROOT_URL_PATH } from './processes.js';
 import { assetsReadKey, BENCH_SECRET } from './wsops.js';
 

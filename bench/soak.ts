@@ -10,9 +10,9 @@ import { readFileSync } from 'node:fs';
 import { loadConfig } from '../src/config.js';
 import { seedRegister } from '../src/seed/seed.js';
 import { createServices, type Services } from '../src/services.js';
-import { createWorkspace } from '../src/store/workspaces.js';
 import { createEndpoint } from '../src/webhooks/endpoints.js';
 import { emitEvents } from '../src/webhooks/outbox.js';
+import { createWorkspace } from '../src/workspaces/workspaces.js';
 import { freePort, type LoadResult, load, startProcess, stopProcess } from './processes.js';
 import { assetsReadKey, BENCH_SECRET, startWsops } from './wsops.js';
 

@@ -6,8 +6,8 @@
  * the product. bin/wsops runs the compiled dist/, so the patch goes to that module (the one the
  * server loads), not to the source.
  */
-import type { UsageCounter as Counter } from '../src/store/usage.js';
+import type { UsageCounter as Counter } from '../src/keys/usage.js';
 
-const compiled = '../dist/store/usage.js';
+const compiled = '../dist/keys/usage.js';
 const { UsageCounter } = (await import(compiled)) as { UsageCounter: typeof Counter };
 if (process.env.WSOPS_BENCH_COUNTING === 'off') UsageCounter.prototype.count = () => {};

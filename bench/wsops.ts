@@ -3,8 +3,8 @@
  * the benchmark environment and the secret the seeding process and the server share.
  */
 import type { ChildProcess } from 'node:child_process';
+import { createKey } from '../src/keys/keys.js';
 import type { Services } from '../src/services.js';
-import { createKey } from '../src/store/keys.js';
 import { startProcess } from './processes.js';
 
 /** Signs cursors and encrypts webhook secrets; the seeding process and the server must agree. */

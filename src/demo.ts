@@ -1,10 +1,21 @@
+import type { Clock } from './clock.js';
 import { iso } from './clock.js';
+import type { Config } from './config.js';
+import { createKey } from './keys/keys.js';
 import { READ_SCOPES } from './registers/define.js';
 import { seedWorkspace } from './seed/seed.js';
-import type { Services } from './services.js';
-import { createAdminLink, signInUrl } from './store/admins.js';
-import { createKey } from './store/keys.js';
-import { createWorkspace, listWorkspaces } from './store/workspaces.js';
+import { createAdminLink, signInUrl } from './sign-in/sign-in-links.js';
+import type { Database } from './store/database.js';
+import { createWorkspace, listWorkspaces } from './workspaces/workspaces.js';
+import type { RecordStore } from './writes/records.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface DemoServices {
+  config: Config;
+  database: Database;
+  records: RecordStore;
+  clock: Clock;
+}
 
 export interface DemoResult {
   workspaceId: string;
@@ -18,7 +29,7 @@ export interface DemoResult {
  * On an empty database, make a demo workspace with seeded data and a key holding every read
  * scope, so a newcomer can call the API at once. Does nothing once any workspace exists.
  */
-export async function bootstrapDemo(services: Services): Promise<DemoResult | undefined> {
+export async function bootstrapDemo(services: DemoServices): Promise<DemoResult | undefined> {
   if ((await listWorkspaces(services.database.db)).length > 0) return undefined;
   const now = services.clock();
   const ws = await createWorkspace(

@@ -18,10 +18,11 @@ import {
   type MetricValue,
   Registry,
 } from 'prom-client';
-import type { KeyCacheStats } from './auth/key-cache.js';
 import { type Clock, systemClock } from './clock.js';
+import type { KeyCacheStats } from './keys/key-cache.js';
+import { EXPIRING_DAYS } from './keys/key-terms.js';
+import { countExpiringKeys } from './keys/keys.js';
 import type { Database } from './store/database.js';
-import { countExpiringKeys, EXPIRING_DAYS } from './store/keys.js';
 import { BACKLOG_METRICS, registerBacklogMetrics } from './webhooks/backlog-metrics.js';
 import type { DeliveryObserver } from './webhooks/delivery-observer.js';
 

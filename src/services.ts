@@ -1,20 +1,20 @@
 import type { Redis } from 'ioredis';
-import { type FailureThrottle, failureThrottle } from './auth/failure-throttle.js';
-import type { KeyCache } from './auth/key-cache.js';
-import { createKeyCache } from './auth/key-cache-setup.js';
-import { MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from './auth/rate-limit.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
+import { type FailureThrottle, failureThrottle } from './keys/failure-throttle.js';
+import type { KeyCache } from './keys/key-cache.js';
+import { createKeyCache } from './keys/key-cache-setup.js';
+import { MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from './keys/rate-limit.js';
+import { UsageCounter } from './keys/usage.js';
 import { type Logger, silentLogger } from './logger.js';
 import { Metrics } from './metrics.js';
 import { CursorCodec } from './read/list-query.js';
 import { PageReader } from './read/pages.js';
+import { SecretBox } from './secret-box.js';
 import { type Database, type HotQueries, openDatabase } from './store/database.js';
 import { migrate } from './store/migrate.js';
-import { RecordStore } from './store/records.js';
 import { ensureServerSecret } from './store/settings.js';
-import { UsageCounter } from './store/usage.js';
-import { SecretBox } from './webhooks/secret-box.js';
+import { RecordStore } from './writes/records.js';
 
 /** Everything a request or a command needs, built once at start and passed down explicitly. */
 export interface Services {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { hasValidChecksum } from '../src/store/keys.js';
+import { hasValidChecksum } from '../src/keys/key-format.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from './helpers/databases.js';
 import { TEST_SECRET } from './helpers/harness.js';
 

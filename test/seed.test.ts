@@ -12,7 +12,7 @@ import { REGISTERS, type Register, registerByPath } from '../src/registers/catal
 import type { Field } from '../src/registers/fields.js';
 import { scaleForAssets, seedRegister, seedWorkspace } from '../src/seed/seed.js';
 import { createServices, type Services } from '../src/services.js';
-import { createWorkspace, parseModules } from '../src/store/workspaces.js';
+import { createWorkspace, parseModules } from '../src/workspaces/workspaces.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from './helpers/databases.js';
 
 const NOW = Date.parse('2026-11-22T08:00:00.000Z');

@@ -1,22 +1,22 @@
+import { recordAudit } from '../audit/audit.js';
+import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
-import { REGISTERS, registerByPath } from '../registers/catalogue.js';
-import type { Register } from '../registers/define.js';
 import type { Field } from '../registers/fields.js';
+import { resolveRegister } from '../registers/resolve-register.js';
 import { assertValidRecord } from '../registers/validate.js';
-import type { Services } from '../services.js';
-import { recordAudit } from '../store/audit.js';
-import type { RecordObject } from '../store/records.js';
+import type { Database } from '../store/database.js';
+import { nextStamp } from '../writes/next-stamp.js';
+import type { RecordObject, RecordStore } from '../writes/records.js';
 import { assertUnreferenced } from '../writes/referrers.js';
 
-const IMMUTABLE = new Set(['id', 'created_at', 'updated_at']);
-
-export function resolveRegister(path: string): Register {
-  const register = registerByPath(path);
-  if (!register) {
-    throw new AppError('invalid_parameter', `unknown register "${path}"; registers are: ${REGISTERS.map((r) => r.path).join(', ')}`);
-  }
-  return register;
+/** What this file takes of the services built at start (services.ts). */
+export interface CorrectServices {
+  database: Database;
+  records: RecordStore;
+  clock: Clock;
 }
+
+const IMMUTABLE = new Set(['id', 'created_at', 'updated_at']);
 
 /** Parses `value` for a declared field: numbers and booleans by the field's type, `null`, JSON for lists. */
 function parseValue(name: string, field: Field, raw: string): unknown {
@@ -40,18 +40,12 @@ function parseValue(name: string, field: Field, raw: string): unknown {
   }
 }
 
-/** The next updated_at of a record: now, but always after its previous value so sync never misses it. */
-export function nextStamp(previous: string | undefined, now: number): string {
-  const prev = previous ? Date.parse(previous) : Number.NEGATIVE_INFINITY;
-  return new Date(Math.max(now, prev + 1)).toISOString();
-}
-
 /**
  * A direct correction in the underlying data: moves updated_at (so an updated_since walk
  * sees it), recomputes derived fields, and emits no event.
  */
 export async function correctRecord(
-  services: Services,
+  services: CorrectServices,
   workspaceId: string,
   registerPath: string,
   id: string,
@@ -96,7 +90,7 @@ export async function correctRecord(
   });
 }
 
-export async function deleteRecord(services: Services, workspaceId: string, registerPath: string, id: string): Promise<void> {
+export async function deleteRecord(services: CorrectServices, workspaceId: string, registerPath: string, id: string): Promise<void> {
   const register = resolveRegister(registerPath);
   await services.database.engine.writeRecords(async (batch) => {
     const current = (await batch.current(workspaceId, [id])).get(id);

@@ -5,13 +5,26 @@
  * retried with backoff, then given up (the console shows it either way).
  */
 import type { Transporter } from 'nodemailer';
+import { recordAudit } from '../audit/audit.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
 import { redactUrl } from '../redact-url.js';
-import type { Services } from '../services.js';
-import { listAdmins } from '../store/admins.js';
-import { recordAudit } from '../store/audit.js';
+import { listAdmins } from '../sign-in/admins.js';
+import type { Database } from '../store/database.js';
 import type { EndpointAlertsTable } from '../store/schema.js';
 import { composeAlert } from './mail.js';
 import { recordDueAlerts } from './stages.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface AlertRoundServices {
+  config: Config;
+  database: Database;
+  metrics: Metrics;
+  clock: Clock;
+  logger: Logger;
+}
 
 const MIN = 60_000;
 /** The wait before each retry of a mail; after the last one the alert is given up. */
@@ -26,7 +39,7 @@ export interface AlertRoundResult {
 }
 
 /** One round: what is due is recorded, then every pending alert whose time has come is tried once. */
-export async function runAlertRound(services: Services, transport: Transporter | undefined): Promise<AlertRoundResult> {
+export async function runAlertRound(services: AlertRoundServices, transport: Transporter | undefined): Promise<AlertRoundResult> {
   const now = services.clock();
   const recorded = await recordDueAlerts(services.database.db, now, transport !== undefined);
   const result: AlertRoundResult = { recorded: recorded.length, sent: 0, failed: 0 };
@@ -47,7 +60,7 @@ export async function runAlertRound(services: Services, transport: Transporter |
 }
 
 /** Moves the alert's next try past the claim time, unless another worker did so first. */
-async function claim(services: Services, alert: EndpointAlertsTable, now: number): Promise<boolean> {
+async function claim(services: AlertRoundServices, alert: EndpointAlertsTable, now: number): Promise<boolean> {
   const claimed = await services.database.db
     .updateTable('endpoint_alerts')
     .set({ next_attempt_at: new Date(now + CLAIM_MS).toISOString() })
@@ -58,7 +71,7 @@ async function claim(services: Services, alert: EndpointAlertsTable, now: number
   return Number(claimed.numUpdatedRows) === 1;
 }
 
-async function sendOne(services: Services, transport: Transporter, alert: EndpointAlertsTable): Promise<boolean> {
+async function sendOne(services: AlertRoundServices, transport: Transporter, alert: EndpointAlertsTable): Promise<boolean> {
   const db = services.database.db;
   const log = services.logger.child({ component: 'alerts', alert_id: alert.id, endpoint_id: alert.endpoint_id });
   const endpoint = await db.selectFrom('webhook_endpoints').select('url').where('id', '=', alert.endpoint_id).executeTakeFirst();

@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
-import { createAdminLink, listAdmins, normalizeEmail, removeAdmin, signInUrl, ssoSignInUrl } from '../store/admins.js';
-import { issueBreakGlassLink } from '../store/break-glass.js';
-import { getWorkspace } from '../store/workspaces.js';
+import { normalizeEmail } from '../sign-in/admin-rows.js';
+import { listAdmins, removeAdmin } from '../sign-in/admins.js';
+import { issueBreakGlassLink } from '../sign-in/break-glass.js';
+import { createAdminLink, signInUrl, ssoSignInUrl } from '../sign-in/sign-in-links.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
 import { withDatabase } from './context.js';
 import { print, table } from './output.js';
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { ACTOR_KINDS, AUDIT_KINDS, AUDIT_MAX_LIMIT, auditPage, describeActor, describeAudit } from '../store/audit.js';
-import { getWorkspace } from '../store/workspaces.js';
+import { ACTOR_KINDS, AUDIT_KINDS, AUDIT_MAX_LIMIT, auditPage, describeActor, describeAudit } from '../audit/audit.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
 import { withDatabase } from './context.js';
 import { parsePositiveInt, print, table, UsageError } from './output.js';
 

@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { chmod, open, rename, rm } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { resolveRegister } from '../actions/correct.js';
+import { resolveRegister } from '../registers/resolve-register.js';
 import { printable } from '../text-rules.js';
 import { csvOperations } from '../writes/csv-operations.js';
 import { exportRecords, exportRegisters } from '../writes/export.js';

@@ -6,9 +6,9 @@
  */
 import type { Command } from 'commander';
 import type { Services } from '../services.js';
-import { getWorkspace } from '../store/workspaces.js';
 import { recoverFailed, resendDelivery } from '../webhooks/deliveries.js';
 import { errorClassHelp } from '../webhooks/error-classes.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
 import { withServices } from './context.js';
 import { print, table, UsageError } from './output.js';
 

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import type { Services } from '../services.js';
-import { getWorkspace } from '../store/workspaces.js';
 import { sendTestEvent } from '../webhooks/deliveries.js';
 import {
   createEndpoint,
@@ -14,6 +13,7 @@ import {
 import { checkRenewals } from '../webhooks/renewals.js';
 import { deliveryRefusalWarning } from '../webhooks/served-url-policy.js';
 import { MAX_THROTTLE_PER_SECOND, parseThrottle, setThrottle } from '../webhooks/throttle.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
 import { withServices } from './context.js';
 import { print, table, UsageError } from './output.js';
 

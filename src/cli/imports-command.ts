@@ -4,8 +4,8 @@
  * the lines its committed batches had applied, before the list is read.
  */
 import type { Command } from 'commander';
-import { recentImports } from '../store/import-runs.js';
-import { getWorkspace } from '../store/workspaces.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
+import { recentImports } from '../writes/import-runs.js';
 import { withDatabase } from './context.js';
 import { parsePositiveInt, print, table } from './output.js';
 

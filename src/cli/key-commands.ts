@@ -1,17 +1,10 @@
 import type { Command } from 'commander';
+import { setAllowedIps } from '../keys/key-allowlists.js';
+import type { KeySummary } from '../keys/key-summary.js';
+import { ROLL_GRACES, UNUSED_DAYS } from '../keys/key-terms.js';
+import { createKey, listKeys, parseScopes, revokeKey, rollKey } from '../keys/keys.js';
 import { READ_SCOPES, WRITE_SCOPES } from '../registers/define.js';
-import {
-  createKey,
-  type KeySummary,
-  listKeys,
-  parseScopes,
-  ROLL_GRACES,
-  revokeKey,
-  rollKey,
-  setAllowedIps,
-  UNUSED_DAYS,
-} from '../store/keys.js';
-import { getWorkspace } from '../store/workspaces.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
 import { withDatabase } from './context.js';
 import { parsePositiveInt, print, table, UsageError } from './output.js';
 

@@ -7,10 +7,10 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { Command } from 'commander';
 import type { Services } from '../services.js';
-import { getWorkspace } from '../store/workspaces.js';
 import { printable } from '../text-rules.js';
 import { signingSecrets } from '../webhooks/endpoints.js';
 import { signatureProblem } from '../webhooks/signature.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
 import { withServices } from './context.js';
 import { parsePositiveInt, UsageError } from './output.js';
 

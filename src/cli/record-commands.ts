@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { correctRecord, deleteRecord } from '../actions/correct.js';
 import { seedWorkspace } from '../seed/seed.js';
-import { getWorkspace } from '../store/workspaces.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
 import { withServices } from './context.js';
 import { parsePositiveInt, print } from './output.js';
 import { progressBar } from './progress.js';

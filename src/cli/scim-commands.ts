@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createScimToken, listScimTokens, revokeScimToken } from '../scim/tokens.js';
-import { getWorkspace } from '../store/workspaces.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
 import { withDatabase } from './context.js';
 import { print, table, UsageError } from './output.js';
 

@@ -11,7 +11,7 @@ import { createLogger, type Logger } from '../logger.js';
 import { createServices } from '../services.js';
 import { redactUrl } from '../store/database.js';
 import { recordServedUrlPolicy } from '../webhooks/served-url-policy.js';
-import { startWorker } from '../webhooks/worker.js';
+import { startWorker } from '../worker.js';
 import { onDatabase } from './database-target.js';
 import { stopWithLauncher } from './launcher-watch.js';
 import { checkListeners, listenRefusal, type PlannedListener } from './listener-check.js';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Services } from '../services.js';
-import { checkSsoInput, clearSso, type SignInRules, setSso, signInRules } from '../store/sign-in-rules.js';
-import { getWorkspace } from '../store/workspaces.js';
+import { checkSsoInput, clearSso, type SignInRules, setSso, signInRules } from '../sign-in/sign-in-rules.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
 import { withServices } from './context.js';
 import { print, UsageError } from './output.js';
 import { secretArgument } from './secret-input.js';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { iso } from '../clock.js';
-import { createWorkspace, listWorkspaces, parseModules, setModule } from '../store/workspaces.js';
+import { createWorkspace, listWorkspaces, parseModules, setModule } from '../workspaces/workspaces.js';
 import { withDatabase } from './context.js';
 import { print, table } from './output.js';
 

@@ -15,7 +15,7 @@ import helmet from '@fastify/helmet';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import type { Services } from '../services.js';
-import { loadSession, type NewSession, SESSION_ABSOLUTE_MS } from '../store/admins.js';
+import { loadSession, type NewSession, SESSION_ABSOLUTE_MS } from '../sign-in/sessions.js';
 import { controlCharacterIn, printable, refuseControlCharacters } from '../text-rules.js';
 import { formValue } from './forms.js';
 import { messagePage, sendHtml } from './layout.js';

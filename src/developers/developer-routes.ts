@@ -4,11 +4,16 @@
  * including the error catalogue every problem `type` points at, are the portal (portal-routes.ts).
  */
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../services.js';
+import type { Config } from '../config.js';
 import { buildOpenApi } from './openapi.js';
 import { serveStaticDocument } from './static-documents.js';
 
-export function registerDeveloperRoutes(app: FastifyInstance, services: Services): void {
+/** What this file takes of the services built at start (services.ts). */
+export interface DeveloperRoutesServices {
+  config: Config;
+}
+
+export function registerDeveloperRoutes(app: FastifyInstance, services: DeveloperRoutesServices): void {
   serveStaticDocument(app, {
     path: '/developers/openapi.json',
     contentType: 'application/json; charset=utf-8',

@@ -10,13 +10,18 @@
  */
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Config } from '../config.js';
 import { ERROR_CATALOGUE, ERRORS_PAGE_PATH } from '../errors.js';
+import { CHECKSUM_LENGTH, KEY_REGEX_SOURCE } from '../keys/key-format.js';
 import { REGISTERS } from '../registers/catalogue.js';
-import type { Services } from '../services.js';
-import { CHECKSUM_LENGTH, KEY_REGEX_SOURCE } from '../store/keys.js';
 import { vendorFile } from '../vendor-files.js';
 import { ALL_EVENTS, type DataPart } from '../webhooks/event-types.js';
 import { serveStaticDocument } from './static-documents.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface PortalRoutesServices {
+  config: Config;
+}
 
 export const PORTAL_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
@@ -63,6 +68,7 @@ export function gettingStartedPage(baseUrl: string): string {
 <pre>npm install ./wsops-client-0.1.0.tgz
 
 import { WsopsClient } from '@wsops/client';
+
 const client = new WsopsClient({ apiKey: process.env.WSOPS_API_KEY, baseUrl: '${html(baseUrl)}' });
 for await (const asset of client.assets.list({ status: 'ASSIGNED' })) console.log(asset.asset_tag);
 const person = await client.people.get('per_…');</pre>
@@ -173,7 +179,7 @@ function scalar(): Buffer {
   return readFileSync(vendorFile('scalar-standalone.js'));
 }
 
-export function registerPortalRoutes(app: FastifyInstance, services: Services): void {
+export function registerPortalRoutes(app: FastifyInstance, services: PortalRoutesServices): void {
   const send = (reply: FastifyReply, type: string, body: string | Buffer, cache = 'no-cache') =>
     reply.header('content-security-policy', PORTAL_CSP).header('cache-control', cache).type(type).send(body);
   const started = gettingStartedPage(services.config.baseUrl);

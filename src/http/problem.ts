@@ -62,10 +62,6 @@ export function frameworkErrorCode(status: number): ErrorCode {
   }
 }
 
-/** The single 401 answer: no reason is ever distinguished. */
-export const UNAUTHORIZED_DETAIL =
-  'The API key was not accepted. Send Authorization: Bearer svc_sk_<env>_<key_id>_<secret> with a valid, unexpired, unrevoked key of this environment.';
-
 /**
  * The error handler of both listeners: a domain error as its problem, Fastify's own client
  * errors (bad content type, body too large...) as a problem of their status, anything else as

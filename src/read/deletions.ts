@@ -7,12 +7,23 @@
  * that horizon could miss pruned ones, so it is refused and the consumer walks the list in full.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type KeyContext, requireScope } from '../auth/auth.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
+import { type KeyContext, requireScope } from '../keys/auth.js';
 import type { Register } from '../registers/define.js';
-import type { Services } from '../services.js';
+import type { Database } from '../store/database.js';
 import { tombstonePage } from '../store/tombstones.js';
+import type { CursorCodec } from './list-query.js';
 import { filterDigest, type RawQuery, readCursor, readInstant, readLimit, rejectUnknown } from './list-query.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface DeletionsServices {
+  config: Config;
+  database: Database;
+  cursors: CursorCodec;
+  clock: Clock;
+}
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const DAY_MS = 86_400_000;
@@ -22,12 +33,12 @@ export const DELETIONS_PARAMS: readonly string[] = ['limit', 'cursor', 'since'];
 export const feedOf = (register: Register): string => `${register.path}/deletions`;
 
 /** The oldest `since` the feed still answers completely, given the retention setting. */
-export function retentionHorizon(services: Services, now: number): string {
+export function retentionHorizon(services: DeletionsServices, now: number): string {
   return new Date(now - services.config.deletionRetentionDays * DAY_MS).toISOString();
 }
 
 export function deletionsHandler(
-  services: Services,
+  services: DeletionsServices,
   register: Register,
   admit: (request: FastifyRequest, reply: FastifyReply) => Promise<KeyContext>,
 ) {

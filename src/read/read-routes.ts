@@ -1,12 +1,36 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authenticateThrottled, type KeyContext, requireScope } from '../auth/auth.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
+import { authenticateThrottled, type KeyContext, requireScope } from '../keys/auth.js';
+import type { FailureThrottle } from '../keys/failure-throttle.js';
+import type { KeyCache } from '../keys/key-cache.js';
+import type { RateLimiter } from '../keys/rate-limit.js';
+import type { UsageCounter } from '../keys/usage.js';
 import { REGISTERS } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
 import { idPattern } from '../registers/fields.js';
-import type { Services } from '../services.js';
+import type { Database, HotQueries } from '../store/database.js';
+import type { RecordStore } from '../writes/records.js';
 import { deletionsHandler } from './deletions.js';
+import type { CursorCodec } from './list-query.js';
 import { filterDigest, parseListQuery, type RawQuery, rejectUnknown } from './list-query.js';
+import type { PageReader } from './pages.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface ReadRoutesServices {
+  config: Config;
+  database: Database;
+  records: RecordStore;
+  pages: PageReader;
+  hot: HotQueries;
+  keyCache: KeyCache;
+  cursors: CursorCodec;
+  rateLimiter: RateLimiter;
+  failureThrottle: FailureThrottle;
+  usage: UsageCounter;
+  clock: Clock;
+}
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -16,7 +40,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * scope (403, also for an uninstalled module), parameters (400), then the module
  * (empty list / 404).
  */
-async function admit(services: Services, policy: string, request: FastifyRequest, reply: FastifyReply): Promise<KeyContext> {
+async function admit(services: ReadRoutesServices, policy: string, request: FastifyRequest, reply: FastifyReply): Promise<KeyContext> {
   const ctx = await authenticateThrottled(services, request, reply);
   const now = services.clock();
   services.usage.count(ctx.workspaceId, ctx.keyId, now);
@@ -36,12 +60,12 @@ async function admit(services: Services, policy: string, request: FastifyRequest
 }
 
 /** The `RateLimit-Policy` header: the same on every response of a process. */
-function ratePolicy(services: Services): string {
+function ratePolicy(services: ReadRoutesServices): string {
   const limiter = services.rateLimiter;
   return `"per-key";q=${limiter.burst};w=${Math.ceil(limiter.burst / limiter.perSecond)}`;
 }
 
-function listHandler(services: Services, register: Register, policy: string) {
+function listHandler(services: ReadRoutesServices, register: Register, policy: string) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const ctx = await admit(services, policy, request, reply);
     requireScope(ctx, register.scope);
@@ -74,7 +98,7 @@ function listHandler(services: Services, register: Register, policy: string) {
   };
 }
 
-function detailHandler(services: Services, register: Register, policy: string) {
+function detailHandler(services: ReadRoutesServices, register: Register, policy: string) {
   return async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
     const ctx = await admit(services, policy, request, reply);
     requireScope(ctx, register.scope);
@@ -90,7 +114,7 @@ function detailHandler(services: Services, register: Register, policy: string) {
   };
 }
 
-export function registerReadRoutes(app: FastifyInstance, services: Services): void {
+export function registerReadRoutes(app: FastifyInstance, services: ReadRoutesServices): void {
   const policy = ratePolicy(services);
   for (const register of REGISTERS) {
     app.get(`/api/v1/${register.path}`, listHandler(services, register, policy));

@@ -5,10 +5,23 @@
  * the same per-credential request rate as an API key.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { addressBucket } from '../auth/rate-limit.js';
-import type { Services } from '../services.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { FailureThrottle } from '../keys/failure-throttle.js';
+import type { RateLimiter } from '../keys/rate-limit.js';
+import { addressBucket } from '../keys/rate-limit.js';
+import type { Database } from '../store/database.js';
 import { ScimError } from './errors.js';
 import { findScimToken, type ScimTokenEntry, touchScimToken } from './tokens.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface ScimAuthServices {
+  config: Config;
+  database: Database;
+  rateLimiter: RateLimiter;
+  failureThrottle: FailureThrottle;
+  clock: Clock;
+}
 
 const REFUSED =
   'The SCIM token was not accepted. Send Authorization: Bearer svc_scim_... with a valid, unrevoked token of this workspace (API keys are not accepted here).';
@@ -19,7 +32,7 @@ function tokenOf(request: FastifyRequest): string | undefined {
   return /^Bearer +(\S+) *$/i.exec(header)?.[1];
 }
 
-export async function authenticateScim(services: Services, request: FastifyRequest, reply: FastifyReply): Promise<ScimTokenEntry> {
+export async function authenticateScim(services: ScimAuthServices, request: FastifyRequest, reply: FastifyReply): Promise<ScimTokenEntry> {
   const text = tokenOf(request);
   const entry = text === undefined ? undefined : await findScimToken(services.database.db, text, services.config.env);
   const failures = services.config.authFailuresPerMinute;

@@ -5,12 +5,19 @@
  */
 import type { Kysely } from 'kysely';
 import { MAX_SEARCH_WORDS } from '../read/list-query.js';
+import type { PageReader } from '../read/pages.js';
 import { people } from '../registers/catalogue.js';
-import type { Services } from '../services.js';
-import type { RecordObject } from '../store/records.js';
+import type { Database } from '../store/database.js';
 import type { DB } from '../store/schema.js';
 import { searchWords } from '../store/search-text.js';
+import type { RecordObject } from '../writes/records.js';
 import type { ScimLink } from './users.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface DirectoryServices {
+  database: Database;
+  pages: PageReader;
+}
 
 export interface ScimPerson {
   person: RecordObject;
@@ -53,7 +60,7 @@ const CANDIDATES = 1000;
  * (`userName eq "..."`) so reads a few documents instead of the whole register. Undefined when
  * the index cannot narrow it (no words, or too many candidates).
  */
-export async function peopleByEmail(services: Services, workspaceId: string, email: string): Promise<ScimPerson[] | undefined> {
+export async function peopleByEmail(services: DirectoryServices, workspaceId: string, email: string): Promise<ScimPerson[] | undefined> {
   const words = searchWords(email).slice(0, MAX_SEARCH_WORDS);
   if (words.length === 0) return undefined;
   const page = await services.pages.queries.listPage({ workspaceId, register: people, filters: {}, searchWords: words, limit: CANDIDATES });

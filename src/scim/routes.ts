@@ -4,7 +4,12 @@
  * every failure a SCIM error (errors.ts).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Services } from '../services.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { FailureThrottle } from '../keys/failure-throttle.js';
+import type { RateLimiter } from '../keys/rate-limit.js';
+import type { PageReader } from '../read/pages.js';
+import type { Database } from '../store/database.js';
 import { authenticateScim } from './auth.js';
 import { allPeople, peopleByEmail } from './directory.js';
 import { GROUPS_UNSUPPORTED, listOf, resourceTypes, schemas, serviceProviderConfig } from './discovery.js';
@@ -16,6 +21,16 @@ import { project, readQuery } from './query.js';
 import type { ScimTokenEntry } from './tokens.js';
 import { createUser, deleteUser, readUser, replaceUser } from './user-writes.js';
 import { personToUser, USER_SCHEMA } from './users.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface ScimRoutesServices {
+  config: Config;
+  database: Database;
+  pages: PageReader;
+  rateLimiter: RateLimiter;
+  failureThrottle: FailureThrottle;
+  clock: Clock;
+}
 
 export const SCIM_PREFIX = '/scim/v2';
 
@@ -34,7 +49,7 @@ function checkUserSchemas(body: unknown): void {
   }
 }
 
-export function registerScimRoutes(app: FastifyInstance, services: Services): void {
+export function registerScimRoutes(app: FastifyInstance, services: ScimRoutesServices): void {
   const base = services.config.baseUrl;
   const userOf = (p: { person: Record<string, unknown>; link: Parameters<typeof personToUser>[1] }) => personToUser(p.person, p.link, base);
 

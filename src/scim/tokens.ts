@@ -2,21 +2,14 @@
  * Workspace SCIM tokens: the credential an identity provider provisions people with. A kind of
  * its own, `svc_scim_<env>_<token_id>_<secret>`, so neither an API key nor a SCIM token passes
  * the other's parser; the secret's randomness, checksum, stored hash and constant-time compare
- * are the API keys' own (src/store/keys.ts).
+ * are the API keys' own (src/keys/keys.ts).
  */
 import type { Kysely } from 'kysely';
+import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
-import { recordAudit } from '../store/audit.js';
-import {
-  base62Checksum,
-  CHECKSUM_LENGTH,
-  hashSecret,
-  hasValidChecksum,
-  KEY_ID_LENGTH,
-  SECRET_LENGTH,
-  secretMatches,
-} from '../store/keys.js';
+import { base62Checksum, CHECKSUM_LENGTH, hasValidChecksum, KEY_ID_LENGTH, SECRET_LENGTH } from '../keys/key-format.js';
+import { hashSecret, secretMatches } from '../keys/key-hashing.js';
 import type { DB } from '../store/schema.js';
 import { refuseUnsafeName } from '../text-rules.js';
 

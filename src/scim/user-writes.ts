@@ -3,18 +3,28 @@
  * the register's validation, references, updated_at and search index, and no webhook event (the
  * rule for direct writes). Each write is audited as the SCIM token's.
  */
+
+import { recordAudit } from '../audit/audit.js';
+import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
+import type { PageReader } from '../read/pages.js';
 import { people } from '../registers/catalogue.js';
 import type { FieldProblem } from '../registers/record-input.js';
-import type { Services } from '../services.js';
-import { recordAudit } from '../store/audit.js';
-import type { RecordObject } from '../store/records.js';
+import type { Database } from '../store/database.js';
 import { deleteOne, putRecord } from '../writes/record-writes.js';
+import type { RecordObject } from '../writes/records.js';
 import { allPeople, dropLink, onePerson, peopleByEmail, type ScimPerson, saveLink } from './directory.js';
 import { invalidValue, notFound, ScimError } from './errors.js';
 import type { ScimTokenEntry } from './tokens.js';
 import { ATTRIBUTE_OF_POINTER, type UserContext, type UserWrite, userToPerson } from './users.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface UserWritesServices {
+  database: Database;
+  pages: PageReader;
+  clock: Clock;
+}
 
 /** A refusal of the register, as SCIM: the attribute it concerns and why. */
 function refusedWrite(err: unknown): never {
@@ -28,7 +38,7 @@ function refusedWrite(err: unknown): never {
   throw err;
 }
 
-async function audit(services: Services, token: ScimTokenEntry, action: string, personId: string, detail: RecordObject = {}) {
+async function audit(services: UserWritesServices, token: ScimTokenEntry, action: string, personId: string, detail: RecordObject = {}) {
   await recordAudit(services.database.db, {
     workspaceId: token.workspaceId,
     at: new Date(services.clock()).toISOString(),
@@ -39,7 +49,7 @@ async function audit(services: Services, token: ScimTokenEntry, action: string, 
   });
 }
 
-function context(services: Services, token: ScimTokenEntry, current?: RecordObject): UserContext {
+function context(services: UserWritesServices, token: ScimTokenEntry, current?: RecordObject): UserContext {
   return { current, locationId: token.locationId, today: new Date(services.clock()).toISOString().slice(0, 10) };
 }
 
@@ -50,7 +60,7 @@ function holderOf(all: readonly ScimPerson[], userName: string, exceptId?: strin
 }
 
 /** The people who may hold this work email: the search index's candidates, else everyone. */
-async function candidates(services: Services, token: ScimTokenEntry, email: string): Promise<ScimPerson[]> {
+async function candidates(services: UserWritesServices, token: ScimTokenEntry, email: string): Promise<ScimPerson[]> {
   return (await peopleByEmail(services, token.workspaceId, email)) ?? (await allPeople(services.database.db, token.workspaceId));
 }
 
@@ -62,7 +72,7 @@ function uniqueness(userName: string): ScimError {
   );
 }
 
-async function store(services: Services, token: ScimTokenEntry, id: string, w: UserWrite, deletedAt: string | null = null) {
+async function store(services: UserWritesServices, token: ScimTokenEntry, id: string, w: UserWrite, deletedAt: string | null = null) {
   const result = await putRecord(services, token.workspaceId, people, id, { id, ...w.person }).catch(refusedWrite);
   await saveLink(services.database.db, token.workspaceId, id, w.link, deletedAt);
   return { person: JSON.parse(result.doc) as RecordObject, link: w.link, created: result.created };
@@ -72,7 +82,7 @@ async function store(services: Services, token: ScimTokenEntry, id: string, w: U
  * POST /Users. A userName held by a person a SCIM DELETE kept (still referenced) takes that
  * person back: the identity provider re-provisions someone who left and came back.
  */
-export async function createUser(services: Services, token: ScimTokenEntry, body: unknown) {
+export async function createUser(services: UserWritesServices, token: ScimTokenEntry, body: unknown) {
   const first = userToPerson(body, context(services, token));
   const all = await candidates(services, token, first.person.work_email as string);
   const holder = holderOf(all, first.person.work_email as string);
@@ -84,19 +94,19 @@ export async function createUser(services: Services, token: ScimTokenEntry, body
   return saved;
 }
 
-async function visible(services: Services, token: ScimTokenEntry, id: string): Promise<ScimPerson> {
+async function visible(services: UserWritesServices, token: ScimTokenEntry, id: string): Promise<ScimPerson> {
   const found = /^per_[A-Za-z0-9_-]{1,64}$/.test(id) ? await onePerson(services.database.db, token.workspaceId, id) : undefined;
   if (!found || found.deletedAt !== null) throw notFound(`No User ${id.slice(0, 80)} in this workspace.`);
   return found;
 }
 
-export async function readUser(services: Services, token: ScimTokenEntry, id: string): Promise<ScimPerson> {
+export async function readUser(services: UserWritesServices, token: ScimTokenEntry, id: string): Promise<ScimPerson> {
   return visible(services, token, id);
 }
 
 /** PUT /Users/{id}, and the end of a PATCH: the whole User as it should be. */
 export async function replaceUser(
-  services: Services,
+  services: UserWritesServices,
   token: ScimTokenEntry,
   id: string,
   body: unknown,
@@ -125,7 +135,7 @@ export async function replaceUser(
  * manager) is kept as INACTIVE and SCIM no longer sees it: identity providers need the user gone,
  * the register needs its references whole. Either way the answer is 204.
  */
-export async function deleteUser(services: Services, token: ScimTokenEntry, id: string): Promise<'deleted' | 'deactivated'> {
+export async function deleteUser(services: UserWritesServices, token: ScimTokenEntry, id: string): Promise<'deleted' | 'deactivated'> {
   const found = await visible(services, token, id);
   try {
     await deleteOne(services, token.workspaceId, people, id);

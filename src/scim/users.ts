@@ -6,8 +6,9 @@
  * of `emails`. What SCIM says that the register has no field for (externalId, employeeNumber)
  * is kept beside the person (table scim_people).
  */
-import type { RecordObject } from '../store/records.js';
+
 import { controlCharacterIn } from '../text-rules.js';
+import type { RecordObject } from '../writes/records.js';
 import { invalidSyntax, invalidValue, ScimError } from './errors.js';
 
 export const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';

@@ -3,16 +3,21 @@
  * people, sites and vendors. Only a bounded sample is read: a bulk seed needs a pool to draw
  * from, not the whole organisation.
  */
-import type { Services } from '../services.js';
+import type { Database } from '../store/database.js';
 import { SOFTWARE_VENDORS } from './catalog.js';
 import { Directory } from './directory.js';
 import { SITES, timezoneCurrency } from './places.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface ExistingSeedServices {
+  database: Database;
+}
 
 const POOL_LIMIT = 10_000;
 
 type Doc = Record<string, unknown>;
 
-async function docs(services: Services, workspaceId: string, register: string, limit = POOL_LIMIT): Promise<Doc[]> {
+async function docs(services: ExistingSeedServices, workspaceId: string, register: string, limit = POOL_LIMIT): Promise<Doc[]> {
   const rows = await services.database.db
     .selectFrom('records')
     .select('doc')
@@ -26,7 +31,7 @@ async function docs(services: Services, workspaceId: string, register: string, l
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
-export async function countRecords(services: Services, workspaceId: string, register?: string): Promise<number> {
+export async function countRecords(services: ExistingSeedServices, workspaceId: string, register?: string): Promise<number> {
   let query = services.database.db
     .selectFrom('records')
     .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -36,7 +41,7 @@ export async function countRecords(services: Services, workspaceId: string, regi
   return Number(row?.n ?? 0);
 }
 
-export async function loadDirectory(services: Services, workspaceId: string): Promise<Directory> {
+export async function loadDirectory(services: ExistingSeedServices, workspaceId: string): Promise<Directory> {
   const dir = new Directory();
   const locations = await docs(services, workspaceId, 'locations');
   const byId = new Map(locations.map((l) => [str(l.id), l]));
@@ -104,7 +109,7 @@ export async function loadDirectory(services: Services, workspaceId: string): Pr
 }
 
 /** The email domain the workspace's people already use, so new people match them. */
-export async function existingEmailDomain(services: Services, workspaceId: string): Promise<string | undefined> {
+export async function existingEmailDomain(services: ExistingSeedServices, workspaceId: string): Promise<string | undefined> {
   const [person] = await docs(services, workspaceId, 'people', 1);
   const email = str(person?.work_email);
   return email?.slice(email.indexOf('@') + 1);

@@ -6,8 +6,9 @@
  */
 import { AppError } from '../errors.js';
 import { registerByPath } from '../registers/catalogue.js';
-import type { Services } from '../services.js';
-import { getWorkspace } from '../store/workspaces.js';
+import type { Database } from '../store/database.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
+import type { RecordStore } from '../writes/records.js';
 import { createContext, type SeedContext } from './context.js';
 import { countRecords, existingEmailDomain, loadDirectory } from './existing.js';
 import { seedAssets } from './generators/assets.js';
@@ -24,6 +25,12 @@ import { COMPANIES } from './names.js';
 import { countsForScale, locationCount } from './plan.js';
 import { fnv1a } from './random.js';
 import { SeedWriter } from './writer.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface SeedServices {
+  database: Database;
+  records: RecordStore;
+}
 
 export { ASSETS_PER_SCALE, countsForScale, scaleForAssets } from './plan.js';
 
@@ -73,7 +80,7 @@ function emailDomain(seed: string, workspaceId: string): string {
  * Seeds an empty workspace. Refuses one that already has records (the same seed would make the
  * same ids again), so a repeated `wsops seed` fails before writing anything.
  */
-export async function seedWorkspace(services: Services, workspaceId: string, options: SeedOptions): Promise<SeedResult> {
+export async function seedWorkspace(services: SeedServices, workspaceId: string, options: SeedOptions): Promise<SeedResult> {
   checkOptions(options.seed, options.now);
   if (!Number.isFinite(options.scale) || options.scale <= 0) throw new AppError('invalid_parameter', 'scale must be a positive number');
   await getWorkspace(services.database.db, workspaceId);
@@ -131,7 +138,7 @@ export async function seedWorkspace(services: Services, workspaceId: string, opt
  * records the register already has).
  */
 export async function seedRegister(
-  services: Services,
+  services: SeedServices,
   workspaceId: string,
   registerPath: string,
   count: number,

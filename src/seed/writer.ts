@@ -1,6 +1,6 @@
 import type { Register } from '../registers/define.js';
-import { type RecordObject, type RecordStore, toRow } from '../store/records.js';
 import type { RecordsTable } from '../store/schema.js';
+import { type RecordObject, type RecordStore, toRow } from '../writes/records.js';
 
 export const BATCH_SIZE = 5000;
 

@@ -12,7 +12,7 @@
 export const AUTH_CHANNEL = 'wsops_auth';
 
 /**
- * What authentication reads of a key (src/store/keys.ts findKeyForAuth) and of its workspace.
+ * What authentication reads of a key (src/keys/keys.ts findKeyForAuth) and of its workspace.
  * A column added to that read must be added here too (in a new migration, with watchKeyColumns).
  */
 export const KEY_COLUMNS = ['key_id', 'workspace_id', 'environment', 'secret_hash', 'scopes', 'expires_at', 'revoked_at'] as const;

@@ -7,12 +7,19 @@
  * every query is bounded by an index of migration 0011 (the history may hold millions of rows).
  */
 import { type Kysely, sql } from 'kysely';
+import { recordAudit } from '../audit/audit.js';
+import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
-import type { Services } from '../services.js';
-import { recordAudit } from '../store/audit.js';
+import type { Database } from '../store/database.js';
 import type { DB, DeliveryJobsTable, WebhookEndpointsTable } from '../store/schema.js';
 import { SUBSCRIBABLE_EVENTS, TEST_EVENT, VERIFICATION_EVENT } from './event-types.js';
 import { emitTestEvent } from './outbox.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface DeliveriesServices {
+  database: Database;
+  clock: Clock;
+}
 
 /** What the history can be filtered by; each maps to one job state. */
 export const DELIVERY_OUTCOMES = {
@@ -151,7 +158,7 @@ export function checkDeliveryFilters(filters: DeliveryFilters): {
  * (created_at, id): a range scan of one 0011 index whatever the depth; no OFFSET, no count.
  */
 export async function listDeliveries(
-  services: Services,
+  services: DeliveriesServices,
   workspaceId: string,
   endpointId: string,
   filters: DeliveryFilters = {},
@@ -239,7 +246,7 @@ export async function listDeliveries(
 }
 
 /** Deliveries kept for a disabled endpoint (state `held`); an index-only count. */
-export async function heldCount(services: Services, workspaceId: string, endpointId: string): Promise<number> {
+export async function heldCount(services: DeliveriesServices, workspaceId: string, endpointId: string): Promise<number> {
   const db = services.database.db;
   await endpointIn(db, workspaceId, endpointId);
   const { n } = await db
@@ -266,7 +273,7 @@ export interface ResentDelivery {
  * kept: numbering goes on, and a job that had spent its attempts gets this one more only.
  */
 export async function resendDelivery(
-  services: Services,
+  services: DeliveriesServices,
   workspaceId: string,
   endpointId: string,
   deliveryOrJobId: string,
@@ -320,7 +327,7 @@ export async function resendDelivery(
  * `since`, made due again at once. One UPDATE over the (endpoint_id, state, created_at) index.
  */
 export async function recoverFailed(
-  services: Services,
+  services: DeliveriesServices,
   workspaceId: string,
   endpointId: string,
   since: string,
@@ -401,7 +408,7 @@ function bucketKey(window: StatsWindow, startIso: string): string {
  * PostgreSQL's numeric sums would not do).
  */
 export async function deliveryStats(
-  services: Services,
+  services: DeliveriesServices,
   workspaceId: string,
   endpointId: string,
   window: StatsWindow,
@@ -457,7 +464,7 @@ export async function deliveryStats(
  * awaiting verification receives it once verified. A disabled one is refused.
  */
 export async function sendTestEvent(
-  services: Services,
+  services: DeliveriesServices,
   workspaceId: string,
   endpointId: string,
   actor = 'cli',

@@ -16,10 +16,13 @@
  * unreachable) is logged and retried with backoff, and recorded against no endpoint.
  */
 import { setMaxListeners } from 'node:events';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
-import type { Services } from '../services.js';
+import type { SecretBox } from '../secret-box.js';
+import type { Database } from '../store/database.js';
 import { ListenSession } from '../store/listen-session.js';
 import type { DeliveryAttemptsTable } from '../store/schema.js';
 import { type DeliveryObserver, NO_OBSERVER } from './delivery-observer.js';
@@ -31,6 +34,15 @@ import { AgentPool, ATTEMPT_TIMEOUT_MS, type AttemptOutcome, type ErrorClass, se
 import { signatureHeader } from './signature.js';
 import { standardHeaders } from './standard-signature.js';
 import { type CheckedUrl, checkWebhookUrl } from './url-safety.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface DispatcherServices {
+  config: Config;
+  database: Database;
+  secretBox: SecretBox;
+  clock: Clock;
+  logger: Logger;
+}
 
 /**
  * Attempts all workers together have in flight to one endpoint at most. An endpoint's slots are
@@ -115,7 +127,7 @@ export class Dispatcher {
   private failedRounds = 0;
 
   constructor(
-    private readonly services: Services,
+    private readonly services: DispatcherServices,
     options: DispatcherOptions = {},
   ) {
     this.batchSize = options.batchSize ?? 500;

@@ -6,8 +6,8 @@
  * only reports outcomes here.
  */
 import type { Kysely } from 'kysely';
+import { recordAudit } from '../audit/audit.js';
 import type { Logger } from '../logger.js';
-import { recordAudit } from '../store/audit.js';
 import type { DB } from '../store/schema.js';
 import { TEST_EVENT, VERIFICATION_EVENT } from './event-types.js';
 import { holdOwedJobs, releaseOwedJobs } from './queue.js';

@@ -5,12 +5,27 @@
  * they show a secret.
  */
 import type { FastifyInstance } from 'fastify';
-import { authorizeOperator } from '../actions/internal-routes.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
+import type { FailureThrottle } from '../keys/failure-throttle.js';
+import { authorizeOperator } from '../keys/operator-token.js';
+import type { Logger } from '../logger.js';
 import { idPattern, idRule } from '../registers/fields.js';
-import type { Services } from '../services.js';
-import { getWorkspace } from '../store/workspaces.js';
+import type { SecretBox } from '../secret-box.js';
+import type { Database } from '../store/database.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
 import { setStandardWebhooks } from './endpoints.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface EndpointInternalRoutesServices {
+  config: Config;
+  database: Database;
+  secretBox: SecretBox;
+  failureThrottle: FailureThrottle;
+  clock: Clock;
+  logger: Logger;
+}
 
 export const ENDPOINT_SIGNATURES_PATH = '/internal/v1/workspaces/:workspace_id/webhook-endpoints/:id/signatures';
 
@@ -34,7 +49,7 @@ export function parseSignaturesBody(body: unknown): boolean {
   return value;
 }
 
-export function registerEndpointInternalRoutes(app: FastifyInstance, services: Services): void {
+export function registerEndpointInternalRoutes(app: FastifyInstance, services: EndpointInternalRoutesServices): void {
   app.put<{ Params: { workspace_id: string; id: string } }>(
     ENDPOINT_SIGNATURES_PATH,
     { onRequest: async (request, reply) => authorizeOperator(services, request, reply) },

@@ -5,18 +5,31 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { recordAudit } from '../audit/audit.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { newId, randomBase62 } from '../ids.js';
 import { splitList } from '../lists.js';
+import type { Logger } from '../logger.js';
 import { READ_SCOPES, WRITE_SCOPES } from '../registers/define.js';
-import type { Services } from '../services.js';
-import { recordAudit } from '../store/audit.js';
+import type { SecretBox } from '../secret-box.js';
+import type { Database } from '../store/database.js';
 import type { DB, WebhookEndpointsTable } from '../store/schema.js';
-import { lockWorkspace } from '../store/workspaces.js';
+import { lockWorkspace } from '../workspaces/workspaces.js';
 import { EVENT_TYPES, isEventType, SUBSCRIBABLE_EVENTS, VERIFICATION_EVENT } from './event-types.js';
 import { emitVerification } from './outbox.js';
 import { holdOwedJobs, makeDueNow } from './queue.js';
 import { checkWebhookUrl } from './url-safety.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface EndpointsServices {
+  config: Config;
+  database: Database;
+  secretBox: SecretBox;
+  clock: Clock;
+  logger: Logger;
+}
 
 export const MAX_DELIVERING_ENDPOINTS = 5;
 export const DEFAULT_ROTATION_GRACE_HOURS = 24;
@@ -143,7 +156,7 @@ async function getRow(db: Kysely<DB>, workspaceId: string, id: string): Promise<
 }
 
 export async function createEndpoint(
-  services: Services,
+  services: EndpointsServices,
   workspaceId: string,
   input: {
     url: string;
@@ -198,7 +211,7 @@ export async function createEndpoint(
   return { ...toView(row), secret, verification_event_id: verification.id };
 }
 
-export async function listEndpoints(services: Services, workspaceId: string): Promise<EndpointView[]> {
+export async function listEndpoints(services: EndpointsServices, workspaceId: string): Promise<EndpointView[]> {
   const rows = await services.database.db
     .selectFrom('webhook_endpoints')
     .selectAll()
@@ -209,7 +222,7 @@ export async function listEndpoints(services: Services, workspaceId: string): Pr
 }
 
 /** A user switches an endpoint off: deliveries stop at once, its slot is freed, history stays. */
-export async function disableEndpoint(services: Services, workspaceId: string, id: string, actor = 'cli'): Promise<EndpointView> {
+export async function disableEndpoint(services: EndpointsServices, workspaceId: string, id: string, actor = 'cli'): Promise<EndpointView> {
   const at = new Date(services.clock()).toISOString();
   const result = await services.database.db.transaction().execute(async (trx) => {
     const row = await getRow(trx, workspaceId, id);
@@ -236,16 +249,16 @@ export async function disableEndpoint(services: Services, workspaceId: string, i
  * becomes active when it answers the new verification with a 2xx, and then the deliveries it
  * still owed resume.
  */
-export async function enableEndpoint(services: Services, workspaceId: string, id: string, actor = 'cli') {
+export async function enableEndpoint(services: EndpointsServices, workspaceId: string, id: string, actor = 'cli') {
   return reverify(services, workspaceId, id, actor, 'enable');
 }
 
 /** Sends the verification again now, to an endpoint that has not answered one yet. */
-export async function verifyEndpoint(services: Services, workspaceId: string, id: string, actor = 'cli') {
+export async function verifyEndpoint(services: EndpointsServices, workspaceId: string, id: string, actor = 'cli') {
   return reverify(services, workspaceId, id, actor, 'verify');
 }
 
-async function reverify(services: Services, workspaceId: string, id: string, actor: string, mode: 'enable' | 'verify') {
+async function reverify(services: EndpointsServices, workspaceId: string, id: string, actor: string, mode: 'enable' | 'verify') {
   const current = await getRow(services.database.db, workspaceId, id);
   if (mode === 'enable' && current.status !== 'disabled') {
     throw new AppError('invalid_state', `endpoint ${id} is ${current.status}, not disabled; nothing to switch on`);
@@ -309,7 +322,7 @@ async function resendOwedVerification(trx: Kysely<DB>, endpointId: string, now: 
 
 /** A new secret signs at once; the old one keeps signing beside it for the grace period. */
 export async function rotateSecret(
-  services: Services,
+  services: EndpointsServices,
   workspaceId: string,
   id: string,
   graceHours = DEFAULT_ROTATION_GRACE_HOURS,
@@ -346,7 +359,7 @@ export async function rotateSecret(
  * Switches the Standard Webhooks headers on or off for an endpoint; the seed's
  * X-Service-Signature is sent either way. Takes effect from the next attempt.
  */
-export async function setStandardWebhooks(services: Services, workspaceId: string, id: string, on: boolean, actor = 'cli') {
+export async function setStandardWebhooks(services: EndpointsServices, workspaceId: string, id: string, on: boolean, actor = 'cli') {
   const at = new Date(services.clock()).toISOString();
   return services.database.db.transaction().execute(async (trx) => {
     const row = await getRow(trx, workspaceId, id);
@@ -362,7 +375,7 @@ export async function setStandardWebhooks(services: Services, workspaceId: strin
 
 /** The secrets that sign a delivery now: the current one, and the previous one during its grace. */
 export function signingSecrets(
-  services: Services,
+  services: EndpointsServices,
   row: Pick<WebhookEndpointsTable, 'secret_ciphertext' | 'previous_secret_ciphertext' | 'previous_secret_expires_at'>,
   now: number,
 ): string[] {

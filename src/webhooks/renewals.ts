@@ -4,9 +4,17 @@
  * (workspace, vendor, renewal date) makes "once" hold with several workers checking at once:
  * only the insert that wins emits the event, in the same transaction.
  */
-import type { Services } from '../services.js';
+
+import type { Clock } from '../clock.js';
+import type { Database } from '../store/database.js';
 import { eventData } from './event-types.js';
 import { emitEvent } from './outbox.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface RenewalsServices {
+  database: Database;
+  clock: Clock;
+}
 
 export const RENEWAL_WINDOW_DAYS = 30;
 export const RENEWAL_CHECK_INTERVAL_MS = 15 * 60_000;
@@ -17,7 +25,7 @@ export interface RenewalCheckResult {
   events: { event_id: string; workspace_id: string; vendor_id: string; renewal_date: string }[];
 }
 
-export async function checkRenewals(services: Services, workspaceId?: string): Promise<RenewalCheckResult> {
+export async function checkRenewals(services: RenewalsServices, workspaceId?: string): Promise<RenewalCheckResult> {
   const now = services.clock();
   const today = new Date(now).toISOString().slice(0, 10);
   const horizon = new Date(now + RENEWAL_WINDOW_DAYS * DAY_MS).toISOString().slice(0, 10);

@@ -1,5 +1,14 @@
 import { sql } from 'kysely';
-import type { Services } from '../services.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Database } from '../store/database.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface RetentionServices {
+  config: Config;
+  database: Database;
+  clock: Clock;
+}
 
 const DAY_MS = 86_400_000;
 
@@ -7,7 +16,7 @@ const DAY_MS = 86_400_000;
  * Prunes delivery history older than the retention setting: attempts, finished jobs, and
  * events that no unfinished job still needs. Pending and held deliveries are never pruned.
  */
-export async function pruneDeliveryHistory(services: Services): Promise<{ attempts: number; jobs: number; events: number }> {
+export async function pruneDeliveryHistory(services: RetentionServices): Promise<{ attempts: number; jobs: number; events: number }> {
   const cutoff = new Date(services.clock() - services.config.deliveryRetentionDays * DAY_MS).toISOString();
   const db = services.database.db;
   // The chart's hourly rollup (migration 0013) follows the attempts exactly: hours before the

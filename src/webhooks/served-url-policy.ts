@@ -6,9 +6,16 @@
  * starts, so `endpoint create` can warn at once instead.
  */
 import type { Kysely } from 'kysely';
-import type { Services } from '../services.js';
+import type { Config } from '../config.js';
+import type { Database } from '../store/database.js';
 import type { DB } from '../store/schema.js';
 import { ALLOW_PRIVATE_HINT, checkWebhookUrl, liftedByAllowPrivate } from './url-safety.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface ServedUrlPolicyServices {
+  config: Config;
+  database: Database;
+}
 
 const SETTING = 'served_url_policy';
 
@@ -44,7 +51,7 @@ export async function servedUrlPolicy(db: Kysely<DB>): Promise<ServedUrlPolicy |
  * A warning when the URL just registered passed only because WSOPS_ALLOW_PRIVATE_WEBHOOKS is set
  * here, and the server that delivers is not known to have it too; undefined when all is well.
  */
-export async function deliveryRefusalWarning(services: Services, url: string): Promise<string | undefined> {
+export async function deliveryRefusalWarning(services: ServedUrlPolicyServices, url: string): Promise<string | undefined> {
   if (!services.config.allowPrivateWebhooks) return undefined;
   let reason: string;
   try {

@@ -7,9 +7,17 @@
  * and moves `throttle_next_at` on by the time those jobs are worth at the rate; it does both
  * under the claim's lock, so the rate holds however many workers share the database.
  */
+
+import { recordAudit } from '../audit/audit.js';
+import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
-import type { Services } from '../services.js';
-import { recordAudit } from '../store/audit.js';
+import type { Database } from '../store/database.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface ThrottleServices {
+  database: Database;
+  clock: Clock;
+}
 
 export const MAX_THROTTLE_PER_SECOND = 10_000;
 /** A throttled endpoint is sent at most a tenth of a second's worth at once (at least one). */
@@ -51,7 +59,7 @@ export function parseThrottle(raw: string | number | null | undefined): number |
 
 /** Sets or clears an endpoint's throttle; applies to the next claim of every worker. */
 export async function setThrottle(
-  services: Services,
+  services: ThrottleServices,
   workspaceId: string,
   id: string,
   maxPerSecond: number | null,

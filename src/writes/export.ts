@@ -5,11 +5,16 @@
  * in its (updated_at, id) order, read by keyset in pages; nothing is held whole.
  */
 import { sql } from 'kysely';
-import { resolveRegister } from '../actions/correct.js';
 import { registerByPath } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
-import type { Services } from '../services.js';
-import { getWorkspace } from '../store/workspaces.js';
+import { resolveRegister } from '../registers/resolve-register.js';
+import type { Database } from '../store/database.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface ExportServices {
+  database: Database;
+}
 
 /** Parents before the records that name them. */
 export const EXPORT_ORDER: readonly string[] = [
@@ -35,7 +40,11 @@ export function exportRegisters(names?: readonly string[]): Register[] {
 }
 
 /** Yields NDJSON text, a page of lines at a time. */
-export async function* exportRecords(services: Services, workspaceId: string, registers: readonly Register[]): AsyncGenerator<string> {
+export async function* exportRecords(
+  services: ExportServices,
+  workspaceId: string,
+  registers: readonly Register[],
+): AsyncGenerator<string> {
   await getWorkspace(services.database.db, workspaceId);
   const db = services.database.db;
   for (const register of registers) {
@@ -67,7 +76,7 @@ export async function* exportRecords(services: Services, workspaceId: string, re
 
 /** Records per register and when each was last written: the console's Data page. */
 export async function registerSummary(
-  services: Services,
+  services: ExportServices,
   workspaceId: string,
 ): Promise<{ register: string; records: number; last_written_at: string | null }[]> {
   const rows = await services.database.db

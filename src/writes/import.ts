@@ -12,23 +12,31 @@
  * ATOMIC_MAX_LINES lines) so that the transaction never waits on the client either.
  * `dryRun`: everything is checked, nothing is written.
  */
+
+import { recordAudit } from '../audit/audit.js';
+import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
 import { REGISTERS, registerByPath } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
 import { idPattern, idRule } from '../registers/fields.js';
 import { clip, type FieldProblemCode, type RecordObject, readRecordInput } from '../registers/record-input.js';
-import type { Services } from '../services.js';
-import { recordAudit } from '../store/audit.js';
-import { HEARTBEAT_MS, THIS_PROCESS } from '../store/import-runs.js';
+import type { Database } from '../store/database.js';
 import { nextSlice, type RecordBatch, type StoredRecord, sliceUsed } from '../store/record-batches.js';
-import { type RowParts, rowParts } from '../store/records.js';
 import { storageFaultOf } from '../store/storage-faults.js';
-import { getWorkspace } from '../store/workspaces.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
+import { HEARTBEAT_MS, THIS_PROCESS } from './import-runs.js';
 import { ndjsonLines } from './ndjson-lines.js';
 import { PendingReferences } from './pending-references.js';
 import { changeOf, danglingProblem, knownReferences, referenceKey, referencesIn } from './record-changes.js';
+import { type RowParts, rowParts } from './records.js';
 import { fieldOf, groupReferrers, type Referrer, type ReferrerGroup, referencedDetail, storedReferrers } from './referrers.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface ImportServices {
+  database: Database;
+  clock: Clock;
+}
 
 /** The longest line accepted (a record with long lists of nested items fits easily). */
 export const MAX_LINE_BYTES = 1024 * 1024;
@@ -281,7 +289,7 @@ class Applier {
   }
 
   constructor(
-    private readonly services: Services,
+    private readonly services: ImportServices,
     private readonly workspaceId: string,
     private readonly report: Report,
     private readonly options: ImportOptions,
@@ -474,7 +482,7 @@ class Applier {
 
 /** Reads `source` (NDJSON bytes) and applies it to the workspace; see the module's comment. */
 export async function importRecords(
-  services: Services,
+  services: ImportServices,
   workspaceId: string,
   source: AsyncIterable<Buffer | string>,
   options: ImportOptions,
@@ -678,7 +686,7 @@ function lineProblem(line: number, error: 'line_too_long' | 'invalid_utf8'): Ref
 
 /** Records the import's outcome (the Data page's list) and its audit event; returns the report. */
 async function settle(
-  services: Services,
+  services: ImportServices,
   workspaceId: string,
   report: Report,
   startedAt: string,

@@ -3,13 +3,14 @@
  * import: the stamps (created_at kept, updated_at moved forward only when something changed)
  * and the references check.
  */
-import { nextStamp } from '../actions/correct.js';
+
 import { registerByPrefix } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
 import { type FieldProblem, type RecordObject, referencesOf } from '../registers/record-input.js';
 import type { StoredRecord } from '../store/record-batches.js';
-import { type RowParts, rowOf, rowParts, type Stamps } from '../store/records.js';
 import type { RecordsTable } from '../store/schema.js';
+import { nextStamp } from './next-stamp.js';
+import { type RowParts, rowOf, rowParts, type Stamps } from './records.js';
 import { namedBy } from './referrers.js';
 
 const isRegisterPrefix = (prefix: string) => registerByPrefix(prefix) !== undefined;

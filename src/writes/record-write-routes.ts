@@ -5,15 +5,28 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authorizeOperator } from '../actions/internal-routes.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
+import type { FailureThrottle } from '../keys/failure-throttle.js';
+import { authorizeOperator } from '../keys/operator-token.js';
 import { idPattern, idRule } from '../registers/fields.js';
-import type { Services } from '../services.js';
-import { getWorkspace } from '../store/workspaces.js';
+import type { Database } from '../store/database.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
 import { exportRecords, exportRegisters } from './export.js';
 import { importRecords } from './import.js';
 import { etagOf } from './record-changes.js';
 import { checkId, deleteOne, type Preconditions, patchRecord, putRecord, registerNamed, type WriteResult } from './record-writes.js';
+import type { RecordStore } from './records.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface RecordWriteRoutesServices {
+  config: Config;
+  database: Database;
+  records: RecordStore;
+  failureThrottle: FailureThrottle;
+  clock: Clock;
+}
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 export const NDJSON_TYPE = 'application/x-ndjson';
@@ -62,7 +75,7 @@ function queryOf(query: unknown, flagNames: readonly string[], textNames: readon
   return out;
 }
 
-export function registerRecordWriteRoutes(app: FastifyInstance, services: Services): void {
+export function registerRecordWriteRoutes(app: FastifyInstance, services: RecordWriteRoutesServices): void {
   // A merge patch is JSON; the import's body is read as a stream, never parsed whole.
   app.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
   app.addContentTypeParser(NDJSON_TYPE, (_request, payload, done) => done(null, payload));

@@ -3,15 +3,23 @@
  * direct writes, which move updated_at and emit no event (ADR 20). Each is one short
  * transaction that reads the stored row, checks the precondition, and writes.
  */
+
+import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import { REGISTERS, registerByPath } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
 import { idPattern, idRule } from '../registers/fields.js';
 import { type FieldProblem, type RecordObject, readRecordInput } from '../registers/record-input.js';
-import type { Services } from '../services.js';
-import { getWorkspace } from '../store/workspaces.js';
+import type { Database } from '../store/database.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
 import { changeOf, danglingProblem, etagOf, knownReferences, referenceKey, referencesIn } from './record-changes.js';
 import { assertUnreferenced, fieldOf } from './referrers.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface RecordWritesServices {
+  database: Database;
+  clock: Clock;
+}
 
 export interface Preconditions {
   /** `If-Match`: the write happens only if the stored record's ETag is one of these (or `*`: it exists). */
@@ -90,7 +98,7 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 }
 
 async function write(
-  services: Services,
+  services: RecordWritesServices,
   workspaceId: string,
   register: Register,
   id: string,
@@ -122,13 +130,20 @@ async function write(
 }
 
 /** PUT: creates (created: true) or replaces a whole record. */
-export function putRecord(services: Services, workspaceId: string, register: Register, id: string, body: unknown, p: Preconditions = {}) {
+export function putRecord(
+  services: RecordWritesServices,
+  workspaceId: string,
+  register: Register,
+  id: string,
+  body: unknown,
+  p: Preconditions = {},
+) {
   return write(services, workspaceId, register, id, p, () => body, false);
 }
 
 /** PATCH: a JSON merge patch of a stored record. */
 export function patchRecord(
-  services: Services,
+  services: RecordWritesServices,
   workspaceId: string,
   register: Register,
   id: string,
@@ -143,7 +158,7 @@ export function patchRecord(
 
 /** DELETE: the record leaves every list and detail; no event. Refused (409) while other records name it. */
 export async function deleteOne(
-  services: Services,
+  services: RecordWritesServices,
   workspaceId: string,
   register: Register,
   id: string,

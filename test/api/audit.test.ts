@@ -4,10 +4,10 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { AUDIT_KINDS, auditKindOf, auditPage, describeAudit, listAudit, recordAudit } from '../../src/audit/audit.js';
+import { createKey, revokeKey } from '../../src/keys/keys.js';
 import { READ_SCOPES } from '../../src/registers/define.js';
-import { AUDIT_KINDS, auditKindOf, auditPage, describeAudit, listAudit, recordAudit } from '../../src/store/audit.js';
-import { createKey, revokeKey } from '../../src/store/keys.js';
-import { setModule } from '../../src/store/workspaces.js';
+import { setModule } from '../../src/workspaces/workspaces.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness, TEST_SECRET } from '../helpers/harness.js';
 

@@ -6,11 +6,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { deleteRecord } from '../../src/actions/correct.js';
+import { revokeKey } from '../../src/keys/keys.js';
 import { REGISTERS } from '../../src/registers/catalogue.js';
 import { ALWAYS_INSTALLED, READ_SCOPES } from '../../src/registers/define.js';
 import { idPattern } from '../../src/registers/fields.js';
-import { revokeKey } from '../../src/store/keys.js';
-import { setModule } from '../../src/store/workspaces.js';
+import { setModule } from '../../src/workspaces/workspaces.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { unreferencedCopies } from '../helpers/record-copies.js';

@@ -5,11 +5,13 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { lastUsesWritten } from '../../src/auth/auth.js';
+import { listAudit } from '../../src/audit/audit.js';
 import { buildApp } from '../../src/http/app.js';
+import { lastUsesWritten } from '../../src/keys/auth.js';
+import { setAllowedIps } from '../../src/keys/key-allowlists.js';
+import type { KeySummary } from '../../src/keys/key-summary.js';
+import { createKey, listKeys, revokeKey, rollKey } from '../../src/keys/keys.js';
 import { createServices } from '../../src/services.js';
-import { listAudit } from '../../src/store/audit.js';
-import { createKey, type KeySummary, listKeys, revokeKey, rollKey, setAllowedIps } from '../../src/store/keys.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 

@@ -1,9 +1,9 @@
 /** API key rules: format, hashing, life, plan limit, revocation, last use, audit trail. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { listAudit } from '../../src/audit/audit.js';
+import { createKey, listKeys, revokeKey } from '../../src/keys/keys.js';
 import { READ_SCOPES } from '../../src/registers/define.js';
-import { listAudit } from '../../src/store/audit.js';
-import { createKey, listKeys, revokeKey } from '../../src/store/keys.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 

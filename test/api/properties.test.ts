@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { nextStamp } from '../../src/actions/correct.js';
 import { assets, REGISTERS } from '../../src/registers/catalogue.js';
+import { nextStamp } from '../../src/writes/next-stamp.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 

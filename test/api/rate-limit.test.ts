@@ -6,11 +6,11 @@ import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { addressBucket } from '../../src/auth/rate-limit.js';
 import { loadConfig } from '../../src/config.js';
 import { buildApp } from '../../src/http/app.js';
+import { formatKey } from '../../src/keys/key-format.js';
+import { addressBucket } from '../../src/keys/rate-limit.js';
 import { createServices } from '../../src/services.js';
-import { formatKey } from '../../src/store/keys.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness, TEST_SECRET } from '../helpers/harness.js';
 

@@ -1,8 +1,9 @@
 /** Sync by updated_since, text search, corrections and deletions, as an integrator sees them. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { correctRecord, deleteRecord, nextStamp } from '../../src/actions/correct.js';
+import { correctRecord, deleteRecord } from '../../src/actions/correct.js';
 import { assets } from '../../src/registers/catalogue.js';
+import { nextStamp } from '../../src/writes/next-stamp.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { walkPages } from '../helpers/pages.js';

@@ -1,7 +1,9 @@
 /** The admins page: invite (one-time link), remove with confirmation, never yourself or the last admin. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { listAdmins, loadSession, setPassword } from '../../src/store/admins.js';
+import { listAdmins } from '../../src/sign-in/admins.js';
+import { setPassword } from '../../src/sign-in/passwords.js';
+import { loadSession } from '../../src/sign-in/sessions.js';
 import { encodeForm, type SignedInAdmin, sessionCookieOf, signedInAdmin, TEST_PASSWORD } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';

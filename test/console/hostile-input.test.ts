@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { listAdmins } from '../../src/store/admins.js';
-import { listKeys } from '../../src/store/keys.js';
+import { listKeys } from '../../src/keys/keys.js';
+import { listAdmins } from '../../src/sign-in/admins.js';
 import { encodeForm, type SignedInAdmin, signedInAdmin } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';

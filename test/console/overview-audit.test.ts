@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { newId } from '../../src/ids.js';
+import { createKey, revokeKey } from '../../src/keys/keys.js';
 import { READ_SCOPES } from '../../src/registers/define.js';
-import { createKey, revokeKey } from '../../src/store/keys.js';
 import { createEndpoint } from '../../src/webhooks/endpoints.js';
 import { signedInAdmin } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';

@@ -11,8 +11,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { createAdminLink, signInUrl } from '../../src/store/admins.js';
-import { totpCode } from '../../src/store/second-factor.js';
+import { totpCode } from '../../src/sign-in/second-factor.js';
+import { createAdminLink, signInUrl } from '../../src/sign-in/sign-in-links.js';
 import { axeCheck, consoleAtLocalhost, launchBrowserForLocalhost, screenshot, type TestBrowser } from '../helpers/browser.js';
 import { TEST_PASSWORD } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';

@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createAdminLink } from '../../src/store/admins.js';
-import { totpCode } from '../../src/store/second-factor.js';
+import { totpCode } from '../../src/sign-in/second-factor.js';
+import { createAdminLink } from '../../src/sign-in/sign-in-links.js';
 import { encodeForm, type SignedInAdmin, sessionCookieOf, signedInAdmin, TEST_PASSWORD } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';

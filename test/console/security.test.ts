@@ -1,7 +1,7 @@
 /** The console's security boundary: CSRF, origins, headers, the cookie/API-key separation, assets. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { listKeys } from '../../src/store/keys.js';
+import { listKeys } from '../../src/keys/keys.js';
 import { type SignedInAdmin, signedInAdmin } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { SIGN_IN_LIMITS } from '../../src/console/sign-in-throttle.js';
+import { SIGN_IN_LIMITS } from '../../src/sign-in/sign-in-throttle.js';
 import { encodeForm, sessionCookieOf, signedInAdmin } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';

@@ -1,7 +1,7 @@
 /** Console sign-in: one-time links, passwords, throttling, sessions and their cookie. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createAdminLink } from '../../src/store/admins.js';
+import { createAdminLink } from '../../src/sign-in/sign-in-links.js';
 import { encodeForm, sessionCookieOf, signedInAdmin, TEST_PASSWORD } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';

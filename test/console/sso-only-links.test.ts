@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { createAdminLink } from '../../src/store/admins.js';
-import { setSso } from '../../src/store/sign-in-rules.js';
+import { createAdminLink } from '../../src/sign-in/sign-in-links.js';
+import { setSso } from '../../src/sign-in/sign-in-rules.js';
 import { encodeForm, sessionCookieOf, signedInAdmin, TEST_PASSWORD } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness, TEST_SECRET } from '../helpers/harness.js';

@@ -2,7 +2,9 @@
  * A console admin signed in through the real pages (one-time link → password → session
  * cookie), with helpers that send the cookie and the CSRF token like a browser form would.
  */
-import { createAdminLink, loadSession } from '../../src/store/admins.js';
+
+import { loadSession } from '../../src/sign-in/sessions.js';
+import { createAdminLink } from '../../src/sign-in/sign-in-links.js';
 import type { Harness } from './harness.js';
 
 export interface PageResponse {

@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
-import { lastUsesWritten } from '../../src/auth/auth.js';
 import { loadConfig } from '../../src/config.js';
 import { buildApp } from '../../src/http/app.js';
+import { lastUsesWritten } from '../../src/keys/auth.js';
+import { createKey } from '../../src/keys/keys.js';
 import { READ_SCOPES } from '../../src/registers/define.js';
 import { seedWorkspace } from '../../src/seed/seed.js';
 import { createServices, type Services } from '../../src/services.js';
 import type { Dialect } from '../../src/store/database.js';
-import { createKey } from '../../src/store/keys.js';
-import { createWorkspace, parseModules } from '../../src/store/workspaces.js';
+import { createWorkspace, parseModules } from '../../src/workspaces/workspaces.js';
 import { type TestClock, testClock } from './clock.js';
 import { createTestDatabase } from './databases.js';
 import { OpenApiValidator } from './openapi-validator.js';

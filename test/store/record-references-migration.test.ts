@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { people } from '../../src/registers/people.js';
 import { type Database, openDatabase } from '../../src/store/database.js';
 import { loadMigrations, migrate } from '../../src/store/migrate.js';
-import { toRow } from '../../src/store/records.js';
+import { toRow } from '../../src/writes/records.js';
 import { storedReferrers } from '../../src/writes/referrers.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
 

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { verifySignature } from '@wsops/client';
+import { listAudit } from '../../src/audit/audit.js';
 import { AppError } from '../../src/errors.js';
-import { listAudit } from '../../src/store/audit.js';
 import { insertBatches } from '../../src/store/insert-batches.js';
 import { deliveryStats, heldCount, listDeliveries, recoverFailed, resendDelivery, sendTestEvent } from '../../src/webhooks/deliveries.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { verifySignature } from '@wsops/client';
 import Stripe from 'stripe';
-import { listAudit } from '../../src/store/audit.js';
+import { listAudit } from '../../src/audit/audit.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint, disableEndpoint, enableEndpoint, rotateSecret, verifyEndpoint } from '../../src/webhooks/endpoints.js';
 import { emitEvent } from '../../src/webhooks/outbox.js';

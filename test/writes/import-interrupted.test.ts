@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { adapterOf } from '../../src/store/database.js';
-import { STALE_MS, THIS_PROCESS } from '../../src/store/import-runs.js';
+import { STALE_MS, THIS_PROCESS } from '../../src/writes/import-runs.js';
 import { signedInAdmin } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness, TEST_SECRET } from '../helpers/harness.js';

@@ -1,6 +1,6 @@
 /** What a person holds: custody of assets, and the `held_*_ids` of their open transitions. */
 import { assets, transitions } from '../../registers/catalogue.js';
-import type { RecordObject } from '../../store/records.js';
+import type { RecordObject } from '../../writes/records.js';
 import type { ActionContext } from './types.js';
 
 export const OPEN_TRANSITION = ['DRAFT', 'IN_PROGRESS'] as const;

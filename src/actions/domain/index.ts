@@ -3,8 +3,11 @@
  * registers, records an audit entry and emits its event (transactional outbox). The CLI
  * (`wsops act`) and the internal API (`POST /internal/v1/actions/:action`) both call this table.
  */
+
+import type { Clock } from '../../clock.js';
 import { AppError } from '../../errors.js';
-import type { Services } from '../../services.js';
+import type { Database } from '../../store/database.js';
+import type { RecordStore } from '../../writes/records.js';
 import { assetAssign } from './asset-assign.js';
 import { assetReturn } from './asset-return.js';
 import { handoverAcknowledge } from './handover-acknowledge.js';
@@ -14,6 +17,13 @@ import { runDomainAction } from './run.js';
 import { transitionComplete } from './transition-complete.js';
 import { transitionStart } from './transition-start.js';
 import type { ActionEntry, ActionResult, DomainAction, RunOptions } from './types.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface ActionsServices {
+  database: Database;
+  records: RecordStore;
+  clock: Clock;
+}
 
 const DEFINITIONS: Readonly<Record<string, DomainAction>> = {
   'asset.assign': assetAssign,
@@ -51,7 +61,7 @@ export function actionByName(name: string): ActionEntry {
 
 /** Runs the named action. */
 export async function runAction(
-  services: Services,
+  services: ActionsServices,
   name: string,
   workspaceId: string,
   args: Readonly<Record<string, unknown>>,

@@ -3,18 +3,26 @@
  * alike), one transaction per action holding the register writes, the audit entry and the
  * events (transactional outbox), and the helpers actions use to read, write and emit.
  */
+import { recordAudit } from '../../audit/audit.js';
+import type { Clock } from '../../clock.js';
 import { AppError } from '../../errors.js';
 import { parseInstant } from '../../read/timestamp.js';
 import type { Register } from '../../registers/define.js';
 import { ID_PATTERN_BODY } from '../../registers/fields.js';
 import { assertValidRecord } from '../../registers/validate.js';
-import type { Services } from '../../services.js';
-import { recordAudit } from '../../store/audit.js';
-import type { RecordObject } from '../../store/records.js';
-import { getWorkspace } from '../../store/workspaces.js';
+import type { Database } from '../../store/database.js';
 import { emitEvent } from '../../webhooks/outbox.js';
-import { nextStamp } from '../correct.js';
+import { getWorkspace } from '../../workspaces/workspaces.js';
+import { nextStamp } from '../../writes/next-stamp.js';
+import type { RecordObject, RecordStore } from '../../writes/records.js';
 import type { ActionArgs, ActionContext, ActionResult, DomainAction, OptionSpec, RunOptions } from './types.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface RunServices {
+  database: Database;
+  records: RecordStore;
+  clock: Clock;
+}
 
 /** How an argument is named in messages: `--expected-return` on the CLI, `expected_return` in the API. */
 export function argLabel(option: OptionSpec | string, actor: RunOptions['actor']): string {
@@ -111,7 +119,7 @@ function isDeadlock(err: unknown): boolean {
 }
 
 export async function runDomainAction(
-  services: Services,
+  services: RunServices,
   name: string,
   action: DomainAction,
   workspaceId: string,
@@ -138,7 +146,7 @@ export async function runDomainAction(
  * waited for a lock reads the other action's result after it.
  */
 function runOnce(
-  services: Services,
+  services: RunServices,
   name: string,
   action: DomainAction,
   workspaceId: string,

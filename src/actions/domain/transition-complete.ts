@@ -1,6 +1,6 @@
 import { assets, people, systems, tasks, transitions } from '../../registers/catalogue.js';
-import type { RecordObject } from '../../store/records.js';
 import { eventData } from '../../webhooks/event-types.js';
+import type { RecordObject } from '../../writes/records.js';
 import { assetsAssignedTo, dropFromOpenTransitions, returnedAsset } from './holdings.js';
 import { refuse, req } from './run.js';
 import type { ActionContext, DomainAction } from './types.js';

@@ -1,9 +1,17 @@
 import type { Kysely } from 'kysely';
+import type { Clock } from '../../clock.js';
 import type { Register } from '../../registers/define.js';
-import type { Services } from '../../services.js';
-import type { RecordObject } from '../../store/records.js';
+import type { Database } from '../../store/database.js';
 import type { DB } from '../../store/schema.js';
 import type { EventType } from '../../webhooks/event-types.js';
+import type { RecordObject, RecordStore } from '../../writes/records.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface ActionServices {
+  database: Database;
+  records: RecordStore;
+  clock: Clock;
+}
 
 /**
  * One argument of a domain action. The same spec drives the CLI (`--expected-return <iso>`)
@@ -38,7 +46,7 @@ export interface ActionResult {
 
 /** What an action's body works with: everything runs inside the action's one transaction. */
 export interface ActionContext {
-  readonly services: Services;
+  readonly services: ActionServices;
   readonly trx: Kysely<DB>;
   readonly workspaceId: string;
   /** The action's instant (epoch ms) and its ISO form; one value for the whole action. */
@@ -93,5 +101,5 @@ export interface ActionEntry {
   description: string;
   options: readonly OptionSpec[];
   /** Parses raw arguments (CLI strings, JSON values) and runs the action in one transaction. */
-  run(services: Services, workspaceId: string, args: Readonly<Record<string, unknown>>, options?: RunOptions): Promise<ActionResult>;
+  run(services: ActionServices, workspaceId: string, args: Readonly<Record<string, unknown>>, options?: RunOptions): Promise<ActionResult>;
 }

@@ -6,7 +6,9 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Services } from '../../services.js';
-import { type Admin, inviteAdmin, listAdmins, removeAdmin, signInUrl, ssoSignInUrl } from '../../store/admins.js';
+import type { Admin } from '../../sign-in/admin-rows.js';
+import { listAdmins, removeAdmin } from '../../sign-in/admins.js';
+import { inviteAdmin, signInUrl, ssoSignInUrl } from '../../sign-in/sign-in-links.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formError, formValue, textField } from '../forms.js';
 import { type Html, html } from '../html.js';

@@ -4,10 +4,10 @@
  * workspace is ever read.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ACTOR_KINDS, AUDIT_KINDS, type AuditQuery, type AuditRow, auditPage, describeActor, describeAudit } from '../../audit/audit.js';
 import { AppError } from '../../errors.js';
 import type { Services } from '../../services.js';
-import { listAdmins } from '../../store/admins.js';
-import { ACTOR_KINDS, AUDIT_KINDS, type AuditQuery, type AuditRow, auditPage, describeActor, describeAudit } from '../../store/audit.js';
+import { listAdmins } from '../../sign-in/admins.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type Html, html } from '../html.js';
 import { formatTime, layout, sendHtml } from '../layout.js';

@@ -1,14 +1,14 @@
 /**
  * The pages of a sign-in link while single sign-on is the only way in: an ordinary link (an
  * invitation or a new link for a forgotten password) opens nothing and points to single
- * sign-on; a break-glass link (store/break-glass.ts) asks the admin to confirm, then signs
+ * sign-on; a break-glass link (src/sign-in/break-glass.ts) asks the admin to confirm, then signs
  * them in once.
  */
 import type { FastifyReply } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Services } from '../../services.js';
-import { SSO_ONLY_LINK } from '../../store/admins.js';
-import { redeemBreakGlassLink } from '../../store/break-glass.js';
+import { redeemBreakGlassLink } from '../../sign-in/break-glass.js';
+import { SSO_ONLY_LINK } from '../../sign-in/sign-in-links.js';
 import { type Html, html } from '../html.js';
 import { bareLayout, messagePage, sendHtml } from '../layout.js';
 import { SECOND_FACTOR_PATH, setSessionCookie } from '../session.js';

@@ -1,28 +1,18 @@
 /**
  * API keys: create (the full key shown once, optionally limited to IP ranges), list with status,
  * last use and what needs attention in words, roll with a grace, change the IP allowlist,
- * revoke with a confirmation. The rules are those of src/store/keys.ts (the CLI's too): nothing is checked
+ * revoke with a confirmation. The rules are those of src/keys/keys.ts (the CLI's too): nothing is checked
  * here a second time except that a form field holds a whole number.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import { CIDR_EXAMPLE } from '../../ip-ranges.js';
+import { setAllowedIps } from '../../keys/key-allowlists.js';
+import type { KeySummary } from '../../keys/key-summary.js';
+import { DEFAULT_KEY_DAYS, EXPIRING_DAYS, MAX_KEY_DAYS, ROLL_GRACES, UNUSED_DAYS } from '../../keys/key-terms.js';
+import { createKey, listKeys, parseScopes, revokeKey, rollKey } from '../../keys/keys.js';
 import type { Services } from '../../services.js';
-import {
-  createKey,
-  DEFAULT_KEY_DAYS,
-  EXPIRING_DAYS,
-  type KeySummary,
-  listKeys,
-  MAX_KEY_DAYS,
-  parseScopes,
-  ROLL_GRACES,
-  revokeKey,
-  rollKey,
-  setAllowedIps,
-  UNUSED_DAYS,
-} from '../../store/keys.js';
-import { getWorkspace } from '../../store/workspaces.js';
+import { getWorkspace } from '../../workspaces/workspaces.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formError, formValue, formValues, textField } from '../forms.js';
 import { type Html, html } from '../html.js';

@@ -1,13 +1,13 @@
 /**
  * Modules: what each holds, whether it is installed, install and uninstall (through setModule
- * in src/store/workspaces.ts, the CLI's function). Uninstalling only changes the workspace's
+ * in src/workspaces/workspaces.ts, the CLI's function). Uninstalling only changes the workspace's
  * module list: the records stay in the database, and the API answers the module's lists as
  * empty until it is installed again.
  */
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Services } from '../../services.js';
-import { getWorkspace, setModule } from '../../store/workspaces.js';
+import { getWorkspace, setModule } from '../../workspaces/workspaces.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type Html, html } from '../html.js';
 import { badge, csrfField, layout, sendHtml } from '../layout.js';

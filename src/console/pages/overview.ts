@@ -6,10 +6,11 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
+import { EXPIRING_DAYS } from '../../keys/key-terms.js';
+import { listKeys } from '../../keys/keys.js';
+import { type UsageSeries, usageSeries } from '../../keys/usage.js';
 import type { Services } from '../../services.js';
-import { EXPIRING_DAYS, listKeys } from '../../store/keys.js';
 import type { DB } from '../../store/schema.js';
-import { type UsageSeries, usageSeries } from '../../store/usage.js';
 import { deliveryStats } from '../../webhooks/deliveries.js';
 import { type EndpointView, listEndpoints, MAX_DELIVERING_ENDPOINTS } from '../../webhooks/endpoints.js';
 import { type PageContext, pageContext } from '../context.js';

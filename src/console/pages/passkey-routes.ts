@@ -11,17 +11,13 @@
  * factor cannot go while the workspace requires one.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { addressBucket } from '../../auth/rate-limit.js';
 import { AppError } from '../../errors.js';
+import { addressBucket } from '../../keys/rate-limit.js';
 import type { Services } from '../../services.js';
-import { addPasskey, findPasskey, listPasskeys, type PasskeyRow, removePasskey } from '../../store/passkeys.js';
-import { checkTotp, factorSummary, useRecoveryCode } from '../../store/second-factor.js';
-import { signInRules } from '../../store/sign-in-rules.js';
-import { refuseUnsafeName } from '../../text-rules.js';
-import { type PageContext, pageContext } from '../context.js';
-import { type FieldErrors, formValue } from '../forms.js';
-import { sendHtml } from '../layout.js';
-import { secondFactorBudgets } from '../sign-in-throttle.js';
+import { addPasskey, findPasskey, listPasskeys, type PasskeyRow, removePasskey } from '../../sign-in/passkeys.js';
+import { checkTotp, factorSummary, useRecoveryCode } from '../../sign-in/second-factor.js';
+import { signInRules } from '../../sign-in/sign-in-rules.js';
+import { secondFactorBudgets } from '../../sign-in/sign-in-throttle.js';
 import {
   assertionOptions,
   type Ceremony,
@@ -30,7 +26,11 @@ import {
   registrationOptions,
   verifyAssertion,
   verifyRegistration,
-} from '../webauthn.js';
+} from '../../sign-in/webauthn.js';
+import { refuseUnsafeName } from '../../text-rules.js';
+import { type PageContext, pageContext } from '../context.js';
+import { type FieldErrors, formValue } from '../forms.js';
+import { sendHtml } from '../layout.js';
 import { PASSKEY_NAME_MAX, removePage } from './passkeys.js';
 import { renderSecurityPage } from './security.js';
 

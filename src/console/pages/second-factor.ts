@@ -13,18 +13,18 @@
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { addressBucket } from '../../auth/rate-limit.js';
+import { recordAudit } from '../../audit/audit.js';
+import { addressBucket } from '../../keys/rate-limit.js';
 import type { Services } from '../../services.js';
-import { createSession, endSession, type LoadedSession } from '../../store/admins.js';
-import { recordAudit } from '../../store/audit.js';
-import { listPasskeys, type PasskeyRow } from '../../store/passkeys.js';
-import { checkTotp, factorSummary, useRecoveryCode } from '../../store/second-factor.js';
+import { listPasskeys, type PasskeyRow } from '../../sign-in/passkeys.js';
+import { checkTotp, factorSummary, useRecoveryCode } from '../../sign-in/second-factor.js';
+import { createSession, endSession, type LoadedSession } from '../../sign-in/sessions.js';
+import { rememberSignedInAddress, secondFactorBudgets } from '../../sign-in/sign-in-throttle.js';
+import { assertionOptions, PasskeyRefusal, verifyAssertion } from '../../sign-in/webauthn.js';
 import { type FieldErrors, formError, formValue, textField } from '../forms.js';
 import { type Html, html } from '../html.js';
 import { bareLayout, sendHtml } from '../layout.js';
 import { clearSessionCookie, currentSession, SECOND_FACTOR_PATH, safeNext, setSessionCookie } from '../session.js';
-import { rememberSignedInAddress, secondFactorBudgets } from '../sign-in-throttle.js';
-import { assertionOptions, PasskeyRefusal, verifyAssertion } from '../webauthn.js';
 
 const NEEDS_SCRIPT =
   'Using a passkey needs JavaScript in this browser (the page asks your device for it). Turn JavaScript on for this console, or type a code below.';

@@ -9,7 +9,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
-import { listPasskeys } from '../../store/passkeys.js';
+import { listPasskeys } from '../../sign-in/passkeys.js';
 import {
   checkTotp,
   disableTotp,
@@ -18,8 +18,8 @@ import {
   hasSecondFactor,
   newTotpSecret,
   replaceRecoveryCodes,
-} from '../../store/second-factor.js';
-import { setRequireSecondFactor, signInRules } from '../../store/sign-in-rules.js';
+} from '../../sign-in/second-factor.js';
+import { setRequireSecondFactor, signInRules } from '../../sign-in/sign-in-rules.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formError, formValue, textField } from '../forms.js';
 import { type Html, html } from '../html.js';

@@ -5,12 +5,15 @@
  * guesses cannot overshoot. Emails are not secrets; this needs none to be.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { addressBucket } from '../../auth/rate-limit.js';
 import { AppError } from '../../errors.js';
+import { addressBucket } from '../../keys/rate-limit.js';
 import type { Services } from '../../services.js';
-import { checkLink, createSession, endSession, MIN_PASSWORD_LENGTH, redeemLink, verifyPassword } from '../../store/admins.js';
-import { factorSummary, hasSecondFactor } from '../../store/second-factor.js';
-import { signInRules } from '../../store/sign-in-rules.js';
+import { MIN_PASSWORD_LENGTH, verifyPassword } from '../../sign-in/passwords.js';
+import { factorSummary, hasSecondFactor } from '../../sign-in/second-factor.js';
+import { createSession, endSession } from '../../sign-in/sessions.js';
+import { checkLink, redeemLink } from '../../sign-in/sign-in-links.js';
+import { signInRules } from '../../sign-in/sign-in-rules.js';
+import { passwordBudgets, rememberPasswordAddress, rememberSignedInAddress } from '../../sign-in/sign-in-throttle.js';
 import { type FieldErrors, formError, formValue, textField } from '../forms.js';
 import { type Html, html } from '../html.js';
 import { bareLayout, messagePage, sendHtml } from '../layout.js';
@@ -23,7 +26,6 @@ import {
   safeNext,
   setSessionCookie,
 } from '../session.js';
-import { passwordBudgets, rememberPasswordAddress, rememberSignedInAddress } from '../sign-in-throttle.js';
 import { breakGlassForm, followBreakGlassLink, sendSsoOnlyLink } from './break-glass.js';
 
 function signInForm(values: { email: string; next: string }, errors?: FieldErrors, ssoWorkspace?: string): Html {

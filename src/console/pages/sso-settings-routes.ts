@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Services } from '../../services.js';
-import { clearSso, type SsoLabels, setSso, signInRules } from '../../store/sign-in-rules.js';
+import { clearSso, type SsoLabels, setSso, signInRules } from '../../sign-in/sign-in-rules.js';
 import { pageContext } from '../context.js';
 import { formValue } from '../forms.js';
 import { sendHtml } from '../layout.js';

@@ -1,15 +1,16 @@
 /**
  * The workspace's single sign-on on the security page: what is set up, and the form that sets
  * it up or changes it (the same rules as `wsops sso set`: checkSsoInput in
- * src/store/sign-in-rules.ts). The client secret is never shown again, not even to the admin
+ * src/sign-in/sign-in-rules.ts). The client secret is never shown again, not even to the admin
  * who typed it: the field is always empty, and left empty it keeps the stored secret.
  */
-import type { SignInRules } from '../../store/sign-in-rules.js';
+
+import { SSO_CALLBACK_PATH } from '../../sign-in/oidc.js';
+import type { SignInRules } from '../../sign-in/sign-in-rules.js';
 import type { PageContext } from '../context.js';
 import { type FieldErrors, formError, textField } from '../forms.js';
 import { type Html, html } from '../html.js';
 import { badge, csrfField } from '../layout.js';
-import { SSO_CALLBACK_PATH } from '../oidc.js';
 
 /** What the admin typed, shown again with a refusal (never the client secret). */
 export interface SsoFormValues {

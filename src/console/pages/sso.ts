@@ -7,16 +7,16 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { addressBucket } from '../../auth/rate-limit.js';
+import { addressBucket } from '../../keys/rate-limit.js';
 import type { Services } from '../../services.js';
-import { createSession } from '../../store/admins.js';
-import { factorSummary, hasSecondFactor } from '../../store/second-factor.js';
-import { signInRules } from '../../store/sign-in-rules.js';
-import { ssoAdmin } from '../../store/sso-admins.js';
+import { finishSso, SSO_CALLBACK_PATH, SSO_COOKIE, SSO_FLOW_MS, type SsoFlow, SsoRefusal, startSso } from '../../sign-in/oidc.js';
+import { factorSummary, hasSecondFactor } from '../../sign-in/second-factor.js';
+import { createSession } from '../../sign-in/sessions.js';
+import { signInRules } from '../../sign-in/sign-in-rules.js';
+import { rememberSignedInAddress } from '../../sign-in/sign-in-throttle.js';
+import { ssoAdmin } from '../../sign-in/sso-admins.js';
 import { messagePage, sendHtml } from '../layout.js';
-import { finishSso, SSO_CALLBACK_PATH, SSO_COOKIE, SSO_FLOW_MS, type SsoFlow, SsoRefusal, startSso } from '../oidc.js';
 import { SECOND_FACTOR_PATH, safeNext, setSessionCookie } from '../session.js';
-import { rememberSignedInAddress } from '../sign-in-throttle.js';
 
 const WORKSPACE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const AGAIN = { href: '/console/sign-in', label: 'Back to sign-in' };

@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../database.js';
 
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
-  // API requests per key and hour, summed by every API process (src/store/usage.ts).
+  // API requests per key and hour, summed by every API process (src/keys/usage.ts).
   await db.schema
     .createTable('api_usage')
     .addColumn('workspace_id', 'text', (c) => c.notNull())

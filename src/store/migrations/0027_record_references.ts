@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
+import { referenceTargets } from '../../registers/reference-targets.js';
 import type { Dialect } from '../database.js';
-import { referenceTargets } from '../records.js';
 
 /**
  * The reverse index of references, so that a delete finds who still names a record without

@@ -11,8 +11,8 @@
 import { createHash, randomInt } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { Secret, TOTP } from 'otpauth';
-import { recordAudit } from './audit.js';
-import type { DB } from './schema.js';
+import { recordAudit } from '../audit/audit.js';
+import type { DB } from '../store/schema.js';
 
 /** Codes one step either side of now are accepted (clock drift of a phone). */
 const TOTP_WINDOW = 1;

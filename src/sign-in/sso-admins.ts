@@ -4,11 +4,11 @@
  * in by SSO; an invitation link can still give them one).
  */
 import type { Kysely } from 'kysely';
+import { recordAudit } from '../audit/audit.js';
 import { newId } from '../ids.js';
-import { recordAudit } from './audit.js';
-import type { Dialect } from './database.js';
-import type { DB } from './schema.js';
-import { lockWorkspace } from './workspaces.js';
+import type { Dialect } from '../store/database.js';
+import type { DB } from '../store/schema.js';
+import { lockWorkspace } from '../workspaces/workspaces.js';
 
 export async function ssoAdmin(
   db: Kysely<DB>,

@@ -11,8 +11,8 @@
 import { readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
-import { recordAudit } from './audit.js';
-import type { DB } from './schema.js';
+import { recordAudit } from '../audit/audit.js';
+import type { DB } from '../store/schema.js';
 
 /** How often a running import shows it is alive while it waits for its client between batches. */
 export const HEARTBEAT_MS = 30_000;

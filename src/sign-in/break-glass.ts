@@ -8,12 +8,14 @@
  */
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
-import { type Admin, checkLink, claimLink, createSession, type NewSession } from './admins.js';
-import { recordAudit } from './audit.js';
-import type { DB } from './schema.js';
+import type { DB } from '../store/schema.js';
+import type { Admin } from './admin-rows.js';
 import { factorSummary, hasSecondFactor } from './second-factor.js';
+import { createSession, type NewSession } from './sessions.js';
+import { checkLink, claimLink } from './sign-in-links.js';
 
 /** A break-glass link lives one hour: long enough to pass on, short for a way around SSO. */
 export const BREAK_GLASS_LIFE_MS = 3_600_000;

@@ -24,6 +24,7 @@ import {
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
 import type { Kysely } from 'kysely';
+import type { DB } from '../store/schema.js';
 import {
   type ChallengePurpose,
   findPasskey,
@@ -32,8 +33,7 @@ import {
   type PasskeyRow,
   recordPasskeyUse,
   takeChallenge,
-} from '../store/passkeys.js';
-import type { DB } from '../store/schema.js';
+} from './passkeys.js';
 
 /** How long a passkey prompt may stay open (also the browser's timeout). */
 export const CHALLENGE_LIFE_MS = 5 * 60_000;

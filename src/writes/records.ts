@@ -1,10 +1,9 @@
 import type { Kysely } from 'kysely';
-import { registerByPath, registerByPrefix } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
-import { referencesOf } from '../registers/record-input.js';
-import type { Database, HotQueries } from './database.js';
-import type { DB, RecordsTable } from './schema.js';
-import { searchText } from './search-text.js';
+import { targetsJson, targetsOf } from '../registers/reference-targets.js';
+import type { Database, HotQueries } from '../store/database.js';
+import type { DB, RecordsTable } from '../store/schema.js';
+import { searchText } from '../store/search-text.js';
 
 export type RecordObject = Record<string, unknown>;
 
@@ -101,25 +100,6 @@ export function rowOf(workspaceId: string, parts: RowParts, stamps: Partial<Stam
  */
 export function toRow(workspaceId: string, register: Register, record: RecordObject, stamps?: Stamps): RecordsTable {
   return rowOf(workspaceId, rowParts(register, record), stamps ?? (record as Partial<Stamps>));
-}
-
-const isRegisterPrefix = (prefix: string) => registerByPrefix(prefix) !== undefined;
-
-/** The distinct ids a record names by its declared reference fields (not its own), as a JSON array. */
-function targetsOf(register: Register, record: RecordObject): string {
-  return targetsJson(referencesOf(register, record, isRegisterPrefix), record.id as string);
-}
-
-function targetsJson(refs: readonly { id: string }[], self: string): string {
-  if (refs.length === 0) return '[]';
-  if (refs.length === 1) return refs[0]?.id === self ? '[]' : JSON.stringify([refs[0]?.id]);
-  return JSON.stringify([...new Set(refs.map((r) => r.id).filter((id) => id !== self))].sort());
-}
-
-/** `refs` of a stored row (register path and JSON), for the migration that adds the column. */
-export function referenceTargets(registerPath: string, doc: string): string {
-  const register = registerByPath(registerPath);
-  return register ? targetsOf(register, JSON.parse(doc) as RecordObject) : '[]';
 }
 
 export class RecordStore {

@@ -1,6 +1,6 @@
 /**
  * An admin's passkeys (WebAuthn credentials) and the challenges of their ceremonies. The
- * ceremonies themselves (options, signature checks) are src/console/webauthn.ts; this file
+ * ceremonies themselves (options, signature checks) are src/sign-in/webauthn.ts; this file
  * only keeps what they need stored:
  *
  * - a credential's public key (COSE, base64url) and its signature counter, which only moves
@@ -10,8 +10,8 @@
  *   at most once) and refused after their expiry.
  */
 import type { Kysely } from 'kysely';
-import { recordAudit } from './audit.js';
-import type { AdminPasskeysTable, DB, WebauthnChallengesTable } from './schema.js';
+import { recordAudit } from '../audit/audit.js';
+import type { AdminPasskeysTable, DB, WebauthnChallengesTable } from '../store/schema.js';
 import { factorSummary, replaceRecoveryCodes } from './second-factor.js';
 
 export type PasskeyRow = AdminPasskeysTable;

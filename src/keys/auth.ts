@@ -1,17 +1,32 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
-import { UNAUTHORIZED_DETAIL } from '../http/problem.js';
-import type { Services } from '../services.js';
-import { findKeyForAuth, parseKey, secretMatches, touchKey } from '../store/keys.js';
-import type { KeyEntry } from './key-cache.js';
+import type { Database, HotQueries } from '../store/database.js';
+import type { FailureThrottle } from './failure-throttle.js';
+import type { KeyCache, KeyEntry } from './key-cache.js';
 import type { KeyContext } from './key-context.js';
+import { parseKey } from './key-format.js';
+import { secretMatches } from './key-hashing.js';
+import { findKeyForAuth, touchKey } from './key-lookup.js';
 import { legacyKeyIds } from './legacy-keys.js';
 import { addressBucket } from './rate-limit.js';
 
+/** The single 401 answer: no reason is ever distinguished. */
+export const UNAUTHORIZED_DETAIL =
+  'The API key was not accepted. Send Authorization: Bearer svc_sk_<env>_<key_id>_<secret> with a valid, unexpired, unrevoked key of this environment.';
+
 export type { KeyContext };
 
-/** What authentication uses of the services: no more, so nothing it imports needs the whole bag. */
-export type AuthServices = Pick<Services, 'keyCache' | 'hot' | 'clock' | 'config' | 'database' | 'failureThrottle'>;
+/** What this file takes of the services built at start (services.ts). */
+export interface AuthServices {
+  config: Config;
+  database: Database;
+  hot: HotQueries;
+  keyCache: KeyCache;
+  failureThrottle: FailureThrottle;
+  clock: Clock;
+}
 
 /** Last use is recorded coarsely: at most one write per key per this interval. */
 const LAST_USE_RESOLUTION_MS = 60_000;

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
-import type { DB } from './schema.js';
+import type { DB } from '../store/schema.js';
 
 export interface AuditEntry {
   workspaceId: string;

@@ -1,10 +1,10 @@
-import { createAlertTransport } from '../alerts/mail.js';
-import { runAlertRound } from '../alerts/send.js';
-import { pruneTombstonesPastRetention } from '../read/deletions-retention.js';
-import type { Services } from '../services.js';
-import { Dispatcher, type DispatcherOptions } from './dispatcher.js';
-import { checkRenewals, RENEWAL_CHECK_INTERVAL_MS } from './renewals.js';
-import { pruneDeliveryHistory } from './retention.js';
+import { createAlertTransport } from './alerts/mail.js';
+import { runAlertRound } from './alerts/send.js';
+import { pruneTombstonesPastRetention } from './read/deletions-retention.js';
+import type { Services } from './services.js';
+import { Dispatcher, type DispatcherOptions } from './webhooks/dispatcher.js';
+import { checkRenewals, RENEWAL_CHECK_INTERVAL_MS } from './webhooks/renewals.js';
+import { pruneDeliveryHistory } from './webhooks/retention.js';
 
 const RETENTION_INTERVAL_MS = 60 * 60_000;
 /** How often failure alerts are checked and mailed: the failing stage is late by at most this. */

@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
+import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { splitList } from '../lists.js';
 import { ALWAYS_INSTALLED, MODULES, OPTIONAL_MODULES } from '../registers/define.js';
+import { adapterOf, type Dialect } from '../store/database.js';
+import type { DB } from '../store/schema.js';
 import { refuseUnsafeName } from '../text-rules.js';
-import { recordAudit } from './audit.js';
-import { adapterOf, type Dialect } from './database.js';
-import type { DB } from './schema.js';
 
 export interface Workspace {
   id: string;

@@ -5,12 +5,20 @@
  * one), so it is never reread; a key made by a process of an earlier version after this one read
  * the set is accepted here once this process restarts (upgrade every process together).
  */
-import type { Services } from '../services.js';
-import { listLegacyKeyIds } from '../store/keys.js';
+
+import type { Clock } from '../clock.js';
+import type { Database } from '../store/database.js';
+import { listLegacyKeyIds } from './key-lookup.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface LegacyKeysServices {
+  database: Database;
+  clock: Clock;
+}
 
 const loaded = new WeakMap<object, Promise<ReadonlySet<string>>>();
 
-export function legacyKeyIds(services: Pick<Services, 'database' | 'clock'>): Promise<ReadonlySet<string>> {
+export function legacyKeyIds(services: LegacyKeysServices): Promise<ReadonlySet<string>> {
   const database = services.database;
   let ids = loaded.get(database);
   if (ids === undefined) {

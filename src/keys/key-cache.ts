@@ -8,8 +8,8 @@
  */
 import { addressMatcher } from '../ip-ranges.js';
 import { ALWAYS_INSTALLED } from '../registers/define.js';
-import type { AuthRow } from '../store/keys.js';
 import type { KeyContext } from './key-context.js';
+import type { AuthRow } from './key-lookup.js';
 
 /** What authentication reads of a key, parsed once per load. */
 export interface KeyEntry {

@@ -4,9 +4,9 @@
  * (password sign-in on, no second factor required, no SSO).
  */
 import type { Kysely } from 'kysely';
+import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
-import { recordAudit } from './audit.js';
-import type { DB, WorkspaceSignInTable } from './schema.js';
+import type { DB, WorkspaceSignInTable } from '../store/schema.js';
 import type { SealBox } from './second-factor.js';
 
 export interface SsoSettings {

@@ -8,8 +8,17 @@
  * storage is needed and another browser's callback cannot be replayed into this one.
  */
 import * as oidc from 'openid-client';
-import type { Services } from '../services.js';
-import type { SsoSettings } from '../store/sign-in-rules.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { SecretBox } from '../secret-box.js';
+import type { SsoSettings } from './sign-in-rules.js';
+
+/** What this file takes of the services built at start (services.ts). */
+export interface OidcServices {
+  config: Config;
+  secretBox: SecretBox;
+  clock: Clock;
+}
 
 export const SSO_COOKIE = 'wsops_sso';
 /** A sign-in at the provider must finish within this time. */
@@ -26,7 +35,7 @@ export interface SsoFlow {
 }
 
 /** The redirect URI registered at the provider: WSOPS_BASE_URL + /console/sso/callback. */
-export function redirectUri(services: Services): string {
+export function redirectUri(services: OidcServices): string {
   return `${services.config.baseUrl.replace(/\/+$/, '')}${SSO_CALLBACK_PATH}`;
 }
 
@@ -35,7 +44,7 @@ function isLoopback(url: URL): boolean {
   return url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
 }
 
-async function configuration(services: Services, sso: SsoSettings): Promise<oidc.Configuration> {
+async function configuration(services: OidcServices, sso: SsoSettings): Promise<oidc.Configuration> {
   const issuer = new URL(sso.issuer);
   const secret = services.secretBox.open(sso.clientSecretSealed);
   // The client's clock is the service's (injected in tests), so token expiry is judged by it.
@@ -51,7 +60,7 @@ async function configuration(services: Services, sso: SsoSettings): Promise<oidc
 
 /** Starts a sign-in: the provider's authorization URL and the flow to seal into the cookie. */
 export async function startSso(
-  services: Services,
+  services: OidcServices,
   workspaceId: string,
   sso: SsoSettings,
   next: string,
@@ -127,7 +136,7 @@ function refusalOf(err: unknown): SsoRefusal {
 
 /** Finishes a sign-in: exchanges the code (with the PKCE verifier) and checks the ID token. */
 export async function finishSso(
-  services: Services,
+  services: OidcServices,
   sso: SsoSettings,
   flow: SsoFlow,
   currentUrl: URL,

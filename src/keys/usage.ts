@@ -15,7 +15,7 @@
  */
 import { type Kysely, sql } from 'kysely';
 import type { Logger } from '../logger.js';
-import type { DB } from './schema.js';
+import type { DB } from '../store/schema.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;

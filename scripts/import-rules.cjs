@@ -1,0 +1,85 @@
+/**
+ * What each folder under src/ may import (ADR 44): read by .dependency-cruiser.cjs, which turns it
+ * into one rule per folder, and by scripts/check-architecture.mjs, which holds it against the
+ * table in docs/architecture.md.
+ *
+ * FOUNDATION: the files directly under src/ that every folder may import; they import only each
+ * other. MAY_IMPORT: what each feature folder (and each composition root under src/) may import
+ * besides the foundation and itself, in order from the bottom up. UPWARD: the imports that run
+ * against that order on purpose, at most two.
+ */
+const FOUNDATION = [
+  'clock',
+  'config',
+  'errors',
+  'ids',
+  'ip-ranges',
+  'lists',
+  'logger',
+  'redact-url',
+  'secret-box',
+  'text-rules',
+  'vendor-files',
+];
+
+const MAY_IMPORT = {
+  'registers/': [],
+  'store/': ['registers/'],
+  'audit/': ['store/'],
+  'workspaces/': ['registers/', 'store/', 'audit/'],
+  'keys/': ['registers/', 'store/', 'audit/', 'workspaces/'],
+  'sign-in/': ['store/', 'audit/', 'workspaces/', 'keys/'],
+  'writes/': ['registers/', 'store/', 'audit/', 'workspaces/', 'keys/'],
+  'read/': ['registers/', 'store/', 'keys/', 'writes/'],
+  'webhooks/': ['registers/', 'store/', 'audit/', 'workspaces/', 'keys/'],
+  'metrics.ts': ['store/', 'keys/', 'webhooks/'],
+  'alerts/': ['store/', 'audit/', 'sign-in/', 'webhooks/', 'metrics.ts'],
+  'actions/': ['registers/', 'store/', 'audit/', 'workspaces/', 'keys/', 'read/', 'writes/', 'webhooks/'],
+  'scim/': ['registers/', 'store/', 'audit/', 'keys/', 'read/', 'writes/'],
+  'seed/': ['registers/', 'store/', 'workspaces/', 'writes/'],
+  'services.ts': ['store/', 'keys/', 'read/', 'writes/', 'metrics.ts'],
+  'worker.ts': ['read/', 'webhooks/', 'alerts/', 'services.ts'],
+  'demo.ts': ['registers/', 'store/', 'workspaces/', 'keys/', 'sign-in/', 'writes/', 'seed/', 'services.ts'],
+  'console/': [
+    'registers/',
+    'store/',
+    'audit/',
+    'workspaces/',
+    'keys/',
+    'sign-in/',
+    'writes/',
+    'webhooks/',
+    'alerts/',
+    'scim/',
+    'services.ts',
+  ],
+  'developers/': ['registers/', 'keys/', 'read/', 'writes/', 'webhooks/', 'actions/'],
+  'http/': ['store/', 'read/', 'writes/', 'webhooks/', 'actions/', 'scim/', 'console/', 'developers/', 'services.ts'],
+  'cluster-metrics.ts': ['metrics.ts'],
+  'cli/': [
+    'registers/',
+    'store/',
+    'audit/',
+    'workspaces/',
+    'keys/',
+    'sign-in/',
+    'writes/',
+    'webhooks/',
+    'actions/',
+    'scim/',
+    'seed/',
+    'developers/',
+    'http/',
+    'services.ts',
+    'worker.ts',
+    'demo.ts',
+    'cluster-metrics.ts',
+  ],
+};
+
+/** [from, to, why]: imports against the order above, kept on purpose. */
+const UPWARD = [
+  ['developers/', 'http/', "the developer documents are compressed once, at start, by the API's own compression (http/compression.ts)"],
+];
+
+module.exports = { FOUNDATION, MAY_IMPORT, UPWARD };
