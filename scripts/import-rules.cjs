@@ -53,7 +53,7 @@ const MAY_IMPORT = {
     'scim/',
     'services.ts',
   ],
-  'developers/': ['registers/', 'keys/', 'read/', 'writes/', 'webhooks/', 'actions/'],
+  'developers/': ['registers/', 'store/', 'keys/', 'read/', 'writes/', 'webhooks/', 'actions/'],
   'http/': ['store/', 'read/', 'writes/', 'webhooks/', 'actions/', 'scim/', 'console/', 'developers/', 'services.ts'],
   'cluster-metrics.ts': ['metrics.ts'],
   'cli/': [
