@@ -200,8 +200,8 @@ for (const dialect of DIALECTS) {
         const peek = await openStore(url).catch(() => undefined);
         if (!peek) continue;
         try {
-          // The run creates the tables meanwhile: PostgreSQL's CREATE TABLE IF NOT EXISTS fails
-          // when two sessions run it at once, so a peek that loses that race only looks again.
+          // The run creates the tables meanwhile; the two take turns (mirror-concurrent-start
+          // .test.ts), and a peek that meets a busy database only looks again.
           await peek.prepare([byPath('people')]);
           stored = (await peek.records(byPath('people'))).length;
         } catch {

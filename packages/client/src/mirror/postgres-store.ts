@@ -3,6 +3,9 @@ import type pg from 'pg';
 import { loadDriver } from './driver.js';
 import { fromColumn, type MirrorStore, quote, SEEN_COLUMN, STATE_TABLE, tableName, toColumn } from './store.js';
 
+/** The advisory lock's name: mirrors sharing a database take turns creating its tables. */
+const PREPARE_LOCK = 'wsops-mirror:prepare';
+
 const SQL_TYPES = { text: 'text', integer: 'bigint', number: 'double precision', boolean: 'boolean', json: 'jsonb' } as const;
 
 export async function openPostgresStore(url: string): Promise<MirrorStore> {
@@ -13,16 +16,30 @@ export async function openPostgresStore(url: string): Promise<MirrorStore> {
 
   return {
     async prepare(registers) {
-      await pool.query(`CREATE TABLE IF NOT EXISTS ${STATE_TABLE} (register text PRIMARY KEY, watermark text, last_full_at text)`);
-      // A mirror made before the deletions feed gains its position column.
-      await pool.query(`ALTER TABLE ${STATE_TABLE} ADD COLUMN IF NOT EXISTS deletions_since text`);
-      for (const register of registers) {
-        const table = quote(tableName(register));
-        const columns = Object.entries(register.columns).filter(([name]) => name !== 'id');
-        await pool.query(
-          `CREATE TABLE IF NOT EXISTS ${table} (id text PRIMARY KEY, ${columns.map(([n, k]) => `${quote(n)} ${SQL_TYPES[k]}`).join(', ')}, ${SEEN_COLUMN} text)`,
-        );
-        for (const [n, k] of columns) await pool.query(`ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS ${quote(n)} ${SQL_TYPES[k]}`);
+      // CREATE TABLE IF NOT EXISTS is not safe between sessions: two mirrors starting at once on
+      // an empty database both create, and one fails on pg_type's unique index. One transaction
+      // under a transaction-scoped advisory lock makes the second wait and then find the tables.
+      const session = await pool.connect();
+      try {
+        await session.query('BEGIN');
+        await session.query('SELECT pg_advisory_xact_lock(hashtext($1))', [PREPARE_LOCK]);
+        await session.query(`CREATE TABLE IF NOT EXISTS ${STATE_TABLE} (register text PRIMARY KEY, watermark text, last_full_at text)`);
+        // A mirror made before the deletions feed gains its position column.
+        await session.query(`ALTER TABLE ${STATE_TABLE} ADD COLUMN IF NOT EXISTS deletions_since text`);
+        for (const register of registers) {
+          const table = quote(tableName(register));
+          const columns = Object.entries(register.columns).filter(([name]) => name !== 'id');
+          await session.query(
+            `CREATE TABLE IF NOT EXISTS ${table} (id text PRIMARY KEY, ${columns.map(([n, k]) => `${quote(n)} ${SQL_TYPES[k]}`).join(', ')}, ${SEEN_COLUMN} text)`,
+          );
+          for (const [n, k] of columns) await session.query(`ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS ${quote(n)} ${SQL_TYPES[k]}`);
+        }
+        await session.query('COMMIT');
+      } catch (error) {
+        await session.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        session.release();
       }
     },
     async upsert(register, records, walkId) {
