@@ -201,12 +201,11 @@ async function seed(o: ConsoleBenchOptions, log: (s: string) => void, rows: Row[
       goal: '',
       met: undefined,
     });
-    const link = await createAdminLink(db, {
+    const link = await createAdminLink(services.database, {
       workspaceId: ws.id,
       email: 'bench@example.com',
       actor: 'cli',
       now,
-      dialect: services.database.dialect,
     });
     const session = await createSession(db, link.admin.id, now);
     const first = keys[0] as { key: string; key_id: string };

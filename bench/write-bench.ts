@@ -152,13 +152,12 @@ export async function writeBench(
   const now = Date.now();
   const main = await createWorkspace(services.database.db, 'import', parseModules('all'), new Date(now).toISOString());
   const busy = await createWorkspace(services.database.db, 'busy', parseModules('all'), new Date(now).toISOString());
-  const key = await createKey(services.database.db, {
+  const key = await createKey(services.database, {
     workspaceId: main.id,
     scopes: ['people:read'],
     environment: 'test',
     now,
     maxKeys: 20,
-    dialect: services.database.dialect,
   });
   const delivering = await createWorkspace(services.database.db, 'delivering', ['assets'], new Date(now).toISOString());
 

@@ -49,13 +49,12 @@ export function assetsReadKey(
   now: number,
   name?: string,
 ): Promise<{ key: string; key_id: string }> {
-  return createKey(services.database.db, {
+  return createKey(services.database, {
     workspaceId,
     scopes: ['assets:read'],
     environment: 'test',
     ...(name ? { name } : {}),
     now,
     maxKeys: 20,
-    dialect: services.database.dialect,
   });
 }

@@ -39,7 +39,7 @@ export async function bootstrapDemo(services: DemoServices): Promise<DemoResult 
     iso(now),
   );
   const seeded = await seedWorkspace(services, ws.id, { scale: 1, seed: 'demo', now });
-  const key = await createKey(services.database.db, {
+  const key = await createKey(services.database, {
     workspaceId: ws.id,
     scopes: [...READ_SCOPES],
     environment: services.config.env,
@@ -48,14 +48,12 @@ export async function bootstrapDemo(services: DemoServices): Promise<DemoResult 
     createdBy: 'demo',
     now,
     maxKeys: services.config.maxKeys,
-    dialect: services.database.dialect,
   });
-  const admin = await createAdminLink(services.database.db, {
+  const admin = await createAdminLink(services.database, {
     workspaceId: ws.id,
     email: 'demo.admin@example.com',
     actor: 'demo',
     now,
-    dialect: services.database.dialect,
   });
   return { workspaceId: ws.id, key: key.key, records: seeded.total, consoleLink: signInUrl(services.config.baseUrl, admin.token) };
 }

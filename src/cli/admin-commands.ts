@@ -21,12 +21,11 @@ export function adminCommands(program: Command): void {
       normalizeEmail(opts.email); // refuse a malformed address before opening the database
       const { link, url } = await withDatabase(async (s) => {
         await getWorkspace(s.database.db, opts.workspace);
-        const created = await createAdminLink(s.database.db, {
+        const created = await createAdminLink(s.database, {
           workspaceId: opts.workspace,
           email: opts.email,
           actor: 'cli',
           now: s.clock(),
-          dialect: s.database.dialect,
         });
         // Single sign-on only: the link would open nothing; the admin signs in through the provider.
         const url = created.ssoOnly ? ssoSignInUrl(s.config.baseUrl, opts.workspace) : signInUrl(s.config.baseUrl, created.token);
@@ -121,12 +120,11 @@ export function adminCommands(program: Command): void {
     .action(async (ref: string, opts: { workspace: string; json?: boolean }) => {
       const removed = await withDatabase(async (s) => {
         await getWorkspace(s.database.db, opts.workspace);
-        return removeAdmin(s.database.db, {
+        return removeAdmin(s.database, {
           workspaceId: opts.workspace,
           admin: ref,
           actor: 'cli',
           now: s.clock(),
-          dialect: s.database.dialect,
         });
       });
       print(!!opts.json, removed, () => `removed ${removed.email} (${removed.id})`);

@@ -78,7 +78,7 @@ Scopes (--scopes takes any of them, comma-separated):
         const scopes = parseScopes(opts.scopes);
         const created = await withDatabase(async (s) => {
           await getWorkspace(s.database.db, opts.workspace);
-          return createKey(s.database.db, {
+          return createKey(s.database, {
             workspaceId: opts.workspace,
             scopes,
             environment: (opts.env as 'live' | 'test' | undefined) ?? s.config.env,
@@ -88,7 +88,6 @@ Scopes (--scopes takes any of them, comma-separated):
             allowedIps: opts.allowIp,
             now: s.clock(),
             maxKeys: s.config.maxKeys,
-            dialect: s.database.dialect,
           });
         });
         printNewKey(!!opts.json, created);
@@ -126,14 +125,13 @@ Scopes (--scopes takes any of them, comma-separated):
     .action(async (keyId: string, opts: { workspace: string; grace: string; json?: boolean }) => {
       const { successor, rolled } = await withDatabase(async (s) => {
         await getWorkspace(s.database.db, opts.workspace);
-        return rollKey(s.database.db, {
+        return rollKey(s.database, {
           workspaceId: opts.workspace,
           keyId,
           grace: opts.grace,
           actor: 'cli',
           now: s.clock(),
           maxKeys: s.config.maxKeys,
-          dialect: s.database.dialect,
         });
       });
       printNewKey(!!opts.json, successor, {

@@ -6,9 +6,8 @@
  */
 import { createServer, type IncomingMessage } from 'node:http';
 import type { Command } from 'commander';
-import type { Services } from '../services.js';
 import { printable } from '../text-rules.js';
-import { signingSecrets } from '../webhooks/endpoints.js';
+import { type EndpointsServices, signingSecrets } from '../webhooks/endpoints.js';
 import { signatureProblem } from '../webhooks/signature.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
 import { withServices } from './context.js';
@@ -74,7 +73,7 @@ endpoint, with WSOPS_ALLOW_PRIVATE_WEBHOOKS=true (test and development only). Th
 }
 
 /** The secrets that sign now, of the one endpoint or of every endpoint of the workspace that is not disabled. */
-async function storedSecrets(s: Services, workspaceId: string, endpointId: string | undefined): Promise<string[]> {
+async function storedSecrets(s: EndpointsServices, workspaceId: string, endpointId: string | undefined): Promise<string[]> {
   let q = s.database.db
     .selectFrom('webhook_endpoints')
     .select(['secret_ciphertext', 'previous_secret_ciphertext', 'previous_secret_expires_at'])

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Services } from '../services.js';
+import type { Config } from '../config.js';
 import { checkSsoInput, clearSso, type SignInRules, setSso, signInRules } from '../sign-in/sign-in-rules.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
 import { withServices } from './context.js';
@@ -7,7 +7,7 @@ import { print, UsageError } from './output.js';
 import { secretArgument } from './secret-input.js';
 
 /** What `sso show` and `sso set` print: never the client secret. */
-function describe(services: Services, workspaceId: string, rules: SignInRules) {
+function describe(services: { config: Pick<Config, 'baseUrl'> }, workspaceId: string, rules: SignInRules) {
   const base = services.config.baseUrl.replace(/\/+$/, '');
   return {
     workspace_id: workspaceId,

@@ -9,10 +9,9 @@ import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
 import { splitList } from '../lists.js';
 import { ALL_SCOPES } from '../registers/define.js';
-import type { Dialect } from '../store/database.js';
 import type { DB } from '../store/schema.js';
 import { refuseUnsafeName } from '../text-rules.js';
-import { lockWorkspace } from '../workspaces/workspaces.js';
+import { type LockingDatabase, lockWorkspace } from '../workspaces/workspaces.js';
 import { allowlistColumn } from './key-allowlists.js';
 import { CHECKSUM_LENGTH, formatKey, KEY_ID_LENGTH, SECRET_LENGTH } from './key-format.js';
 import { hashSecret } from './key-hashing.js';
@@ -43,7 +42,6 @@ export interface CreateKeyInput {
   allowedIps?: readonly string[];
   now: number;
   maxKeys: number;
-  dialect: Dialect;
 }
 
 function checkName(raw: string | undefined): string {
@@ -90,7 +88,7 @@ function newKeyRow(
   return { row, key };
 }
 
-export async function createKey(db: Kysely<DB>, input: CreateKeyInput): Promise<KeySummary & { key: string }> {
+export async function createKey(database: LockingDatabase, input: CreateKeyInput): Promise<KeySummary & { key: string }> {
   const days = input.days ?? DEFAULT_KEY_DAYS;
   if (!Number.isInteger(days) || days < 1 || days > MAX_KEY_DAYS) {
     throw new AppError('invalid_parameter', `key life must be a whole number of days from 1 to ${MAX_KEY_DAYS}; got ${days}`, {
@@ -109,9 +107,9 @@ export async function createKey(db: Kysely<DB>, input: CreateKeyInput): Promise<
     created_by: input.createdBy ?? null,
     allowed_ips: allowlistColumn(input.allowedIps),
   });
-  await db.transaction().execute(async (trx) => {
+  await database.db.transaction().execute(async (trx) => {
     // Two concurrent creations must not both pass the plan limit.
-    await lockWorkspace(trx, input.dialect, input.workspaceId);
+    await lockWorkspace(trx, database.engine, input.workspaceId);
     await checkPlanLimit(trx, input.workspaceId, nowIso, input.maxKeys);
     await trx.insertInto('api_keys').values(row).execute();
     await recordAudit(trx, {
@@ -164,7 +162,6 @@ export interface RollKeyInput {
   actor: string;
   now: number;
   maxKeys: number;
-  dialect: Dialect;
 }
 
 export interface RolledKey {
@@ -193,12 +190,12 @@ export function parseGrace(text: string): number {
  * schedules the old key's revocation at the end of the grace; both are valid meanwhile. The old
  * key no longer counts toward the plan limit (it is on its way out), so a roll works at the limit.
  */
-export async function rollKey(db: Kysely<DB>, input: RollKeyInput): Promise<RolledKey> {
+export async function rollKey(database: LockingDatabase, input: RollKeyInput): Promise<RolledKey> {
   const graceMs = parseGrace(input.grace);
   const nowIso = new Date(input.now).toISOString();
   const revokesAt = new Date(input.now + graceMs).toISOString();
-  return db.transaction().execute(async (trx) => {
-    await lockWorkspace(trx, input.dialect, input.workspaceId);
+  return database.db.transaction().execute(async (trx) => {
+    await lockWorkspace(trx, database.engine, input.workspaceId);
     const old = await trx
       .selectFrom('api_keys')
       .selectAll()

@@ -8,9 +8,8 @@
 import type { Kysely } from 'kysely';
 import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
-import type { Dialect } from '../store/database.js';
 import type { DB } from '../store/schema.js';
-import { lockWorkspace } from '../workspaces/workspaces.js';
+import { type LockingDatabase, lockWorkspace } from '../workspaces/workspaces.js';
 import { type Admin, toAdmin } from './admin-rows.js';
 import { voidOpenLinks } from './sign-in-links.js';
 
@@ -33,7 +32,6 @@ export interface RemoveAdminInput {
   admin: string;
   actor: string;
   now: number;
-  dialect: Dialect;
   /**
    * When an admin removes another in the console: they may not remove themselves, nor the last
    * admin (the workspace would have nobody left to manage it). The operator CLI may.
@@ -45,11 +43,11 @@ export interface RemoveAdminInput {
  * Removes an admin: their sessions end and their links stop working at once. Keys and endpoints
  * they created keep working (they belong to the workspace, not to the person).
  */
-export async function removeAdmin(db: Kysely<DB>, input: RemoveAdminInput): Promise<Admin> {
+export async function removeAdmin(database: LockingDatabase, input: RemoveAdminInput): Promise<Admin> {
   const nowIso = new Date(input.now).toISOString();
   const ref = input.admin.trim();
-  return db.transaction().execute(async (trx) => {
-    await lockWorkspace(trx, input.dialect, input.workspaceId);
+  return database.db.transaction().execute(async (trx) => {
+    await lockWorkspace(trx, database.engine, input.workspaceId);
     const row = await trx
       .selectFrom('console_admins')
       .selectAll()

@@ -6,9 +6,8 @@ import type { Kysely } from 'kysely';
 import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import { newId, randomBase62 } from '../ids.js';
-import type { Dialect } from '../store/database.js';
 import type { DB } from '../store/schema.js';
-import { lockWorkspace } from '../workspaces/workspaces.js';
+import { type LockingDatabase, lockWorkspace } from '../workspaces/workspaces.js';
 import { type Admin, normalizeEmail, sha256, toAdmin } from './admin-rows.js';
 import { checkPassword, hashPassword } from './passwords.js';
 import { createSession, type NewSession } from './sessions.js';
@@ -62,7 +61,6 @@ export interface CreateAdminLinkInput {
   /** `cli` or `console:<email>`. */
   actor: string;
   now: number;
-  dialect: Dialect;
 }
 
 /**
@@ -70,13 +68,13 @@ export interface CreateAdminLinkInput {
  * this workspace, issues a new link (the "forgotten password" path). Earlier unused links of
  * that admin stop working.
  */
-export async function createAdminLink(db: Kysely<DB>, input: CreateAdminLinkInput): Promise<AdminLink> {
+export async function createAdminLink(database: LockingDatabase, input: CreateAdminLinkInput): Promise<AdminLink> {
   const email = normalizeEmail(input.email);
   const nowIso = new Date(input.now).toISOString();
   const token = randomBase62(43);
   const expiresAt = new Date(input.now + LINK_LIFE_MS).toISOString();
-  return db.transaction().execute(async (trx) => {
-    await lockWorkspace(trx, input.dialect, input.workspaceId);
+  return database.db.transaction().execute(async (trx) => {
+    await lockWorkspace(trx, database.engine, input.workspaceId);
     const rules = await signInRules(trx, input.workspaceId);
     const ssoOnly = !rules.passwordSignIn;
     if (ssoOnly && rules.sso && !inDomain(email, rules.sso.domain)) {
@@ -135,8 +133,8 @@ export async function createAdminLink(db: Kysely<DB>, input: CreateAdminLinkInpu
 }
 
 /** An admin inviting another: the same one-time link, with the inviting admin as actor. */
-export function inviteAdmin(db: Kysely<DB>, input: CreateAdminLinkInput): Promise<AdminLink> {
-  return createAdminLink(db, input);
+export function inviteAdmin(database: LockingDatabase, input: CreateAdminLinkInput): Promise<AdminLink> {
+  return createAdminLink(database, input);
 }
 
 export type LinkState = { ok: true; admin: Admin; breakGlass: boolean } | { ok: false; reason: string };

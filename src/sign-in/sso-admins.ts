@@ -6,13 +6,12 @@
 import type { Kysely } from 'kysely';
 import { recordAudit } from '../audit/audit.js';
 import { newId } from '../ids.js';
-import type { Dialect } from '../store/database.js';
 import type { DB } from '../store/schema.js';
-import { lockWorkspace } from '../workspaces/workspaces.js';
+import { type LockingDatabase, lockWorkspace } from '../workspaces/workspaces.js';
 
 export async function ssoAdmin(
-  db: Kysely<DB>,
-  input: { workspaceId: string; email: string; create: boolean; now: number; dialect: Dialect },
+  database: LockingDatabase,
+  input: { workspaceId: string; email: string; create: boolean; now: number },
 ): Promise<{ id: string; created: boolean } | undefined> {
   const find = (trx: Kysely<DB>) =>
     trx
@@ -22,11 +21,11 @@ export async function ssoAdmin(
       .where('email', '=', input.email)
       .where('removed_at', 'is', null)
       .executeTakeFirst();
-  const existing = await find(db);
+  const existing = await find(database.db);
   if (existing) return { id: existing.id, created: false };
   if (!input.create) return undefined;
-  return db.transaction().execute(async (trx) => {
-    await lockWorkspace(trx, input.dialect, input.workspaceId);
+  return database.db.transaction().execute(async (trx) => {
+    await lockWorkspace(trx, database.engine, input.workspaceId);
     const again = await find(trx);
     if (again) return { id: again.id, created: false };
     const nowIso = new Date(input.now).toISOString();

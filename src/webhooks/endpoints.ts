@@ -195,7 +195,7 @@ export async function createEndpoint(
     failing_since: null,
   };
   const verification = await services.database.db.transaction().execute(async (trx) => {
-    await lockWorkspace(trx, services.database.dialect, workspaceId);
+    await lockWorkspace(trx, services.database.engine, workspaceId);
     await assertSlotFree(trx, workspaceId);
     await trx.insertInto('webhook_endpoints').values(row).execute();
     await recordAudit(trx, {
@@ -273,7 +273,7 @@ async function reverify(services: EndpointsServices, workspaceId: string, id: st
   const now = services.clock();
   const at = new Date(now).toISOString();
   return services.database.db.transaction().execute(async (trx) => {
-    await lockWorkspace(trx, services.database.dialect, workspaceId);
+    await lockWorkspace(trx, services.database.engine, workspaceId);
     const row = await getRow(trx, workspaceId, id);
     if (mode === 'enable') await assertSlotFree(trx, workspaceId, id);
     await trx

@@ -4,7 +4,7 @@ import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { splitList } from '../lists.js';
 import { ALWAYS_INSTALLED, MODULES, OPTIONAL_MODULES } from '../registers/define.js';
-import { adapterOf, type Dialect } from '../store/database.js';
+import type { Adapter, Database } from '../store/database.js';
 import type { DB } from '../store/schema.js';
 import { refuseUnsafeName } from '../text-rules.js';
 
@@ -56,13 +56,16 @@ export async function getWorkspace(db: Kysely<DB>, id: string): Promise<Workspac
   return toWorkspace(row);
 }
 
+/** What a write that locks a workspace takes: the query builder and the dialect's SQL for the lock. */
+export type LockingDatabase = Pick<Database, 'db' | 'engine'>;
+
 /**
  * Locks a workspace's row for the rest of the transaction, so checks of per-workspace limits
  * (keys, endpoints) cannot be passed by two concurrent writers at once. SQLite transactions
  * already hold the database's write lock (BEGIN IMMEDIATE).
  */
-export async function lockWorkspace(trx: Kysely<DB>, dialect: Dialect, workspaceId: string): Promise<void> {
-  const q = adapterOf(dialect).lockRows(trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId));
+export async function lockWorkspace(trx: Kysely<DB>, adapter: Pick<Adapter, 'lockRows'>, workspaceId: string): Promise<void> {
+  const q = adapter.lockRows(trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId));
   if (!(await q.executeTakeFirst())) throw new AppError('not_found', `no workspace ${workspaceId}; list them with: wsops workspace list`);
 }
 

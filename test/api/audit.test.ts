@@ -65,7 +65,7 @@ for (const dialect of DIALECTS) {
       return { status: r.status, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) };
     };
     const key = (workspaceId: string, createdBy: string, name = 'Payroll sync') =>
-      createKey(db(), {
+      createKey(h.services.database, {
         workspaceId,
         scopes: [...READ_SCOPES],
         environment: 'test',
@@ -73,7 +73,6 @@ for (const dialect of DIALECTS) {
         createdBy,
         now: h.clock(),
         maxKeys: h.services.config.maxKeys,
-        dialect,
       });
 
     before(async () => {

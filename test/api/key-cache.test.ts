@@ -109,13 +109,12 @@ for (const dialect of DIALECTS) {
     const cliEnv = () => ({ WSOPS_DATABASE_URL: db.url, WSOPS_SECRET: TEST_SECRET, WSOPS_LOG_LEVEL: 'silent' });
 
     const newKey = async () => {
-      const k = await createKey(services.database.db, {
+      const k = await createKey(services.database, {
         workspaceId: ws,
         scopes: [...READ_SCOPES],
         environment: 'test',
         now: Date.now(),
         maxKeys: 1000,
-        dialect,
       });
       return { key: k.key, keyId: k.key_id };
     };
@@ -180,12 +179,11 @@ for (const dialect of DIALECTS) {
       const k = await newKey();
       await warmEverywhere(k);
       const b = api[1] as ApiProcess;
-      const link = await createAdminLink(services.database.db, {
+      const link = await createAdminLink(services.database, {
         workspaceId: ws,
         email: `cache-${dialect}@example.com`,
         actor: 'cli',
         now: Date.now(),
-        dialect,
       });
       const form = { 'content-type': 'application/x-www-form-urlencoded' };
       const signIn = await fetch(`${b.base}/console/link/${link.token}`, {

@@ -29,13 +29,12 @@ for (const dialect of DIALECTS) {
 
     const db = () => h.services.database.db;
     const create = (options: { days?: number; allowedIps?: string[]; name?: string } = {}) =>
-      createKey(db(), {
+      createKey(h.services.database, {
         workspaceId: ws,
         scopes: ['people:read'],
         environment: 'test',
         now: h.clock(),
         maxKeys: h.services.config.maxKeys,
-        dialect,
         ...options,
       });
     const summary = async (keyId: string): Promise<KeySummary> =>
@@ -122,14 +121,13 @@ for (const dialect of DIALECTS) {
 
     it('roll: the successor has the same name, scopes, allowlist and life; both keys work during the grace; then only the successor', async () => {
       const old = await create({ days: 30, name: 'Intranet sync', allowedIps: ['0.0.0.0/0', '::/0'] });
-      const { successor, rolled } = await rollKey(db(), {
+      const { successor, rolled } = await rollKey(h.services.database, {
         workspaceId: ws,
         keyId: old.key_id,
         grace: '1h',
         actor: 'cli',
         now: h.clock(),
         maxKeys: 4,
-        dialect,
       });
       assert.notEqual(successor.key_id, old.key_id);
       assert.deepEqual(
@@ -164,7 +162,7 @@ for (const dialect of DIALECTS) {
     it('roll with grace 0 revokes the old key at once; a roll works at the plan limit; a revoked or rolled key cannot be rolled', async () => {
       const keys = [await create(), await create(), await create(), await create()];
       const roll = (keyId: string, grace: string) =>
-        rollKey(db(), { workspaceId: ws, keyId, grace, actor: 'cli', now: h.clock(), maxKeys: 4, dialect });
+        rollKey(h.services.database, { workspaceId: ws, keyId, grace, actor: 'cli', now: h.clock(), maxKeys: 4 });
       const { successor } = await roll(keys[0]?.key_id as string, '0');
       assert.equal((await h.get('/api/v1/scopes', keys[0]?.key)).status, 401);
       assert.equal((await h.get('/api/v1/scopes', successor.key)).status, 200);
@@ -285,14 +283,13 @@ for (const dialect of DIALECTS) {
         const h2 = await listening('10.9.9.9/32');
         try {
           const ws2 = await h2.h.workspace({ seed: false });
-          const k = await createKey(h2.h.services.database.db, {
+          const k = await createKey(h2.h.services.database, {
             workspaceId: ws2,
             scopes: ['people:read'],
             environment: 'test',
             allowedIps: ['203.0.113.0/24'],
             now: h2.h.clock(),
             maxKeys: 10,
-            dialect,
           });
           assert.equal(await h2.get(k.key, '203.0.113.10'), 403, 'a forged header does not pass the allowlist');
         } finally {

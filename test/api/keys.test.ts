@@ -18,14 +18,13 @@ for (const dialect of DIALECTS) {
     after(() => h.close());
 
     const create = (days?: number) =>
-      createKey(h.services.database.db, {
+      createKey(h.services.database, {
         workspaceId: ws,
         scopes: ['people:read'],
         environment: 'test',
         days,
         now: h.clock(),
         maxKeys: h.services.config.maxKeys,
-        dialect,
       });
 
     it('key format is svc_sk_<env>_<key_id>_<secret>, base62, and the secret is stored only as a hash', async () => {
@@ -97,14 +96,13 @@ for (const dialect of DIALECTS) {
     });
 
     it('a key belongs to the workspace: it keeps working whoever created it', async () => {
-      const k = await createKey(h.services.database.db, {
+      const k = await createKey(h.services.database, {
         workspaceId: ws,
         scopes: [...READ_SCOPES],
         environment: 'test',
         createdBy: 'console:departed-admin@example.com',
         now: h.clock(),
         maxKeys: 3,
-        dialect,
       });
       assert.equal((await h.get('/api/v1/scopes', k.key)).status, 200);
       await revokeKey(h.services.database.db, ws, k.key_id, h.clock());

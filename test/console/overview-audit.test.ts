@@ -20,7 +20,7 @@ for (const dialect of DIALECTS) {
     after(() => h.close());
 
     const key = (workspaceId: string, name: string, createdBy = 'cli') =>
-      createKey(h.services.database.db, {
+      createKey(h.services.database, {
         workspaceId,
         scopes: [...READ_SCOPES],
         environment: 'test',
@@ -28,7 +28,6 @@ for (const dialect of DIALECTS) {
         createdBy,
         now: h.clock(),
         maxKeys: h.services.config.maxKeys,
-        dialect,
       });
 
     it('a new workspace gets "Getting started" with links to create a key and register an endpoint, and its limits', async () => {

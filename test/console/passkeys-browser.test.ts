@@ -44,7 +44,7 @@ for (const dialect of DIALECTS) {
     it('an admin adds a passkey on the security page, signs out, signs in with password and passkey, and removes it confirming with it', async () => {
       const ws = await h.workspace({ seed: false });
       const email = `passkey-${dialect}@example.com`;
-      const link = await createAdminLink(h.services.database.db, { workspaceId: ws, email, actor: 'cli', now: h.clock(), dialect });
+      const link = await createAdminLink(h.services.database, { workspaceId: ws, email, actor: 'cli', now: h.clock() });
       const context = await browser.context(base);
       const page = await context.newPage();
       const cdp = await context.newCDPSession(page);

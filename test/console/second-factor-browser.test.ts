@@ -49,7 +49,7 @@ for (const dialect of DIALECTS) {
     it('an admin sets up an authenticator app, then signs in with a code from it, and with a recovery code', async () => {
       const ws = await h.workspace({ seed: false });
       const email = `totp-${dialect}@example.com`;
-      const link = await createAdminLink(h.services.database.db, { workspaceId: ws, email, actor: 'cli', now: h.clock(), dialect });
+      const link = await createAdminLink(h.services.database, { workspaceId: ws, email, actor: 'cli', now: h.clock() });
       const context = await browser.context(base);
       const page = await context.newPage();
       await page.goto(signInUrl(base, link.token));

@@ -230,12 +230,11 @@ for (const dialect of DIALECTS) {
     it('a new sign-in link (forgotten password) does not skip the second factor', async () => {
       const a = await signedInAdmin(h, ws);
       await enrol(a);
-      const link = await createAdminLink(h.services.database.db, {
+      const link = await createAdminLink(h.services.database, {
         workspaceId: ws,
         email: a.email,
         actor: 'cli',
         now: h.clock(),
-        dialect,
       });
       const r = await h.app.inject({
         method: 'POST',

@@ -21,7 +21,7 @@ for (const dialect of DIALECTS) {
 
     let n = 0;
     const newLink = async (email = `person${++n}@example.com`) => {
-      const l = await createAdminLink(h.services.database.db, { workspaceId: ws, email, actor: 'cli', now: h.clock(), dialect });
+      const l = await createAdminLink(h.services.database, { workspaceId: ws, email, actor: 'cli', now: h.clock() });
       return { ...l, path: `/console/link/${l.token}`, email };
     };
     const setPassword = (path: string, password = TEST_PASSWORD, confirm = password) =>
@@ -197,12 +197,11 @@ for (const dialect of DIALECTS) {
       const secure = await createHarness(dialect, { WSOPS_BASE_URL: 'https://ops.example.com' });
       try {
         const w = await secure.workspace({ seed: false });
-        const l = await createAdminLink(secure.services.database.db, {
+        const l = await createAdminLink(secure.services.database, {
           workspaceId: w,
           email: 's@example.com',
           actor: 'cli',
           now: secure.clock(),
-          dialect,
         });
         const r = await secure.app.inject({
           method: 'POST',

@@ -74,20 +74,18 @@ for (const dialect of DIALECTS) {
 
     it('an invitation link, even one issued before password sign-in went off, sets no password and opens no session; its page says to sign in with single sign-on', async () => {
       const ws = await h.workspace({ seed: false });
-      const early = await createAdminLink(h.services.database.db, {
+      const early = await createAdminLink(h.services.database, {
         workspaceId: ws,
         email: 'early@example.com',
         actor: 'cli',
         now: h.clock(),
-        dialect,
       });
       await passwordSignIn(ws, false);
-      const late = await createAdminLink(h.services.database.db, {
+      const late = await createAdminLink(h.services.database, {
         workspaceId: ws,
         email: 'late@example.com',
         actor: 'cli',
         now: h.clock(),
-        dialect,
       });
       assert.equal(late.ssoOnly, true);
       for (const link of [early, late]) {
@@ -121,12 +119,11 @@ for (const dialect of DIALECTS) {
       const a = await signedInAdmin(h, ws, { email: 'forgetful@example.com' });
       const before = (await admin(ws, a.email))?.password_hash;
       await passwordSignIn(ws, false);
-      const reset = await createAdminLink(h.services.database.db, {
+      const reset = await createAdminLink(h.services.database, {
         workspaceId: ws,
         email: a.email,
         actor: 'cli',
         now: h.clock(),
-        dialect,
       });
       const r = await follow(reset.token, 'another password entirely');
       assert.equal(r.statusCode, 403, r.body);
@@ -161,12 +158,11 @@ for (const dialect of DIALECTS) {
 
     it('wsops admin break-glass says what it does, wants a reason and an existing admin, and its link signs in once without setting a password, audited', async () => {
       const ws = await h.workspace({ seed: false });
-      await createAdminLink(h.services.database.db, {
+      await createAdminLink(h.services.database, {
         workspaceId: ws,
         email: 'oncall@example.com',
         actor: 'cli',
         now: h.clock(),
-        dialect,
       });
       await passwordSignIn(ws, false);
       const help = cli('admin', 'break-glass', '--help');
@@ -208,12 +204,11 @@ for (const dialect of DIALECTS) {
       assert.equal(issuedAudit[0]?.actor, 'cli');
       assert.equal((await audit(ws, 'admin.break_glass_used')).length, 1);
       // Password sign-in is still off for everyone else.
-      const ordinary = await createAdminLink(h.services.database.db, {
+      const ordinary = await createAdminLink(h.services.database, {
         workspaceId: ws,
         email: 'oncall@example.com',
         actor: 'cli',
         now: h.clock(),
-        dialect,
       });
       assert.equal((await follow(ordinary.token)).statusCode, 403);
     });

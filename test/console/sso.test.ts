@@ -167,7 +167,7 @@ for (const dialect of DIALECTS) {
       assert.equal(shown.sso.domain, 'example.com');
       assert.equal(shown.sso.redirect_uri, `${base}/console/sso/callback`);
       assert.ok(!out.includes(provider.clientSecret), 'the client secret is never printed');
-      await createAdminLink(h.services.database.db, { workspaceId: ws, email: 'ada@example.com', actor: 'cli', now: h.clock(), dialect });
+      await createAdminLink(h.services.database, { workspaceId: ws, email: 'ada@example.com', actor: 'cli', now: h.clock() });
       const page = await (await context()).newPage();
       await ssoSignIn(page, ws, 'ada@example.com');
       assert.equal(new URL(page.url()).pathname, '/console/keys', await page.content());
@@ -180,12 +180,11 @@ for (const dialect of DIALECTS) {
 
     it('an admin sets up single sign-on on the security page (the secret never shown back), and an admin of the domain then signs in through the provider', async () => {
       const w = await h.workspace({ seed: false });
-      const link = await createAdminLink(h.services.database.db, {
+      const link = await createAdminLink(h.services.database, {
         workspaceId: w,
         email: 'grace@example.com',
         actor: 'cli',
         now: h.clock(),
-        dialect,
       });
       const page = await (await context()).newPage();
       await page.goto(signInUrl(base, link.token));
@@ -286,7 +285,7 @@ for (const dialect of DIALECTS) {
 
     it('an expired ID token is refused', async () => {
       const w = await workspaceWith(shortLived.issuer, shortLived);
-      await createAdminLink(h.services.database.db, { workspaceId: w, email: 'ada@example.com', actor: 'cli', now: h.clock(), dialect });
+      await createAdminLink(h.services.database, { workspaceId: w, email: 'ada@example.com', actor: 'cli', now: h.clock() });
       const page = await (await context()).newPage();
       // The token lives 60 seconds; the answer reaches wsops five minutes later.
       await ssoSignIn(page, w, 'ada@example.com', { callback: () => h.clock.advance(5 * 60_000) });
@@ -295,7 +294,7 @@ for (const dialect of DIALECTS) {
 
     it('an ID token from another issuer than the configured one is refused', async () => {
       const w = await workspaceWith(impostor.issuer, provider);
-      await createAdminLink(h.services.database.db, { workspaceId: w, email: 'ada@example.com', actor: 'cli', now: h.clock(), dialect });
+      await createAdminLink(h.services.database, { workspaceId: w, email: 'ada@example.com', actor: 'cli', now: h.clock() });
       const page = await (await context()).newPage();
       await ssoSignIn(page, w, 'ada@example.com');
       assert.match(await page.content(), /answer came from another issuer/, 'refused at the iss parameter (RFC 9207)');
@@ -307,12 +306,11 @@ for (const dialect of DIALECTS) {
 
     it('with password sign-in switched off, a right password opens nothing and points to single sign-on', async () => {
       const host = new URL(base).host;
-      const link = await createAdminLink(h.services.database.db, {
+      const link = await createAdminLink(h.services.database, {
         workspaceId: ws,
         email: 'pat@example.com',
         actor: 'cli',
         now: h.clock(),
-        dialect,
       });
       const form = { 'content-type': 'application/x-www-form-urlencoded', host };
       const set = await h.app.inject({
@@ -404,8 +402,7 @@ for (const dialect of DIALECTS) {
         await setClaims(w, createAdmins ? ['--create-admins'] : []);
         for (const name of ['no', 'text', 'missing', 'yes'] as const) {
           const email = `${name}.${createAdmins ? 'jit' : 'invited'}@example.com`;
-          if (!createAdmins)
-            await createAdminLink(h.services.database.db, { workspaceId: w, email, actor: 'cli', now: h.clock(), dialect });
+          if (!createAdmins) await createAdminLink(h.services.database, { workspaceId: w, email, actor: 'cli', now: h.clock() });
           const { signedIn, body } = await claimSignIn(w, email);
           assert.equal(signedIn, name === 'yes', `${email}: ${body}`);
           if (name === 'missing') assert.match(body, /did not say whether .* is verified \(no email_verified claim\)/);
@@ -438,7 +435,7 @@ for (const dialect of DIALECTS) {
       const page = await c.newPage();
       await ssoSignIn(page, ws, 'ada@example.com');
       assert.equal(new URL(page.url()).pathname, '/console/keys');
-      await removeAdmin(h.services.database.db, { workspaceId: ws, admin: 'ada@example.com', actor: 'cli', now: h.clock(), dialect });
+      await removeAdmin(h.services.database, { workspaceId: ws, admin: 'ada@example.com', actor: 'cli', now: h.clock() });
       await page.goto('/console/keys');
       assert.equal(new URL(page.url()).pathname, '/console/sign-in');
     });

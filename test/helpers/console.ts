@@ -56,12 +56,11 @@ export function sessionCookieOf(headers: Record<string, string | string[] | numb
 /** Adds an admin to the workspace (or reuses `email`), follows the link, sets a password, and returns the signed-in session. */
 export async function signedInAdmin(harness: Harness, workspaceId: string, options: { email?: string } = {}): Promise<SignedInAdmin> {
   const email = options.email ?? `admin${++counter}-${Date.now()}@example.com`;
-  const link = await createAdminLink(harness.services.database.db, {
+  const link = await createAdminLink(harness.services.database, {
     workspaceId,
     email,
     actor: 'cli',
     now: harness.clock(),
-    dialect: harness.dialect,
   });
   const res = await harness.app.inject({
     method: 'POST',

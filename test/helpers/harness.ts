@@ -97,14 +97,13 @@ export async function createHarness(dialect: Dialect, env: Record<string, string
       return ws.id;
     },
     async key(workspaceId, scopes = READ_SCOPES, options = {}) {
-      const k = await createKey(services.database.db, {
+      const k = await createKey(services.database, {
         workspaceId,
         scopes: [...scopes],
         environment: options.env ?? config.env,
         days: options.days,
         now: clock(),
         maxKeys: config.maxKeys,
-        dialect,
       });
       return { key: k.key, keyId: k.key_id };
     },

@@ -243,7 +243,12 @@ for (const from of DIALECTS) {
         rx.on('/hook', answer(200));
         await emit(2); // owed, never tried
         await dispatcher.stop();
-        const link = await createAdminLink(db, { workspaceId: ws, email: 'ops@example.com', actor: 'cli', now: h.clock(), dialect: from });
+        const link = await createAdminLink(h.services.database, {
+          workspaceId: ws,
+          email: 'ops@example.com',
+          actor: 'cli',
+          now: h.clock(),
+        });
         session = await createSession(db, link.admin.id, h.clock());
         // A passkey (with the recovery codes a first factor brings) and an open passkey prompt.
         await addPasskey(db, {

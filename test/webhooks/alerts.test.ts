@@ -79,7 +79,7 @@ for (const dialect of DIALECTS) {
     const failingEndpoint = async () => {
       const ws = await h.workspace({ seed: false });
       for (const email of ['ann@example.com', 'bob@example.com'])
-        await createAdminLink(h.services.database.db, { workspaceId: ws, email, actor: 'cli', now: h.clock(), dialect });
+        await createAdminLink(h.services.database, { workspaceId: ws, email, actor: 'cli', now: h.clock() });
       const p = `/alerts-${++path}`;
       const ep = await createEndpoint(h.services, ws, { url: rx.url(p), scopes: 'assets:read', events: 'asset.assigned' });
       await drain();

@@ -116,12 +116,11 @@ export function registerAdminPages(scope: FastifyInstance, services: Services): 
     const ctx = pageContext(services, request);
     const email = formValue(request.body, 'email');
     try {
-      const link = await inviteAdmin(services.database.db, {
+      const link = await inviteAdmin(services.database, {
         workspaceId: ctx.admin.workspaceId,
         email,
         actor: ctx.actor,
         now: services.clock(),
-        dialect: services.database.dialect,
       });
       const url = link.ssoOnly
         ? ssoSignInUrl(services.config.baseUrl, ctx.admin.workspaceId)
@@ -166,12 +165,11 @@ export function registerAdminPages(scope: FastifyInstance, services: Services): 
     const id = (request.params as { id: string }).id;
     if (!ADMIN_ID.test(id)) throw new AppError('not_found', 'There is no such admin in this workspace.');
     try {
-      await removeAdmin(services.database.db, {
+      await removeAdmin(services.database, {
         workspaceId: ctx.admin.workspaceId,
         admin: id,
         actor: ctx.actor,
         now: services.clock(),
-        dialect: services.database.dialect,
         byAdminId: ctx.admin.id,
       });
     } catch (err) {

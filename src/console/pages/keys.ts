@@ -271,7 +271,7 @@ export function registerKeyPages(scope: FastifyInstance, services: Services): vo
     if (!/^\d+$/.test(form.days)) errors.days = `Enter a whole number of days from 1 to ${MAX_KEY_DAYS}.`;
     if (Object.keys(errors).length === 0) {
       try {
-        const created = await createKey(services.database.db, {
+        const created = await createKey(services.database, {
           workspaceId: ctx.admin.workspaceId,
           scopes,
           environment: form.environment as 'live' | 'test',
@@ -281,7 +281,6 @@ export function registerKeyPages(scope: FastifyInstance, services: Services): vo
           allowedIps: [form.allowedIps],
           now: services.clock(),
           maxKeys: services.config.maxKeys,
-          dialect: services.database.dialect,
         });
         // The full key is in this response only (sent with Cache-Control: no-store), never stored.
         return sendHtml(reply, await renderPage(ctx, { created, notice: `Key ${created.key_id} created.` }), 201);
@@ -333,14 +332,13 @@ export function registerKeyPages(scope: FastifyInstance, services: Services): vo
     const key = await findKey(ctx, (request.params as { keyId: string }).keyId);
     const grace = formValue(request.body, 'grace');
     try {
-      const { successor, rolled } = await rollKey(services.database.db, {
+      const { successor, rolled } = await rollKey(services.database, {
         workspaceId: ctx.admin.workspaceId,
         keyId: key.key_id,
         grace,
         actor: ctx.actor,
         now: services.clock(),
         maxKeys: services.config.maxKeys,
-        dialect: services.database.dialect,
       });
       const when = grace === '0' ? 'now revoked' : `revoked ${rolled.revoked_at?.slice(0, 16).replace('T', ' ')} UTC; both work until then`;
       // The full key is in this response only (sent with Cache-Control: no-store), never stored.

@@ -93,12 +93,11 @@ export function registerSsoPages(scope: FastifyInstance, services: Services): vo
       );
     }
     const now = services.clock();
-    const admin = await ssoAdmin(db, {
+    const admin = await ssoAdmin(services.database, {
       workspaceId: flow.workspaceId,
       email: who.email,
       create: rules.sso.createAdmins,
       now,
-      dialect: services.database.dialect,
     });
     if (!admin) return refused(reply, `${who.email} is not an admin of this workspace. Ask one of its admins to invite you.`);
     // Single sign-on is the first factor: an admin with a second factor still gives it.
