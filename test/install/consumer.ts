@@ -69,7 +69,11 @@ export async function packBoth(dir: string): Promise<{ server: string; client: s
     const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], { cwd });
     return join(dir, (JSON.parse(stdout) as { filename: string }[])[0]!.filename);
   };
-  const [server, client] = await Promise.all([pack(ROOT), pack(join(ROOT, 'packages/client'))]);
+  // One after the other: the server's pack writes the published package.json in the repository
+  // root for a moment (no `workspaces` in it), and npm, packing the client, reads that root to
+  // find its workspace ("No workspaces found").
+  const server = await pack(ROOT);
+  const client = await pack(join(ROOT, 'packages/client'));
   return { server, client };
 }
 
