@@ -53,6 +53,20 @@ export async function signInRules(db: Kysely<DB>, workspaceId: string): Promise<
   return toRules(row);
 }
 
+/**
+ * The sign-in settings of a workspace without single sign-on: password sign-in on, every SSO
+ * column empty. The defaults of a new row, and what removing SSO writes back.
+ */
+const NO_SSO = {
+  password_sign_in: 1,
+  sso_issuer: null,
+  sso_client_id: null,
+  sso_client_secret_ciphertext: null,
+  sso_domain: null,
+  sso_create_admins: 0,
+  sso_trust_missing_email_verified: 0,
+} as const satisfies Partial<WorkspaceSignInTable>;
+
 /** The row as it would be with `change` applied (absent row: the defaults). */
 async function upsert(
   db: Kysely<DB>,
@@ -64,13 +78,7 @@ async function upsert(
   const row: WorkspaceSignInTable = {
     workspace_id: workspaceId,
     require_second_factor: 0,
-    password_sign_in: 1,
-    sso_issuer: null,
-    sso_client_id: null,
-    sso_client_secret_ciphertext: null,
-    sso_domain: null,
-    sso_create_admins: 0,
-    sso_trust_missing_email_verified: 0,
+    ...NO_SSO,
     ...current,
     ...change,
     updated_at: nowIso,
@@ -211,20 +219,7 @@ export async function setSso(db: Kysely<DB>, input: SsoInput): Promise<void> {
 export async function clearSso(db: Kysely<DB>, input: { workspaceId: string; actor: string; now: number }): Promise<void> {
   const nowIso = new Date(input.now).toISOString();
   await db.transaction().execute(async (trx) => {
-    await upsert(
-      trx,
-      input.workspaceId,
-      {
-        sso_issuer: null,
-        sso_client_id: null,
-        sso_client_secret_ciphertext: null,
-        sso_domain: null,
-        sso_create_admins: 0,
-        sso_trust_missing_email_verified: 0,
-        password_sign_in: 1,
-      },
-      nowIso,
-    );
+    await upsert(trx, input.workspaceId, NO_SSO, nowIso);
     await recordAudit(trx, { workspaceId: input.workspaceId, at: nowIso, actor: input.actor, action: 'workspace.sso_removed', detail: {} });
   });
 }
