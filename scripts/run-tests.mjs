@@ -1,8 +1,11 @@
 #!/usr/bin/env node
-// Runs every test file with Node's test runner under tsx, files in parallel. Each file runs
-// its suite once per database dialect (SQLite and PostgreSQL). A file may take up to 10 minutes:
-// the Chromium suites take about 5 on this 2-core machine when it is slow (both dialects, one
-// after the other), and a file that hits its limit fails the run although it never hung.
+// Runs every test file under tsx in a few long-lived Node processes (three by default), each
+// taking the next file from a queue as it finishes one (scripts/test-process.mjs). A process per
+// file paid, for every file, Node's start, loading the server's modules through tsx's hooks, and
+// running them before V8 had optimised any of it: about 2.7 s of CPU per file, measured in
+// ADR 50. Each file runs its suite once per database dialect (SQLite and PostgreSQL). The largest
+// files are handed out first (a file's size stands in for its run time), so no long file is
+// left running alone at the end; a file that runs longer than FILE_TIMEOUT_MS fails the run.
 // It builds first (incremental; nothing to do when dist/ is fresh): many suites spawn bin/wsops,
 // which runs the compiled dist/ and refuses one older than src/.
 // With --checks (what `npm test` passes) it also runs `npm run lint` and `npm run typecheck`,
@@ -59,17 +62,68 @@ const run = (args, env = process.env) =>
 const build = await run(['scripts/build.mjs']);
 if (build.status !== 0) await finish(build.status ?? 1);
 
-const only = args.filter((a) => a !== '--checks');
+const only = args.filter((a) => !a.startsWith('--'));
 // The server's suites, then each workspace package's own (packages/*/test).
 const packageTests = existsSync('packages')
   ? readdirSync('packages').flatMap((p) => (existsSync(join('packages', p, 'test')) ? find(join('packages', p, 'test')) : []))
   : [];
 const files = only.length ? only : [...find('test'), ...packageTests].sort();
-const chromium = await chromiumPath();
-const concurrency = process.env.WSOPS_TEST_CONCURRENCY ?? '3';
-const result = await run(['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=600000', ...files], {
-  ...process.env,
-  WSOPS_CHROMIUM: chromium,
-  WSOPS_LOG_LEVEL: process.env.WSOPS_LOG_LEVEL ?? 'silent',
-});
-await finish(result.status ?? 1);
+const env = { ...process.env, WSOPS_CHROMIUM: await chromiumPath(), WSOPS_LOG_LEVEL: process.env.WSOPS_LOG_LEVEL ?? 'silent' };
+const concurrency = Number(process.env.WSOPS_TEST_CONCURRENCY ?? 3);
+if (!Number.isInteger(concurrency) || concurrency < 1) {
+  process.stderr.write(`WSOPS_TEST_CONCURRENCY must be a whole number of at least 1 (got ${process.env.WSOPS_TEST_CONCURRENCY})\n`);
+  await finish(2);
+}
+const FILE_TIMEOUT_MS = 10 * 60 * 1000;
+const queue = files.map((file) => ({ file, bytes: statSync(file).size })).sort((a, b) => b.bytes - a.bytes);
+let handedOut = 0;
+const problems = [];
+
+/**
+ * One test process: answers its requests for files from the queue, and prints its reporter's
+ * output whole when it ends (three processes' output interleaved line by line cannot be read).
+ */
+function testProcess(number) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test-reporter=spec', 'scripts/test-process.mjs'], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
+    const output = [];
+    child.stdout.on('data', (d) => output.push(d));
+    child.stderr.on('data', (d) => output.push(d));
+    let current;
+    const timer = setInterval(() => {
+      if (current && Date.now() - current.started > FILE_TIMEOUT_MS) {
+        problems.push(`${current.file} ran longer than ${FILE_TIMEOUT_MS / 60000} minutes`);
+        child.kill('SIGKILL');
+      }
+    }, 1000);
+    child.on('message', () => {
+      const next = queue.shift();
+      current = next && { file: next.file, started: Date.now() };
+      if (next) process.stdout.write(`# ${++handedOut}/${files.length} ${next.file} (process ${number})\n`);
+      child.send(next ? next.file : null);
+    });
+    child.on('close', (code, signal) => {
+      clearInterval(timer);
+      if (queue.length === 0 && current === undefined && code === 0 && signal === null) {
+        process.stdout.write(`\n# process ${number}: ok\n`);
+      } else {
+        if (current) problems.push(`process ${number} ended (${signal ?? `exit ${code}`}) while running ${current.file}`);
+        else problems.push(`process ${number} ended with ${signal ?? `exit ${code}`}: a test failed (marked ✖ in its output)`);
+        process.stdout.write(`\n# process ${number}: FAILED (${signal ?? `exit ${code}`})\n`);
+      }
+      process.stdout.write(Buffer.concat(output));
+      resolve();
+    });
+  });
+}
+
+await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, (_, i) => testProcess(i + 1)));
+// A process that died with files left in the queue leaves them to the others; none left means every file ran.
+if (queue.length) problems.push(`${queue.length} files never ran: ${queue.map((q) => q.file).join(' ')}`);
+process.stdout.write(
+  `\n# ${files.length} files: ${problems.length ? `FAILED\n${problems.map((p) => `#   ${p}`).join('\n')}` : 'all passed'}\n`,
+);
+await finish(problems.length ? 1 : 0);
