@@ -46,8 +46,12 @@ module.exports = {
     {
       name: 'services-only-in-composition-roots',
       severity: 'error',
-      comment: 'Only the composition roots take the whole Services: a feature declares the few services it uses (its own small interface).',
-      from: { path: '^src/', pathNot: '^src/(services[.]ts|worker[.]ts|demo[.]ts|http/|cli/|console/)' },
+      comment:
+        'Only the composition roots take the whole Services (services.ts, worker.ts, the two apps, the console plugin, the CLI context and serve): a feature declares the few services it uses (its own small interface).',
+      from: {
+        path: '^src/',
+        pathNot: '^src/((services|worker)[.]ts|http/(app|internal-app)[.]ts|console/plugin[.]ts|cli/(context|serve-command)[.]ts)$',
+      },
       to: { path: '^src/services[.]ts$' },
     },
     ...featureRules,

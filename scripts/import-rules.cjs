@@ -39,7 +39,7 @@ const MAY_IMPORT = {
   'seed/': ['registers/', 'store/', 'workspaces/', 'writes/'],
   'services.ts': ['store/', 'keys/', 'read/', 'writes/', 'metrics.ts'],
   'worker.ts': ['read/', 'webhooks/', 'alerts/', 'services.ts'],
-  'demo.ts': ['registers/', 'store/', 'workspaces/', 'keys/', 'sign-in/', 'writes/', 'seed/', 'services.ts'],
+  'demo.ts': ['registers/', 'store/', 'workspaces/', 'keys/', 'sign-in/', 'writes/', 'seed/'],
   'console/': [
     'registers/',
     'store/',

@@ -5,8 +5,7 @@
  * `--json` are read from the merged options (optsWithGlobals) and checked here.
  */
 import type { Command } from 'commander';
-import type { Services } from '../services.js';
-import { recoverFailed, resendDelivery } from '../webhooks/deliveries.js';
+import { type DeliveriesServices, recoverFailed, resendDelivery } from '../webhooks/deliveries.js';
 import { errorClassHelp } from '../webhooks/error-classes.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
 import { withServices } from './context.js';
@@ -20,7 +19,7 @@ interface DeliveriesOptions {
   since?: string;
 }
 
-async function inWorkspace<T>(workspaceId: string, fn: (s: Services) => Promise<T>): Promise<T> {
+async function inWorkspace<T>(workspaceId: string, fn: (s: DeliveriesServices) => Promise<T>): Promise<T> {
   return withServices(async (s) => {
     await getWorkspace(s.database.db, workspaceId);
     return fn(s);
@@ -34,7 +33,7 @@ function required(value: string | undefined, flag: string): string {
 
 /** The last failure of each endpoint with a url_refused attempt in the list: it names the rule that refused. */
 async function refusedEndpointsLastFailure(
-  s: Services,
+  s: DeliveriesServices,
   workspace: string,
   rows: readonly { endpoint_id: string; error_class: string | null }[],
 ): Promise<Map<string, string>> {

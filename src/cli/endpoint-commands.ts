@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import type { Services } from '../services.js';
 import { sendTestEvent } from '../webhooks/deliveries.js';
 import {
   createEndpoint,
   disableEndpoint,
+  type EndpointsServices,
   enableEndpoint,
   listEndpoints,
   rotateSecret,
@@ -17,7 +17,7 @@ import { getWorkspace } from '../workspaces/workspaces.js';
 import { withServices } from './context.js';
 import { print, table, UsageError } from './output.js';
 
-async function inWorkspace<T>(workspaceId: string, fn: (s: Services) => Promise<T>): Promise<T> {
+async function inWorkspace<T>(workspaceId: string, fn: (s: EndpointsServices) => Promise<T>): Promise<T> {
   return withServices(async (s) => {
     await getWorkspace(s.database.db, workspaceId);
     return fn(s);

@@ -4,7 +4,27 @@
  * `pageContext(request)`.
  */
 import type { FastifyRequest } from 'fastify';
-import type { Services } from '../services.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { FailureThrottle } from '../keys/failure-throttle.js';
+import type { Logger } from '../logger.js';
+import type { SecretBox } from '../secret-box.js';
+import type { Database } from '../store/database.js';
+import type { RecordStore } from '../writes/records.js';
+
+/**
+ * What the console's pages use of the services built at start (ADR 44): the composition root
+ * (plugin.ts) passes the whole `ConsoleServices`, which has these and more.
+ */
+export interface ConsoleServices {
+  config: Config;
+  database: Database;
+  clock: Clock;
+  records: RecordStore;
+  secretBox: SecretBox;
+  failureThrottle: FailureThrottle;
+  logger: Logger;
+}
 
 export interface ConsoleAdmin {
   id: string;
@@ -21,7 +41,7 @@ export interface ConsoleSession {
 }
 
 export interface PageContext {
-  services: Services;
+  services: ConsoleServices;
   admin: ConsoleAdmin;
   session: ConsoleSession;
   /** `console:<email>`: the actor recorded in the audit trail. */
@@ -37,7 +57,7 @@ declare module 'fastify' {
   }
 }
 
-export function pageContext(services: Services, request: FastifyRequest): PageContext {
+export function pageContext(services: ConsoleServices, request: FastifyRequest): PageContext {
   const admin = request.consoleAdmin;
   const session = request.consoleSession;
   if (!admin || !session) throw new Error('console page reached without a session (the session hook must run first)');

@@ -14,9 +14,9 @@ import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
-import type { Services } from '../services.js';
 import { loadSession, type NewSession, SESSION_ABSOLUTE_MS } from '../sign-in/sessions.js';
 import { controlCharacterIn, printable, refuseControlCharacters } from '../text-rules.js';
+import type { ConsoleServices } from './context.js';
 import { formValue } from './forms.js';
 import { messagePage, sendHtml } from './layout.js';
 
@@ -24,12 +24,12 @@ export const SESSION_COOKIE = 'wsops_console';
 /** Console forms are small; a larger body is refused before it is parsed. */
 const FORM_BODY_LIMIT = 32 * 1024;
 
-function isHttps(services: Services): boolean {
+function isHttps(services: ConsoleServices): boolean {
   return services.config.baseUrl.startsWith('https:');
 }
 
 /** Security headers (helmet, CSP), cookie and urlencoded-form parsing, HTML error and 404 pages for the console scope. */
-export async function registerConsoleSecurity(scope: FastifyInstance, services: Services): Promise<void> {
+export async function registerConsoleSecurity(scope: FastifyInstance, services: ConsoleServices): Promise<void> {
   await scope.register(helmet, {
     global: true,
     contentSecurityPolicy: {
@@ -121,7 +121,7 @@ export async function registerConsoleSecurity(scope: FastifyInstance, services: 
 const BACK = { href: '/console', label: 'Back to the console' };
 
 /** Only WSOPS_BASE_URL's origin posts console forms; the request's own Host proves nothing. */
-function sameOrigin(origin: string, services: Services): boolean {
+function sameOrigin(origin: string, services: ConsoleServices): boolean {
   if (origin === 'null') return false;
   try {
     return new URL(origin).origin === new URL(services.config.baseUrl).origin;
@@ -134,7 +134,7 @@ function sameOrigin(origin: string, services: Services): boolean {
  * The Host's name must be WSOPS_BASE_URL's; its port is not compared, since a reverse proxy
  * in front may pass on its own port.
  */
-function hostAllowed(host: string | undefined, services: Services): boolean {
+function hostAllowed(host: string | undefined, services: ConsoleServices): boolean {
   if (!host) return false;
   try {
     return new URL(`http://${host}`).hostname === new URL(services.config.baseUrl).hostname;
@@ -143,7 +143,7 @@ function hostAllowed(host: string | undefined, services: Services): boolean {
   }
 }
 
-function misdirectedPage(services: Services) {
+function misdirectedPage(services: ConsoleServices) {
   return messagePage(
     'Wrong address',
     `This console answers only at ${services.config.baseUrl}/console (WSOPS_BASE_URL). Nothing was changed.`,
@@ -181,7 +181,7 @@ function refusedPage() {
 }
 
 /** Sets the session cookie after sign-in (a new token every time: no session fixation). */
-export function setSessionCookie(reply: FastifyReply, services: Services, session: NewSession): void {
+export function setSessionCookie(reply: FastifyReply, services: ConsoleServices, session: NewSession): void {
   reply.setCookie(SESSION_COOKIE, session.token, {
     httpOnly: true,
     sameSite: 'lax',
@@ -191,7 +191,7 @@ export function setSessionCookie(reply: FastifyReply, services: Services, sessio
   });
 }
 
-export function clearSessionCookie(reply: FastifyReply, services: Services): void {
+export function clearSessionCookie(reply: FastifyReply, services: ConsoleServices): void {
   reply.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax', path: '/console', secure: isHttps(services) });
 }
 
@@ -212,7 +212,7 @@ export function safeNext(next: unknown): string {
 }
 
 /** preHandler: loads the session from the cookie into request.consoleAdmin/consoleSession, or redirects to sign-in. */
-export function requireSession(services: Services) {
+export function requireSession(services: ConsoleServices) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const token = request.cookies[SESSION_COOKIE];
     const loaded = token ? await loadSession(services.database.db, token, services.clock()) : undefined;
@@ -259,7 +259,7 @@ export async function requireCsrf(request: FastifyRequest, reply: FastifyReply):
 }
 
 /** Whether a request carries a valid session (for pages outside the authenticated scope). */
-export async function currentSession(services: Services, request: FastifyRequest) {
+export async function currentSession(services: ConsoleServices, request: FastifyRequest) {
   const token = request.cookies[SESSION_COOKIE];
   return token ? loadSession(services.database.db, token, services.clock()) : undefined;
 }

@@ -5,10 +5,10 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
-import type { Services } from '../../services.js';
 import type { Admin } from '../../sign-in/admin-rows.js';
 import { listAdmins, removeAdmin } from '../../sign-in/admins.js';
 import { inviteAdmin, signInUrl, ssoSignInUrl } from '../../sign-in/sign-in-links.js';
+import type { ConsoleServices } from '../context.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formError, formValue, textField } from '../forms.js';
 import { type Html, html } from '../html.js';
@@ -104,7 +104,7 @@ ${admins.length <= 1 ? html`<p class="hint">You are the only admin. Invite a col
   });
 }
 
-export function registerAdminPages(scope: FastifyInstance, services: Services): void {
+export function registerAdminPages(scope: FastifyInstance, services: ConsoleServices): void {
   scope.get('/admins', async (request, reply) => {
     const ctx = pageContext(services, request);
     const removed = (request.query as Record<string, string | undefined>).removed;

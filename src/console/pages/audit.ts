@@ -6,8 +6,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ACTOR_KINDS, AUDIT_KINDS, type AuditQuery, type AuditRow, auditPage, describeActor, describeAudit } from '../../audit/audit.js';
 import { AppError } from '../../errors.js';
-import type { Services } from '../../services.js';
 import { listAdmins } from '../../sign-in/admins.js';
+import type { ConsoleServices } from '../context.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type Html, html } from '../html.js';
 import { formatTime, layout, sendHtml } from '../layout.js';
@@ -133,7 +133,7 @@ async function renderAudit(ctx: PageContext, query: RawQuery) {
   };
 }
 
-export function registerAuditPage(scope: FastifyInstance, services: Services): void {
+export function registerAuditPage(scope: FastifyInstance, services: ConsoleServices): void {
   scope.get('/audit', async (request: FastifyRequest, reply) => {
     const ctx = pageContext(services, request);
     try {

@@ -6,9 +6,9 @@
  */
 import type { FastifyReply } from 'fastify';
 import { AppError } from '../../errors.js';
-import type { Services } from '../../services.js';
 import { redeemBreakGlassLink } from '../../sign-in/break-glass.js';
 import { SSO_ONLY_LINK } from '../../sign-in/sign-in-links.js';
+import type { ConsoleServices } from '../context.js';
 import { type Html, html } from '../html.js';
 import { bareLayout, messagePage, sendHtml } from '../layout.js';
 import { SECOND_FACTOR_PATH, setSessionCookie } from '../session.js';
@@ -36,7 +36,7 @@ export function breakGlassForm(token: string, email: string): Html {
   );
 }
 
-export async function followBreakGlassLink(services: Services, reply: FastifyReply, token: string): Promise<FastifyReply> {
+export async function followBreakGlassLink(services: ConsoleServices, reply: FastifyReply, token: string): Promise<FastifyReply> {
   try {
     const { session, secondFactorPending } = await redeemBreakGlassLink(services.database.db, token, services.clock());
     setSessionCookie(reply, services, session);

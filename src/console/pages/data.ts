@@ -19,12 +19,12 @@ import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
 import { registerByPath } from '../../registers/catalogue.js';
 import type { Register } from '../../registers/define.js';
-import type { Services } from '../../services.js';
 import { csvOperations } from '../../writes/csv-operations.js';
 import { EXPORT_ORDER, registerSummary } from '../../writes/export.js';
 import { type ImportReport, importRecords, type RefusedLine } from '../../writes/import.js';
 import { type ImportState, recentImports } from '../../writes/import-runs.js';
 import { referrerLines } from '../../writes/referrers.js';
+import type { ConsoleServices } from '../context.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formError } from '../forms.js';
 import { type Html, html } from '../html.js';
@@ -276,7 +276,7 @@ ${repeatedList(report)}
   return layout(ctx, { title: 'Check of a file', nav: 'data', notice: notice ? { kind: 'error', text: notice } : undefined, body });
 }
 
-export function registerDataPages(scope: FastifyInstance, services: Services): void {
+export function registerDataPages(scope: FastifyInstance, services: ConsoleServices): void {
   scope.register(async (data) => {
     // Before the body is read: a visitor without a session never makes the server buffer a file.
     data.addHook('onRequest', requireSession(services));

@@ -5,7 +5,6 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
-import type { Services } from '../../services.js';
 import {
   DELIVERY_EVENT_TYPES,
   DELIVERY_OUTCOMES,
@@ -17,6 +16,7 @@ import {
 } from '../../webhooks/deliveries.js';
 import type { EndpointView } from '../../webhooks/endpoints.js';
 import { errorClassHelp } from '../../webhooks/error-classes.js';
+import type { ConsoleServices } from '../context.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formValue, textField } from '../forms.js';
 import { type Html, html } from '../html.js';
@@ -150,7 +150,7 @@ function sinceIso(value: string): string {
   return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(value) ? `${value}Z` : value;
 }
 
-export function registerDeliveryPages(scope: FastifyInstance, services: Services): void {
+export function registerDeliveryPages(scope: FastifyInstance, services: ConsoleServices): void {
   scope.get<{ Params: { id: string }; Querystring: Record<string, unknown> }>('/webhooks/:id/deliveries', async (request, reply) => {
     const ctx = pageContext(services, request);
     const e = await endpointOf(ctx, request.params.id);

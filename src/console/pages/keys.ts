@@ -11,8 +11,8 @@ import { setAllowedIps } from '../../keys/key-allowlists.js';
 import type { KeySummary } from '../../keys/key-summary.js';
 import { DEFAULT_KEY_DAYS, EXPIRING_DAYS, MAX_KEY_DAYS, ROLL_GRACES, UNUSED_DAYS } from '../../keys/key-terms.js';
 import { createKey, listKeys, parseScopes, revokeKey, rollKey } from '../../keys/keys.js';
-import type { Services } from '../../services.js';
 import { getWorkspace } from '../../workspaces/workspaces.js';
+import type { ConsoleServices } from '../context.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formError, formValue, formValues, textField } from '../forms.js';
 import { type Html, html } from '../html.js';
@@ -239,7 +239,7 @@ function readForm(request: FastifyRequest): KeyForm {
   };
 }
 
-export function registerKeyPages(scope: FastifyInstance, services: Services): void {
+export function registerKeyPages(scope: FastifyInstance, services: ConsoleServices): void {
   scope.get('/keys', async (request, reply) => {
     const ctx = pageContext(services, request);
     const revoked = (request.query as Record<string, string | undefined>).revoked;

@@ -6,8 +6,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
-import type { Services } from '../../services.js';
 import { getWorkspace, setModule } from '../../workspaces/workspaces.js';
+import type { ConsoleServices } from '../context.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type Html, html } from '../html.js';
 import { badge, csrfField, layout, sendHtml } from '../layout.js';
@@ -43,7 +43,7 @@ function moduleCard(ctx: PageContext, m: ModuleInfo, installed: boolean): Html {
 </article>`;
 }
 
-export function registerModulePages(scope: FastifyInstance, services: Services): void {
+export function registerModulePages(scope: FastifyInstance, services: ConsoleServices): void {
   scope.get('/modules', async (request, reply) => {
     const ctx = pageContext(services, request);
     const ws = await getWorkspace(services.database.db, ctx.admin.workspaceId);

@@ -9,10 +9,10 @@ import type { Kysely } from 'kysely';
 import { EXPIRING_DAYS } from '../../keys/key-terms.js';
 import { listKeys } from '../../keys/keys.js';
 import { type UsageSeries, usageSeries } from '../../keys/usage.js';
-import type { Services } from '../../services.js';
 import type { DB } from '../../store/schema.js';
 import { deliveryStats } from '../../webhooks/deliveries.js';
 import { type EndpointView, listEndpoints, MAX_DELIVERING_ENDPOINTS } from '../../webhooks/endpoints.js';
+import type { ConsoleServices } from '../context.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type Html, html, jsonScript } from '../html.js';
 import { badge, formatTime, layout, sendHtml } from '../layout.js';
@@ -47,7 +47,12 @@ interface EndpointHealth {
   succeeded24h: number;
 }
 
-async function endpointHealth(services: Services, workspaceId: string, endpoints: EndpointView[], now: number): Promise<EndpointHealth[]> {
+async function endpointHealth(
+  services: ConsoleServices,
+  workspaceId: string,
+  endpoints: EndpointView[],
+  now: number,
+): Promise<EndpointHealth[]> {
   return Promise.all(
     endpoints.map(async (endpoint) => {
       const [last, stats] = await Promise.all([
@@ -171,7 +176,7 @@ async function renderOverview(ctx: PageContext, range: Range, notice?: { kind: '
   });
 }
 
-export function registerOverviewPage(scope: FastifyInstance, services: Services): void {
+export function registerOverviewPage(scope: FastifyInstance, services: ConsoleServices): void {
   scope.get('/', async (request: FastifyRequest<{ Querystring: { range?: string } }>, reply) => {
     const ctx = pageContext(services, request);
     const asked = request.query.range;

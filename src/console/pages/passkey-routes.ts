@@ -13,7 +13,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AppError } from '../../errors.js';
 import { addressBucket } from '../../keys/rate-limit.js';
-import type { Services } from '../../services.js';
 import { addPasskey, findPasskey, listPasskeys, type PasskeyRow, removePasskey } from '../../sign-in/passkeys.js';
 import { checkTotp, factorSummary, useRecoveryCode } from '../../sign-in/second-factor.js';
 import { signInRules } from '../../sign-in/sign-in-rules.js';
@@ -28,6 +27,7 @@ import {
   verifyRegistration,
 } from '../../sign-in/webauthn.js';
 import { refuseUnsafeName } from '../../text-rules.js';
+import type { ConsoleServices } from '../context.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formValue } from '../forms.js';
 import { sendHtml } from '../layout.js';
@@ -49,7 +49,7 @@ function nameProblem(name: string): string | undefined {
   return undefined;
 }
 
-export function registerPasskeyRoutes(scope: FastifyInstance, services: Services): void {
+export function registerPasskeyRoutes(scope: FastifyInstance, services: ConsoleServices): void {
   const db = services.database.db;
   const ceremony = (ctx: PageContext): Ceremony => ({
     db,

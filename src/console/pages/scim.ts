@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
 import { createScimToken, listScimTokens, MAX_SCIM_TOKENS, revokeScimToken, type ScimTokenSummary } from '../../scim/tokens.js';
-import type { Services } from '../../services.js';
+import type { ConsoleServices } from '../context.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formError, formValue, textField } from '../forms.js';
 import { type Html, html } from '../html.js';
@@ -112,7 +112,7 @@ ${tokenTable(tokens)}
   });
 }
 
-export function registerScimPages(scope: FastifyInstance, services: Services): void {
+export function registerScimPages(scope: FastifyInstance, services: ConsoleServices): void {
   scope.get('/scim', async (request, reply) => {
     const ctx = pageContext(services, request);
     const revoked = (request.query as Record<string, string | undefined>).revoked;

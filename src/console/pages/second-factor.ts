@@ -15,12 +15,12 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../../audit/audit.js';
 import { addressBucket } from '../../keys/rate-limit.js';
-import type { Services } from '../../services.js';
 import { listPasskeys, type PasskeyRow } from '../../sign-in/passkeys.js';
 import { checkTotp, factorSummary, useRecoveryCode } from '../../sign-in/second-factor.js';
 import { createSession, endSession, type LoadedSession } from '../../sign-in/sessions.js';
 import { rememberSignedInAddress, secondFactorBudgets } from '../../sign-in/sign-in-throttle.js';
 import { assertionOptions, PasskeyRefusal, verifyAssertion } from '../../sign-in/webauthn.js';
+import type { ConsoleServices } from '../context.js';
 import { type FieldErrors, formError, formValue, textField } from '../forms.js';
 import { type Html, html } from '../html.js';
 import { bareLayout, sendHtml } from '../layout.js';
@@ -80,7 +80,7 @@ function digest(text: string): Buffer {
 }
 
 /** The pending session of the request, with its CSRF token checked on a POST; otherwise undefined. */
-export async function pendingSession(services: Services, request: FastifyRequest): Promise<LoadedSession | undefined> {
+export async function pendingSession(services: ConsoleServices, request: FastifyRequest): Promise<LoadedSession | undefined> {
   const loaded = await currentSession(services, request);
   if (!loaded?.session.secondFactorPending) return undefined;
   if (request.method === 'POST') {
@@ -91,14 +91,20 @@ export async function pendingSession(services: Services, request: FastifyRequest
 }
 
 /** Ends the pending session and starts the real one (the cookie changes); `address` becomes known to the second step. */
-async function completeSignIn(services: Services, reply: FastifyReply, loaded: LoadedSession, address: string, now: number): Promise<void> {
+async function completeSignIn(
+  services: ConsoleServices,
+  reply: FastifyReply,
+  loaded: LoadedSession,
+  address: string,
+  now: number,
+): Promise<void> {
   await endSession(services.database.db, loaded.session.id);
   const session = await createSession(services.database.db, loaded.admin.id, now);
   await rememberSignedInAddress(services.failureThrottle, loaded.admin.id, address, now);
   setSessionCookie(reply, services, session);
 }
 
-export function registerSecondFactorPages(scope: FastifyInstance, services: Services): void {
+export function registerSecondFactorPages(scope: FastifyInstance, services: ConsoleServices): void {
   const throttle = services.failureThrottle;
 
   scope.get(SECOND_FACTOR_PATH.slice('/console'.length), async (request, reply) => {

@@ -8,7 +8,6 @@
  * proves it was copied right.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../services.js';
 import { listPasskeys } from '../../sign-in/passkeys.js';
 import {
   checkTotp,
@@ -20,6 +19,7 @@ import {
   replaceRecoveryCodes,
 } from '../../sign-in/second-factor.js';
 import { setRequireSecondFactor, signInRules } from '../../sign-in/sign-in-rules.js';
+import type { ConsoleServices } from '../context.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formError, formValue, textField } from '../forms.js';
 import { type Html, html } from '../html.js';
@@ -147,7 +147,7 @@ const ENROL_REQUIRED = {
   text: 'Your workspace requires a second factor. Set up an authenticator app or a passkey to continue.',
 } as const;
 
-export function registerSecurityPages(scope: FastifyInstance, services: Services): void {
+export function registerSecurityPages(scope: FastifyInstance, services: ConsoleServices): void {
   const db = services.database.db;
   /** The sealed setup secret names its admin, so one admin's form cannot enrol another's secret. */
   const sealFor = (adminId: string, secret: string) => services.secretBox.seal(`totp-setup\n${adminId}\n${secret}`);

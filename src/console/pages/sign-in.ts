@@ -7,13 +7,13 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AppError } from '../../errors.js';
 import { addressBucket } from '../../keys/rate-limit.js';
-import type { Services } from '../../services.js';
 import { MIN_PASSWORD_LENGTH, verifyPassword } from '../../sign-in/passwords.js';
 import { factorSummary, hasSecondFactor } from '../../sign-in/second-factor.js';
 import { createSession, endSession } from '../../sign-in/sessions.js';
 import { checkLink, redeemLink } from '../../sign-in/sign-in-links.js';
 import { signInRules } from '../../sign-in/sign-in-rules.js';
 import { passwordBudgets, rememberPasswordAddress, rememberSignedInAddress } from '../../sign-in/sign-in-throttle.js';
+import type { ConsoleServices } from '../context.js';
 import { type FieldErrors, formError, formValue, textField } from '../forms.js';
 import { type Html, html } from '../html.js';
 import { bareLayout, messagePage, sendHtml } from '../layout.js';
@@ -72,7 +72,7 @@ function minutes(seconds: number): string {
   return m <= 1 ? 'about a minute' : `${m} minutes`;
 }
 
-export function registerSignInPages(scope: FastifyInstance, services: Services): void {
+export function registerSignInPages(scope: FastifyInstance, services: ConsoleServices): void {
   const throttle = services.failureThrottle;
 
   scope.get('/sign-in', async (request, reply) => {

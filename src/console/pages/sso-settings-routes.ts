@@ -5,8 +5,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
-import type { Services } from '../../services.js';
 import { clearSso, type SsoLabels, setSso, signInRules } from '../../sign-in/sign-in-rules.js';
+import type { ConsoleServices } from '../context.js';
 import { pageContext } from '../context.js';
 import { formValue } from '../forms.js';
 import { sendHtml } from '../layout.js';
@@ -20,7 +20,7 @@ const FORM_LABELS: SsoLabels = {
   clientSecret: 'The client secret',
 };
 
-export function registerSsoSettingsRoutes(scope: FastifyInstance, services: Services): void {
+export function registerSsoSettingsRoutes(scope: FastifyInstance, services: ConsoleServices): void {
   const db = services.database.db;
 
   scope.post('/security/sso', async (request, reply) => {

@@ -8,13 +8,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { addressBucket } from '../../keys/rate-limit.js';
-import type { Services } from '../../services.js';
 import { finishSso, SSO_CALLBACK_PATH, SSO_COOKIE, SSO_FLOW_MS, type SsoFlow, SsoRefusal, startSso } from '../../sign-in/oidc.js';
 import { factorSummary, hasSecondFactor } from '../../sign-in/second-factor.js';
 import { createSession } from '../../sign-in/sessions.js';
 import { signInRules } from '../../sign-in/sign-in-rules.js';
 import { rememberSignedInAddress } from '../../sign-in/sign-in-throttle.js';
 import { ssoAdmin } from '../../sign-in/sso-admins.js';
+import type { ConsoleServices } from '../context.js';
 import { messagePage, sendHtml } from '../layout.js';
 import { SECOND_FACTOR_PATH, safeNext, setSessionCookie } from '../session.js';
 
@@ -30,7 +30,7 @@ function sameText(a: string, b: string): boolean {
   return timingSafeEqual(d(a), d(b));
 }
 
-function readFlow(services: Services, request: FastifyRequest): SsoFlow | undefined {
+function readFlow(services: ConsoleServices, request: FastifyRequest): SsoFlow | undefined {
   const sealed = request.cookies[SSO_COOKIE];
   if (!sealed) return undefined;
   try {
@@ -41,7 +41,7 @@ function readFlow(services: Services, request: FastifyRequest): SsoFlow | undefi
   }
 }
 
-export function registerSsoPages(scope: FastifyInstance, services: Services): void {
+export function registerSsoPages(scope: FastifyInstance, services: ConsoleServices): void {
   const db = services.database.db;
   const cookieOptions = {
     httpOnly: true,

@@ -7,7 +7,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { listEndpointAlerts } from '../../alerts/stages.js';
 import { AppError } from '../../errors.js';
 import { READ_SCOPES } from '../../registers/define.js';
-import type { Services } from '../../services.js';
 import { endpointBacklog } from '../../webhooks/backlog.js';
 import { deliveryStats, heldCount, type StatsBucket, type StatsWindow, sendTestEvent } from '../../webhooks/deliveries.js';
 import {
@@ -25,6 +24,7 @@ import {
 import { EVENT_TYPES, SUBSCRIBABLE_EVENTS } from '../../webhooks/event-types.js';
 import { FAILURES_BEFORE_DISABLE } from '../../webhooks/schedule.js';
 import { parseThrottle, setThrottle } from '../../webhooks/throttle.js';
+import type { ConsoleServices } from '../context.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formError, formValue, formValues, textField } from '../forms.js';
 import { type Html, html, jsonScript } from '../html.js';
@@ -267,7 +267,7 @@ function parseWindow(raw: unknown): StatsWindow {
   return raw === '7d' ? '7d' : '24h';
 }
 
-export function registerWebhookPages(scope: FastifyInstance, services: Services): void {
+export function registerWebhookPages(scope: FastifyInstance, services: ConsoleServices): void {
   scope.get('/webhooks', async (request, reply) => {
     const ctx = pageContext(services, request);
     const all = await listEndpoints(services, ctx.admin.workspaceId);
