@@ -23,6 +23,7 @@ import { idPattern, idRule } from '../registers/fields.js';
 import { clip, type FieldProblemCode, type RecordObject, readRecordInput } from '../registers/record-input.js';
 import type { Database } from '../store/database.js';
 import { nextSlice, type RecordBatch, type StoredRecord, sliceUsed } from '../store/record-batches.js';
+import type { RecordsTable } from '../store/schema.js';
 import { storageFaultOf } from '../store/storage-faults.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
 import { HEARTBEAT_MS, THIS_PROCESS } from './import-runs.js';
@@ -207,10 +208,13 @@ class Report {
       });
     }
   }
-  /** Counts of the batch being applied, added to `counts` once it commits. */
-  private pending: Record<string, RegisterCounts> = {};
+  /**
+   * Counts of the batch being checked, added to `counts` once it commits. On PostgreSQL one batch
+   * is checked while the one before it is still being written, so each batch takes its own.
+   */
+  private pending: BatchCounts = {};
 
-  /** The counts the batch being applied adds to. */
+  /** The counts the batch being checked adds to. */
   of(register: Register): RegisterCounts {
     let c = this.pending[register.path];
     if (!c) {
@@ -218,6 +222,18 @@ class Report {
       this.pending[register.path] = c;
     }
     return c;
+  }
+
+  /** The counts of the batch checked so far (atomic: the whole import). */
+  pendingCounts(): BatchCounts {
+    return this.pending;
+  }
+
+  /** The counts of the batch checked so far, handed to that batch (the next one starts from zero). */
+  takePending(): BatchCounts {
+    const p = this.pending;
+    this.pending = {};
+    return p;
   }
 
   private committedOf(path: string): RegisterCounts {
@@ -229,10 +245,10 @@ class Report {
     return c;
   }
 
-  /** The counts with the pending batch's added (what the batch's own transaction records). */
-  countsWithPending(): Record<string, RegisterCounts> {
+  /** The committed counts with a batch's added (what the batch's own transaction records). */
+  countsWith(batch: BatchCounts): Record<string, RegisterCounts> {
     const all: Record<string, RegisterCounts> = structuredClone(this.counts);
-    for (const [path, p] of Object.entries(this.pending)) {
+    for (const [path, p] of Object.entries(batch)) {
       const c = all[path] ?? zeroCounts();
       all[path] = c;
       addCounts(c, p);
@@ -240,16 +256,10 @@ class Report {
     return all;
   }
 
-  /** The pending batch committed, up to line `lines`. */
-  commitPending(lines: number): void {
-    for (const [path, p] of Object.entries(this.pending)) addCounts(this.committedOf(path), p);
-    this.pending = {};
+  /** A batch committed, up to line `lines`. */
+  commit(batch: BatchCounts, lines: number): void {
+    for (const [path, p] of Object.entries(batch)) addCounts(this.committedOf(path), p);
     this.appliedLines = Math.max(this.appliedLines, lines);
-  }
-
-  /** The pending batch rolled back: nothing of it was written. */
-  discardPending(): void {
-    this.pending = {};
   }
 
   /** One refused line, with each of its faults (one entry in `refused` per fault). */
@@ -263,6 +273,9 @@ class Report {
   }
 }
 
+/** One batch's counts by register path. */
+type BatchCounts = Record<string, RegisterCounts>;
+
 function addCounts(into: RegisterCounts, add: RegisterCounts): void {
   into.upsert.created += add.upsert.created;
   into.upsert.updated += add.upsert.updated;
@@ -270,6 +283,25 @@ function addCounts(into: RegisterCounts, add: RegisterCounts): void {
   into.delete.deleted += add.delete.deleted;
   into.delete.absent += add.delete.absent;
   into.refused += add.refused;
+}
+
+/** A checked batch: what its transaction writes, and what it counts once committed. */
+interface Checked {
+  upserts: RecordsTable[];
+  /** Ids of `upserts` absent when the batch read them. */
+  created: ReadonlySet<string>;
+  deletes: string[];
+  now: number;
+  /** Every id the batch read: its row after the batch, or null if absent. */
+  state: ReadonlyMap<string, StoredRecord | null>;
+}
+
+/** A checked batch whose transaction is still open: its rows are invisible to the next one. */
+interface Unsettled {
+  state: Checked['state'];
+  deletes: boolean;
+  /** Settles when it commits (or fails). */
+  committed: Promise<void>;
 }
 
 /**
@@ -297,11 +329,28 @@ class Applier {
 
   /** Applies a batch of operations (in line order) inside the open transaction `tx`. */
   async apply(tx: RecordBatch, incoming: readonly Op[], trusted: ReadonlySet<Upsert> = new Set()): Promise<void> {
+    await this.write(tx, await this.check(tx, incoming, trusted));
+  }
+
+  /**
+   * Checks a batch of operations (in line order) inside the open transaction `tx`, and returns
+   * what it writes. `before`: the previous batch, checked but perhaps not yet committed (its
+   * rows are then invisible to `tx`). What it made present counts as present; a batch that
+   * deletes, or shares an id with it, or follows one that deletes, waits for its commit first
+   * (the stored referrers, the locked rows and the counts are then the database's own).
+   */
+  async check(tx: RecordBatch, incoming: readonly Op[], trusted: ReadonlySet<Upsert> = new Set(), before?: Unsettled): Promise<Checked> {
     const ops: Op[] = [...this.ready, ...incoming];
     this.ready = [];
+    const ids = new Set(ops.map((o) => o.id));
+    let unsettled = before;
+    if (before && (before.deletes || ops.some((o) => o.kind === 'delete' || before.state.has(o.id)))) {
+      await before.committed;
+      unsettled = undefined;
+    }
+    const madePresent = (id: string) => !!unsettled?.state.get(id);
     // Written batches are in the database; a dry run's changes never are.
     if (!this.options.dryRun) this.pending.clear();
-    const ids = new Set(ops.map((o) => o.id));
     const stored = await tx.current(this.workspaceId, [...ids]);
     // Present now (in this batch's view): id -> the stored row, or null once deleted.
     const state = new Map<string, StoredRecord | null>();
@@ -315,9 +364,11 @@ class Applier {
     }
     const refIds = new Set<string>();
     for (const op of ops)
-      if (op.kind === 'upsert') for (const r of op.refs) if (!ids.has(r.id) && this.simulated.get(r.id) === undefined) refIds.add(r.id);
+      if (op.kind === 'upsert')
+        for (const r of op.refs) if (!ids.has(r.id) && this.simulated.get(r.id) === undefined && !madePresent(r.id)) refIds.add(r.id);
     const inDatabase = refIds.size ? await tx.existing(this.workspaceId, [...refIds]) : new Set<string>();
-    const present = (id: string) => (state.has(id) ? state.get(id) !== null : (this.simulated.get(id) ?? inDatabase.has(id)));
+    const present = (id: string) =>
+      state.has(id) ? state.get(id) !== null : (this.simulated.get(id) ?? (madePresent(id) || inDatabase.has(id)));
     // Who names what this batch deletes: one query, and only for a batch that deletes.
     const deleting = ops.filter((o) => o.kind === 'delete').map((o) => o.id);
     const namedInDatabase = deleting.length ? await storedReferrers(tx, this.workspaceId, deleting) : undefined;
@@ -377,13 +428,17 @@ class Applier {
     }
     const upserts = [...written.values()].filter((r) => r !== null);
     const deletes = [...written.entries()].filter(([id, r]) => r === null && stored.has(id)).map(([id]) => id);
-    if (this.options.dryRun) {
-      for (const [id, r] of written) this.simulated.set(id, r !== null);
-    } else {
-      await tx.upsert(upserts, new Set(upserts.filter((r) => !stored.has(r.id)).map((r) => r.id)));
-      await tx.delete(this.workspaceId, deletes, now);
-    }
+    if (this.options.dryRun) for (const [id, r] of written) this.simulated.set(id, r !== null);
     for (const [id, s] of state) if (s !== null) this.resolved(id);
+    const created = new Set(upserts.filter((r) => !stored.has(r.id)).map((r) => r.id));
+    return { upserts, created, deletes, now, state };
+  }
+
+  /** Writes a checked batch inside its transaction `tx` (a dry run writes nothing). */
+  async write(tx: RecordBatch, checked: Checked): Promise<void> {
+    if (this.options.dryRun) return;
+    await tx.upsert(checked.upserts, checked.created);
+    await tx.delete(this.workspaceId, checked.deletes, checked.now);
   }
 
   /**
@@ -520,7 +575,7 @@ export async function importRecords(
   }, HEARTBEAT_MS);
   heartbeat.unref();
   /** The progress a batch records in its own transaction: the lines up to its end, the counts with its own. */
-  const progressAt = (lines: number, refused: number) => ({
+  const progressAt = (lines: number, refused: number, batch: BatchCounts) => ({
     id: report.id,
     lines,
     refused,
@@ -532,7 +587,7 @@ export async function importRecords(
       atomic: !!options.atomic,
       keep_timestamps: !!options.keepTimestamps,
       lines,
-      counts: report.countsWithPending(),
+      counts: report.countsWith(batch),
       refused_count: refused,
       refused: report.refused.slice(0, 100),
       started_at: startedAt,
@@ -578,49 +633,71 @@ export async function importRecords(
             await applier.finish(tx);
             // A refused reference undoes the whole import: roll back by throwing.
             if (report.refusedCount > 0 && !options.dryRun) throw new RolledBack();
-            await tx.importProgress(progressAt(report.lines, report.refusedCount));
+            await tx.importProgress(progressAt(report.lines, report.refusedCount, report.pendingCounts()));
           })
           .then(
-            () => report.commitPending(report.lines),
+            () => report.commit(report.takePending(), report.lines),
             (err) => {
               // Rolled back for a refused line: the report still says what each line would have done.
-              if (err instanceof RolledBack) report.commitPending(0);
-              else report.discardPending();
+              const counts = report.takePending();
+              if (err instanceof RolledBack) report.commit(counts, 0);
               throw err;
             },
           );
       }
       if (report.refusedCount > 0) committed = false;
     } else {
-      // The next batch is read and checked while the previous one is written (on PostgreSQL
-      // the database works while this process parses); batches still commit one after another,
-      // in line order.
+      // The next batch is read while the previous one is checked and written, and checked
+      // while it is written (on PostgreSQL, on another session: the database works while this
+      // process parses and checks). At most two batches are open; they commit one after
+      // another, in line order, and a batch whose predecessor fails rolls back.
       let batch: Op[] = [];
       let writing: Promise<void> = Promise.resolve();
+      /** The batch before the last: committed before the next batch starts. */
+      let older: Promise<void> = Promise.resolve();
+      /** The last batch, once checked (its state is the next one's `before`). */
+      let checked: Promise<Unsettled | undefined> = Promise.resolve(undefined);
       inFlight = () => writing;
       const flush = async () => {
-        await writing;
+        const before = await checked;
+        await older;
         if (batch.length === 0 && !applier.hasReady) return;
         const ops = batch;
         batch = [];
         const lines = report.lines;
         const refused = report.refusedCount;
-        writing = services.database.engine
+        const previous = writing;
+        let counts: BatchCounts = {};
+        let settle!: { resolve: (u: Unsettled) => void; reject: (err: unknown) => void };
+        checked = new Promise((resolve, reject) => {
+          settle = { resolve, reject };
+        });
+        // A batch that fails to check stops the reading at the next flush.
+        checked.catch(() => undefined);
+        const thisBatch = services.database.engine
           .writeRecords(async (tx) => {
-            await applier.apply(tx, ops);
-            await tx.importProgress(progressAt(lines, refused));
-          })
-          .then(
-            () => {
-              report.commitPending(lines);
-              options.onProgress?.({ lines, refused: report.refusedCount });
-            },
-            (err) => {
-              report.discardPending();
+            let c: Checked;
+            try {
+              c = await applier.check(tx, ops, undefined, before);
+            } catch (err) {
+              settle.reject(err);
               throw err;
-            },
-          );
-        // Awaited by the next flush or at the end; until then its failure is not unhandled.
+            }
+            counts = report.takePending();
+            settle.resolve({ state: c.state, deletes: c.deletes.length > 0, committed: thisBatch });
+            await applier.write(tx, c);
+            await previous;
+            await tx.importProgress(progressAt(lines, refused, counts));
+          })
+          .then(() => {
+            report.commit(counts, lines);
+            options.onProgress?.({ lines, refused: report.refusedCount });
+          });
+        // A transaction that fails before its check (BEGIN refused) must not leave the next flush waiting.
+        thisBatch.catch((err) => settle.reject(err));
+        older = writing;
+        writing = thisBatch;
+        // Awaited by a later flush or at the end; until then its failure is not unhandled.
         writing.catch(() => undefined);
       };
       for await (const line of ndjsonLines(source, MAX_LINE_BYTES)) {
@@ -639,15 +716,9 @@ export async function importRecords(
       await services.database.engine
         .writeRecords(async (tx) => {
           await applier.finish(tx);
-          await tx.importProgress(progressAt(report.lines, report.refusedCount));
+          await tx.importProgress(progressAt(report.lines, report.refusedCount, report.pendingCounts()));
         })
-        .then(
-          () => report.commitPending(report.lines),
-          (err) => {
-            report.discardPending();
-            throw err;
-          },
-        );
+        .then(() => report.commit(report.takePending(), report.lines));
     }
   } catch (err) {
     // A batch still being written when the stream failed is whole or absent: wait for it, so

@@ -408,6 +408,32 @@ for (const dialect of DIALECTS) {
       assert.equal(people % batch, batch - 1, `whole batches only (the first holds the location and ${batch - 1} people), got ${people}`);
     });
 
+    it('a batch names and rewrites what the batch before it wrote: present, counted as updated, as the database has it', async () => {
+      const ws = await h.workspace({ seed: false });
+      const batch = adapterOf(dialect).importBatchLines;
+      // The first batch ends with the site and a manager; the second names both and rewrites one person of the first.
+      const first = Array.from({ length: batch - 2 }, (_, i) => line('people', person(`per_${i}`, 'loc_hq')));
+      const lines = [
+        ...first.slice(0, -1),
+        line('locations', site('loc_hq')),
+        line('people', person('per_manager', 'loc_hq')),
+        first.at(-1) as string,
+        line('people', person('per_report', 'loc_hq', { manager_id: 'per_manager' })),
+        line('people', person('per_0', 'loc_hq', { job_title: 'again' })),
+      ];
+      const report = (await importText(ws, lines.join('\n'))).json;
+      assert.equal(report.refused_count, 0);
+      assert.equal(report.counts.people.upsert.created, batch);
+      assert.equal(report.counts.people.upsert.updated, 1);
+      const again = await h.services.database.db
+        .selectFrom('records')
+        .select('doc')
+        .where('workspace_id', '=', ws)
+        .where('id', '=', 'per_0')
+        .executeTakeFirstOrThrow();
+      assert.equal(JSON.parse(again.doc).job_title, 'again');
+    });
+
     it('two imports of the same workspace at once both finish, and the records are those of one or the other, whole', async () => {
       const ws = await h.workspace({ seed: false });
       await importText(ws, line('locations', site('loc_hq')));
