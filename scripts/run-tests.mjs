@@ -24,14 +24,20 @@ function find(dir) {
   });
 }
 
+/** A child's stdout and stderr, kept in arrival order to be printed whole when it ends. */
+function collectOutput(child) {
+  const output = [];
+  child.stdout.on('data', (d) => output.push(d));
+  child.stderr.on('data', (d) => output.push(d));
+  return output;
+}
+
 /** `npm run <script>` in the background, its output collected; resolves to its exit code and output. */
 function check(script) {
   const started = Date.now();
   return new Promise((resolve) => {
     const child = spawn('npm', ['run', '--silent', script], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const output = [];
-    child.stdout.on('data', (d) => output.push(d));
-    child.stderr.on('data', (d) => output.push(d));
+    const output = collectOutput(child);
     child.on('error', (error) => resolve({ script, code: 1, output: String(error), seconds: 0 }));
     child.on('close', (code) =>
       resolve({ script, code: code ?? 1, output: Buffer.concat(output).toString(), seconds: (Date.now() - started) / 1000 }),
@@ -89,9 +95,7 @@ function testProcess(number) {
       env,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
-    const output = [];
-    child.stdout.on('data', (d) => output.push(d));
-    child.stderr.on('data', (d) => output.push(d));
+    const output = collectOutput(child);
     let current;
     const timer = setInterval(() => {
       if (current && Date.now() - current.started > FILE_TIMEOUT_MS) {
