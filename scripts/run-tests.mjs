@@ -84,6 +84,8 @@ const FILE_TIMEOUT_MS = 10 * 60 * 1000;
 const queue = files.map((file) => ({ file, bytes: statSync(file).size })).sort((a, b) => b.bytes - a.bytes);
 let handedOut = 0;
 const problems = [];
+/** Each finished file's wall time, for the slowest-files list printed at the end. */
+const durations = [];
 
 /**
  * One test process: answers its requests for files from the queue, and prints its reporter's
@@ -103,9 +105,10 @@ function testProcess(number) {
         child.kill('SIGKILL');
       }
     }, 1000);
-    child.on('message', () => {
+    child.on('message', ({ cpuSeconds }) => {
+      if (current) durations.push({ file: current.file, seconds: (Date.now() - current.started) / 1000, cpu: cpuSeconds - current.cpu });
       const next = queue.shift();
-      current = next && { file: next.file, started: Date.now() };
+      current = next && { file: next.file, started: Date.now(), cpu: cpuSeconds };
       if (next) process.stdout.write(`# ${++handedOut}/${files.length} ${next.file} (process ${number})\n`);
       child.send(next ? next.file : null);
     });
@@ -125,6 +128,12 @@ function testProcess(number) {
 }
 
 await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, (_, i) => testProcess(i + 1)));
+const slowest = durations.sort((a, b) => b.seconds - a.seconds).slice(0, 10);
+process.stdout.write(
+  `\n# slowest files (wall; CPU of the test process and the processes it started):\n${slowest
+    .map((d) => `#   ${d.seconds.toFixed(1).padStart(6)} s  ${d.cpu.toFixed(1).padStart(6)} s CPU  ${d.file}`)
+    .join('\n')}\n`,
+);
 // A process that died with files left in the queue leaves them to the others; none left means every file ran.
 if (queue.length) problems.push(`${queue.length} files never ran: ${queue.map((q) => q.file).join(' ')}`);
 process.stdout.write(
