@@ -13,8 +13,7 @@ import { DIALECTS } from './helpers/server.js';
 
 for (const dialect of DIALECTS) {
   describe(`wsops-mirror starting twice at once (${dialect})`, () => {
-    // Dropped at the end: DROP DATABASE ... WITH (FORCE) ends any session still closing, and
-    // pg's pool reports that as an uncaught error.
+    // Dropped at the end, once every store is closed: DROP DATABASE ... WITH (FORCE) would end their sessions.
     const databases: TestDatabase[] = [];
     after(async () => {
       for (const database of databases) await database.drop();

@@ -11,6 +11,10 @@ const SQL_TYPES = { text: 'text', integer: 'bigint', number: 'double precision',
 export async function openPostgresStore(url: string): Promise<MirrorStore> {
   const pgModule = await loadDriver<typeof pg>('pg', 'PostgreSQL');
   const pool = new pgModule.Pool({ connectionString: url, max: 2 });
+  // A session the server ends while it sits idle in the pool (a restart, a failover,
+  // idle_session_timeout) is reported here, and an 'error' nobody listens to ends the process.
+  // The pool has already dropped that session and opens another at the next query.
+  pool.on('error', () => undefined);
   // Fail now (a clear configuration error) rather than at the first page.
   await pool.query('SELECT 1');
 
