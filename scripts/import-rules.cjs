@@ -16,6 +16,7 @@ const FOUNDATION = [
   'ip-ranges',
   'lists',
   'logger',
+  'media-types',
   'redact-url',
   'secret-box',
   'text-rules',

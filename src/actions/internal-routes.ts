@@ -10,6 +10,7 @@ import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import type { FailureThrottle } from '../keys/failure-throttle.js';
 import { authorizeOperator } from '../keys/operator-token.js';
+import { JSON_TYPE } from '../media-types.js';
 import { idPattern, idRule } from '../registers/fields.js';
 import type { Database } from '../store/database.js';
 import { refuseUnsafeName } from '../text-rules.js';
@@ -24,8 +25,6 @@ export interface InternalRoutesServices {
   failureThrottle: FailureThrottle;
   clock: Clock;
 }
-
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function registerInternalRoutes(app: FastifyInstance, services: InternalRoutesServices): void {
   app.post<{ Params: { action: string } }>(

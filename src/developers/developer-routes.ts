@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
+import { JSON_TYPE } from '../media-types.js';
 import { buildOpenApi } from './openapi.js';
 import { serveStaticDocument } from './static-documents.js';
 
@@ -16,7 +17,7 @@ export interface DeveloperRoutesServices {
 export function registerDeveloperRoutes(app: FastifyInstance, services: DeveloperRoutesServices): void {
   serveStaticDocument(app, {
     path: '/developers/openapi.json',
-    contentType: 'application/json; charset=utf-8',
+    contentType: JSON_TYPE,
     body: JSON.stringify(buildOpenApi(services.config.baseUrl), null, 2),
     cacheControl: 'no-cache',
   });

@@ -6,6 +6,7 @@
  * The public document stays /api/v1 only.
  */
 import { ERRORS_PAGE_PATH } from '../errors.js';
+import { NDJSON_TYPE } from '../media-types.js';
 import { REGISTERS } from '../registers/catalogue.js';
 import { ID_PATTERN_BODY, type JsonSchema } from '../registers/fields.js';
 import { FIELD_PROBLEM_CODES, writeSchemaOf } from '../registers/record-input.js';
@@ -255,7 +256,7 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
   // Schema's contentSchema names what the text holds.
   const ndjson = {
     type: 'string',
-    contentMediaType: 'application/x-ndjson',
+    contentMediaType: NDJSON_TYPE,
     contentSchema: ref('ImportLine'),
     description: 'One JSON `ImportLine` a line.',
   };
@@ -290,7 +291,7 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
       requestBody: {
         required: true,
         description: 'NDJSON: each line is an `ImportLine` (components/schemas/ImportLine).',
-        content: { 'application/x-ndjson': { schema: ndjson } },
+        content: { [NDJSON_TYPE]: { schema: ndjson } },
       },
       responses: {
         '200': { description: "The import's report.", content: { 'application/json': { schema: ref('ImportReport') } } },
@@ -311,7 +312,7 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
       responses: {
         '200': {
           description: 'NDJSON, one upsert a line (each an `ImportLine`).',
-          content: { 'application/x-ndjson': { schema: ndjson } },
+          content: { [NDJSON_TYPE]: { schema: ndjson } },
         },
         ...WITH_PATH,
       },

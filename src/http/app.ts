@@ -3,6 +3,7 @@ import { registerConsole } from '../console/plugin.js';
 import { registerDeveloperRoutes } from '../developers/developer-routes.js';
 import { registerPortalRoutes } from '../developers/portal-routes.js';
 import { type Logger, lazyChildLogger } from '../logger.js';
+import { JSON_TYPE } from '../media-types.js';
 import { registerReadRoutes } from '../read/read-routes.js';
 import { registerScimRoutes } from '../scim/routes.js';
 import type { Services } from '../services.js';
@@ -91,7 +92,7 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
 
   registerDeveloperRoutes(app, services);
   registerPortalRoutes(app, services);
-  app.get('/healthz', async (_request, reply) => reply.type('application/json; charset=utf-8').send('{"ok":true}'));
+  app.get('/healthz', async (_request, reply) => reply.type(JSON_TYPE).send('{"ok":true}'));
 
   registerReadRoutes(app, services);
   registerScimRoutes(app, services);

@@ -10,13 +10,13 @@ import { sql } from 'kysely';
 import { registerInternalRoutes } from '../actions/internal-routes.js';
 import { buildInternalOpenApi } from '../developers/internal-openapi.js';
 import type { Logger } from '../logger.js';
+import { JSON_TYPE } from '../media-types.js';
 import type { Services } from '../services.js';
 import { registerEndpointInternalRoutes } from '../webhooks/endpoint-internal-routes.js';
 import { registerRecordWriteRoutes } from '../writes/record-write-routes.js';
 import { checkForwardedAddresses } from './forwarded-for.js';
 import { answerProblems, serverOptions, stampOrRefuse } from './listener.js';
 
-const JSON_TYPE = 'application/json; charset=utf-8';
 /** A dependency that does not answer within this is not ready. */
 export const READINESS_TIMEOUT_MS = 1000;
 

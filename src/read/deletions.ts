@@ -11,6 +11,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { type KeyContext, requireScope } from '../keys/auth.js';
+import { JSON_TYPE } from '../media-types.js';
 import type { Register } from '../registers/define.js';
 import type { Database } from '../store/database.js';
 import { tombstonePage } from '../store/tombstones.js';
@@ -25,7 +26,6 @@ export interface DeletionsServices {
   clock: Clock;
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8';
 const DAY_MS = 86_400_000;
 export const DELETIONS_PARAMS: readonly string[] = ['limit', 'cursor', 'since'];
 

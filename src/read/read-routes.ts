@@ -7,6 +7,7 @@ import type { FailureThrottle } from '../keys/failure-throttle.js';
 import type { KeyCache } from '../keys/key-cache.js';
 import type { RateLimiter } from '../keys/rate-limit.js';
 import type { UsageCounter } from '../keys/usage.js';
+import { JSON_TYPE } from '../media-types.js';
 import { REGISTERS } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
 import { idPattern } from '../registers/fields.js';
@@ -31,8 +32,6 @@ export interface ReadRoutesServices {
   usage: UsageCounter;
   clock: Clock;
 }
-
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * The order of checks is part of the contract: the address's failed-authentication budget

@@ -11,6 +11,7 @@ import { AppError } from '../errors.js';
 import type { FailureThrottle } from '../keys/failure-throttle.js';
 import { authorizeOperator } from '../keys/operator-token.js';
 import type { Logger } from '../logger.js';
+import { JSON_TYPE } from '../media-types.js';
 import { idPattern, idRule } from '../registers/fields.js';
 import type { SecretBox } from '../secret-box.js';
 import type { Database } from '../store/database.js';
@@ -61,7 +62,7 @@ export function registerEndpointInternalRoutes(app: FastifyInstance, services: E
       const on = parseSignaturesBody(request.body);
       await getWorkspace(services.database.db, workspaceId);
       const view = await setStandardWebhooks(services, workspaceId, id, on, 'operator');
-      return reply.type('application/json; charset=utf-8').send(JSON.stringify(view));
+      return reply.type(JSON_TYPE).send(JSON.stringify(view));
     },
   );
 }

@@ -10,6 +10,7 @@ import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import type { FailureThrottle } from '../keys/failure-throttle.js';
 import { authorizeOperator } from '../keys/operator-token.js';
+import { JSON_TYPE, NDJSON_TYPE } from '../media-types.js';
 import { idPattern, idRule } from '../registers/fields.js';
 import type { Database } from '../store/database.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
@@ -28,8 +29,6 @@ export interface RecordWriteRoutesServices {
   clock: Clock;
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8';
-export const NDJSON_TYPE = 'application/x-ndjson';
 /** A record with long nested lists fits; a bigger body is a 413. */
 export const RECORD_BODY_LIMIT = 1024 * 1024;
 

@@ -13,6 +13,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AppError } from '../../errors.js';
 import { addressBucket } from '../../keys/rate-limit.js';
+import { JSON_TYPE } from '../../media-types.js';
 import { addPasskey, findPasskey, listPasskeys, type PasskeyRow, removePasskey } from '../../sign-in/passkeys.js';
 import { checkTotp, factorSummary, useRecoveryCode } from '../../sign-in/second-factor.js';
 import { signInRules } from '../../sign-in/sign-in-rules.js';
@@ -58,7 +59,7 @@ export function registerPasskeyRoutes(scope: FastifyInstance, services: ConsoleS
     now: services.clock(),
   });
   const json = (reply: FastifyReply, status: number, body: unknown) =>
-    reply.code(status).header('cache-control', 'no-store').type('application/json; charset=utf-8').send(JSON.stringify(body));
+    reply.code(status).header('cache-control', 'no-store').type(JSON_TYPE).send(JSON.stringify(body));
   const ownPasskey = async (ctx: PageContext, id: string): Promise<PasskeyRow> => {
     const passkey = await findPasskey(db, ctx.admin.id, id);
     if (!passkey) throw new AppError('not_found', 'You have no passkey with that id; it may have been removed already.');

@@ -15,6 +15,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../../audit/audit.js';
 import { addressBucket } from '../../keys/rate-limit.js';
+import { JSON_TYPE } from '../../media-types.js';
 import { listPasskeys, type PasskeyRow } from '../../sign-in/passkeys.js';
 import { checkTotp, factorSummary, useRecoveryCode } from '../../sign-in/second-factor.js';
 import { createSession, endSession, type LoadedSession } from '../../sign-in/sessions.js';
@@ -119,7 +120,7 @@ export function registerSecondFactorPages(scope: FastifyInstance, services: Cons
   scope.post(`${SECOND_FACTOR_PATH.slice('/console'.length)}/passkey/options`, async (request, reply) => {
     const loaded = await pendingSession(services, request);
     const send = (status: number, body: unknown) =>
-      reply.code(status).header('cache-control', 'no-store').type('application/json; charset=utf-8').send(JSON.stringify(body));
+      reply.code(status).header('cache-control', 'no-store').type(JSON_TYPE).send(JSON.stringify(body));
     if (!loaded) return send(401, { error: 'This sign-in is no longer open. Sign in again.' });
     const passkeys = await listPasskeys(services.database.db, loaded.admin.id);
     if (passkeys.length === 0) return send(409, { error: 'You have no passkey. Use a code instead.' });
