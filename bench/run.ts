@@ -67,6 +67,12 @@ if (
   process.exit(2);
 }
 const actionsOnly = process.argv.includes('--actions-only');
+// One kind of delivery row (the action rows are then skipped): the sustained one, or the fairness ones.
+const deliveryRows = process.argv.includes('--sustained-only')
+  ? 'sustained'
+  : process.argv.includes('--fairness-only')
+    ? 'fairness'
+    : undefined;
 // The API's (or the one serve's) Node flags in the action rows, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof'.
 const apiFlags = process.env.WSOPS_BENCH_API_FLAGS?.split(' ').filter(Boolean) ?? [];
 const workerFlags = process.env.WSOPS_BENCH_WORKER_FLAGS?.split(' ').filter(Boolean) ?? [];
@@ -170,7 +176,7 @@ if (only === 'all' || only === 'webhooks' || only === 'deliveries') {
       if (d === 'sqlite') rmSync(join(dataDir, 'webhooks.db'), { force: true });
       else await dropPostgres('wsops_bench_webhooks');
     }
-    if (only === 'deliveries') {
+    if (only === 'deliveries' && deliveryRows === undefined) {
       const url = d === 'sqlite' ? `sqlite:${join(dataDir, 'actions.db')}` : await freshPostgres('wsops_bench_actions');
       rows.push(
         ...(await actionDeliveryBench(
@@ -190,7 +196,7 @@ if (only === 'all' || only === 'webhooks' || only === 'deliveries') {
           rate: deliveryRate,
           seconds: deliverySeconds,
           workerFlags,
-          only: process.argv.includes('--sustained-only') ? 'sustained' : undefined,
+          only: deliveryRows,
           fairnessReceivers,
         },
         log,
