@@ -305,6 +305,9 @@ export function openSqlite(path: string, options: OpenOptions): Omit<Database, '
       await checkpoints?.close();
       reader?.close();
       await db.destroy();
+      // Kysely closes the connection only once a query through it has opened its driver; a
+      // database nobody queried through `db` (already migrated, read by other paths) is closed here.
+      if (raw.open) raw.close();
     },
   };
 }
