@@ -15,6 +15,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromiumPath } from './chromium.mjs';
+import { migratedTemplates } from './test-templates.mjs';
 
 function find(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -74,12 +75,22 @@ const packageTests = existsSync('packages')
   ? readdirSync('packages').flatMap((p) => (existsSync(join('packages', p, 'test')) ? find(join('packages', p, 'test')) : []))
   : [];
 const files = only.length ? only : [...find('test'), ...packageTests].sort();
-const env = { ...process.env, WSOPS_CHROMIUM: await chromiumPath(), WSOPS_LOG_LEVEL: process.env.WSOPS_LOG_LEVEL ?? 'silent' };
 const concurrency = Number(process.env.WSOPS_TEST_CONCURRENCY ?? 3);
 if (!Number.isInteger(concurrency) || concurrency < 1) {
   process.stderr.write(`WSOPS_TEST_CONCURRENCY must be a whole number of at least 1 (got ${process.env.WSOPS_TEST_CONCURRENCY})\n`);
   await finish(2);
 }
+// The rigs' databases are copies of one migrated template per dialect, made here once per run.
+const templates = await migratedTemplates().catch(async (error) => {
+  process.stderr.write(`could not make the migrated template databases: ${error.message}\n`);
+  await finish(1);
+});
+const env = {
+  ...process.env,
+  ...templates.env,
+  WSOPS_CHROMIUM: await chromiumPath(),
+  WSOPS_LOG_LEVEL: process.env.WSOPS_LOG_LEVEL ?? 'silent',
+};
 const FILE_TIMEOUT_MS = 10 * 60 * 1000;
 const queue = files.map((file) => ({ file, bytes: statSync(file).size })).sort((a, b) => b.bytes - a.bytes);
 let handedOut = 0;
@@ -139,4 +150,5 @@ if (queue.length) problems.push(`${queue.length} files never ran: ${queue.map((q
 process.stdout.write(
   `\n# ${files.length} files: ${problems.length ? `FAILED\n${problems.map((p) => `#   ${p}`).join('\n')}` : 'all passed'}\n`,
 );
+await templates.remove();
 await finish(problems.length ? 1 : 0);

@@ -38,7 +38,7 @@ export interface ConsoleServer {
 
 /** Starts `wsops serve` (API, console and dispatcher in one process) on a fresh database of the dialect. */
 export async function startConsoleServer(dialect: Dialect, extraEnv: Record<string, string> = {}): Promise<ConsoleServer> {
-  const database = await createTestDatabase(dialect);
+  const database = await createTestDatabase(dialect, { migrated: true });
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const env: NodeJS.ProcessEnv = {
@@ -61,8 +61,8 @@ export async function startConsoleServer(dialect: Dialect, extraEnv: Record<stri
       throw new Error(`wsops ${args.join(' ')} failed: ${e.stderr || e.message}`);
     }
   };
-  // Migrate first, so the server and the CLI never race to create the schema.
-  await cli(['migrate']);
+  // Migrated first (a copy of the run's template, or here), so the server and the CLI never race to create the schema.
+  if (!database.migrated) await cli(['migrate']);
   const child: ChildProcess = spawn(process.execPath, [BIN, 'serve'], { env, cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   let exited = false;
   child.once('exit', () => {
