@@ -117,7 +117,7 @@ export interface Adapter {
 
   // The webhook delivery queue's statements that differ by dialect (src/webhooks/queue.ts says
   // what they do; sqlite-queue.ts and postgres-queue.ts how).
-  /** Whether committed jobs are announced (PostgreSQL's NOTIFY, migration 0003): an idle worker may then poll rarely. */
+  /** Whether committed jobs are announced (PostgreSQL: NOTIFY after the writer's commit, postgres-jobs.ts): an idle worker may then poll rarely. */
   readonly announcesJobs: boolean;
   /**
    * `webhook_endpoints e` beside each endpoint's oldest due jobs, as `d` (id, endpoint_id,

@@ -12,6 +12,7 @@ import { COLUMNS, type StoredRecord, UPDATED } from '../record-batches.js';
 import type { DB } from '../schema.js';
 import { deletedAtOf } from '../tombstones.js';
 import type { Adapter, Database, Engine } from './engine.js';
+import { announcingDialect, JobAnnouncer } from './postgres-jobs.js';
 import { postgresQueue } from './postgres-queue.js';
 import { PAGE_SESSIONS, PostgresPages, pageSessions, postgresHotQueries, snapshotCurrency } from './postgres-reads.js';
 
@@ -101,11 +102,13 @@ const updateTrigger = (
 export function openPostgres(url: string, logger: Logger | undefined): Omit<Database, 'storage'> {
   const pool = new (pgDriver().Pool)({ connectionString: url, max: POOL_SESSIONS, application_name: 'wsops' });
   heedLostSessions(pool, logger);
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  // Jobs written through either pool are announced after their commit (postgres-jobs.ts).
+  const announcer = new JobAnnouncer(url, logger?.child({ component: 'database' }));
+  const db = new Kysely<DB>({ dialect: announcingDialect(new PostgresDialect({ pool }), announcer) });
   // Opened at the first delivery query: API-only processes and CLI commands never open these.
   const deliveryPool = new (pgDriver().Pool)({ connectionString: url, max: DELIVERY_SESSIONS, application_name: 'wsops-worker' });
   heedLostSessions(deliveryPool, logger);
-  const deliveries = new Kysely<DB>({ dialect: new PostgresDialect({ pool: deliveryPool }) });
+  const deliveries = new Kysely<DB>({ dialect: announcingDialect(new PostgresDialect({ pool: deliveryPool }), announcer) });
   const hot = postgresHotQueries(pool);
   const engine: Engine = {
     ...postgresAdapter,
@@ -209,6 +212,7 @@ export function openPostgres(url: string, logger: Logger | undefined): Omit<Data
     async close() {
       await deliveries.destroy();
       await db.destroy();
+      await announcer.close();
     },
   };
 }
