@@ -15,7 +15,7 @@ import { createEndpoint } from '../src/webhooks/endpoints.js';
 import { createWorkspace } from '../src/workspaces/workspaces.js';
 import { driveActions, putPeople } from './action-load.js';
 import { receiverStats, startReceiver, waitFor } from './delivery-load-bench.js';
-import { cpuSeconds, freePort, startProcess, stopProcess } from './processes.js';
+import { backendsCpu, backendsCpuBetween, cpuSeconds, freePort, startProcess, stopProcess } from './processes.js';
 import type { Row } from './table.js';
 import { BENCH_SECRET, SERVER_FLAGS, startWsops } from './wsops.js';
 
@@ -145,6 +145,8 @@ export async function actionDeliveryBench(o: ActionDeliveryOptions, log: (s: str
         const t0 = Date.now();
         cpu0 = cpuSeconds(apiPid);
         const workerCpu0 = worker ? cpuSeconds(worker.pid as number) : 0;
+        const pgDatabase = o.databaseUrl.startsWith('postgres') ? new URL(o.databaseUrl).pathname.slice(1) : undefined;
+        const backends0 = pgDatabase ? backendsCpu(pgDatabase) : undefined;
         const drive = await driveActions({
           ...fx,
           internal,
@@ -157,6 +159,8 @@ export async function actionDeliveryBench(o: ActionDeliveryOptions, log: (s: str
         const t1 = Date.now();
         const apiCpu = cpuSeconds(apiPid) - cpu0;
         const workerCpu = worker ? cpuSeconds(worker.pid as number) - workerCpu0 : 0;
+        const backendCpu = pgDatabase && backends0 ? backendsCpuBetween(backends0, backendsCpu(pgDatabase)) : undefined;
+        const load1 = loadavg()[0] as number;
         const during = (await receiverStats(rport, { prefix: '/actions' })).count - before;
         await waitFor(
           async () => (await receiverStats(rport, { prefix: '/actions', from: t0 })).matched >= drive.ok,
@@ -181,9 +185,10 @@ export async function actionDeliveryBench(o: ActionDeliveryOptions, log: (s: str
           result:
             `${Math.round(drive.ok / span)} actions/s taken (${drive.errors} errors${drive.firstError ? `, first: ${drive.firstError}` : ''}); ` +
             `API CPU ${Math.round(actionUs)} µs/action vs ${Math.round(putUs)} µs/PUT (${(actionUs / putUs).toFixed(2)}×; API ${Math.round((apiCpu / span) * 100)}% CPU` +
-            `${worker ? `, worker ${Math.round((workerCpu / span) * 100)}%` : ''}); ` +
+            `${worker ? `, worker ${Math.round((workerCpu / span) * 100)}%` : ''}` +
+            `${backendCpu === undefined ? '' : `, PostgreSQL backends ${Math.round((backendCpu / span) * 100)}% = ${Math.round((backendCpu * 1e6) / Math.max(1, drive.ok))} µs/action`}); ` +
             `delivered ${Math.round(during / span)}/s while actions arrive, ${t2 > t1 ? Math.round(after / ((t2 - t1) / 1000)) : '-'}/s after (${((t2 - t1) / 1000).toFixed(1)} s to drain); ` +
-            `commit → received p50 ${all.p50} ms, p99 ${all.p99} ms, max ${all.max} ms; per 10 s window p50/p99/max ms: ${windows.join(', ')}; load ${load0.toFixed(1)}`,
+            `commit → received p50 ${all.p50} ms, p99 ${all.p99} ms, max ${all.max} ms; per 10 s window p50/p99/max ms: ${windows.join(', ')}; load ${load0.toFixed(1)} → ${load1.toFixed(1)}`,
           goal: 'p99 ≤ 1 s in every 10 s window; CPU ≤ 1.5× a PUT',
           met: worst <= 1000 && actionUs <= 1.5 * putUs && drive.errors === 0,
         });

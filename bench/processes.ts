@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,6 +74,31 @@ export function cpuSeconds(pid: number): number {
   // Fields after the command name, which may hold spaces: utime and stime are the 12th and 13th.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
+}
+
+/**
+ * CPU seconds of each PostgreSQL backend serving `database` (its title names the database), by
+ * pid: two of these around a phase give the backends' share of it (`backendsCpuBetween`).
+ */
+export function backendsCpu(database: string): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (cmdline.startsWith('postgres: ') && cmdline.includes(` ${database} `)) out.set(Number(entry), cpuSeconds(Number(entry)));
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return out;
+}
+
+/** CPU seconds the backends used between two `backendsCpu` readings (one born meanwhile counts whole). */
+export function backendsCpuBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let sum = 0;
+  for (const [pid, s] of after) sum += s - (before.get(pid) ?? 0);
+  return sum;
 }
 
 export interface LoadResult {

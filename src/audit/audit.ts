@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { DB } from '../store/schema.js';
@@ -58,22 +58,24 @@ export function actorKindOf(actor: string): string {
   return actor;
 }
 
+/** An audit entry's row, not yet written (a domain action writes it with its events, run.ts). */
+export function auditRow(e: AuditEntry): Insertable<DB['audit_events']> {
+  return {
+    id: newId('aud'),
+    workspace_id: e.workspaceId,
+    at: e.at,
+    actor: e.actor,
+    action: e.action,
+    kind: auditKindOf(e.action),
+    actor_kind: actorKindOf(e.actor),
+    key_id: e.keyId ?? null,
+    target: e.target ?? null,
+    detail: JSON.stringify(e.detail ?? {}),
+  };
+}
+
 export async function recordAudit(db: Kysely<DB>, e: AuditEntry): Promise<void> {
-  await db
-    .insertInto('audit_events')
-    .values({
-      id: newId('aud'),
-      workspace_id: e.workspaceId,
-      at: e.at,
-      actor: e.actor,
-      action: e.action,
-      kind: auditKindOf(e.action),
-      actor_kind: actorKindOf(e.actor),
-      key_id: e.keyId ?? null,
-      target: e.target ?? null,
-      detail: JSON.stringify(e.detail ?? {}),
-    })
-    .execute();
+  await db.insertInto('audit_events').values(auditRow(e)).execute();
 }
 
 export interface AuditRow {

@@ -23,6 +23,7 @@ import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { SecretBox } from '../secret-box.js';
 import type { Database } from '../store/database.js';
+import { JOBS_CHANNEL } from '../store/dialects/postgres-jobs.js';
 import { ListenSession } from '../store/listen-session.js';
 import type { DeliveryAttemptsTable } from '../store/schema.js';
 import { type DeliveryObserver, NO_OBSERVER } from './delivery-observer.js';
@@ -95,9 +96,6 @@ const failure = (errorClass: ErrorClass, error: string): AttemptOutcome => ({
   body: null,
   latencyMs: 0,
 });
-
-/** Notified by PostgreSQL when jobs are committed (migration 0003_job_notifications). */
-const JOBS_CHANNEL = 'wsops_jobs';
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 

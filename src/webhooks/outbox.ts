@@ -53,6 +53,44 @@ export interface PendingEvent {
   data: unknown;
 }
 
+/** What the fan-out reads of an active endpoint. */
+export interface Receiver {
+  id: string;
+  events: string;
+  scopes: string;
+}
+
+/** The active endpoints of a workspace, as the fan-out reads them. */
+export function activeEndpoints(trx: Kysely<DB>, workspaceId: string): Promise<Receiver[]> {
+  return trx
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'events', 'scopes'])
+    .where('workspace_id', '=', workspaceId)
+    .where('status', '=', 'active')
+    .execute();
+}
+
+/** A domain event's row, not yet written (its id is known from here on). */
+export function newEvent(workspaceId: string, type: EventType, data: unknown, now: number): DB['events'] {
+  return eventRow(workspaceId, type, data, new Date(now).toISOString());
+}
+
+/**
+ * The delivery jobs of `events`: one per event and active endpoint that subscribed to its type
+ * and whose scopes cover it.
+ */
+export function fanOut(endpoints: readonly Receiver[], events: readonly DB['events'][]): DB['delivery_jobs'][] {
+  const jobs: DB['delivery_jobs'][] = [];
+  for (const e of events) {
+    const scope = EVENT_TYPES[e.type as EventType].scope;
+    const receivers = endpoints
+      .filter((ep) => ep.events.split(' ').includes(e.type) && ep.scopes.split(' ').includes(scope))
+      .map((ep) => ep.id);
+    jobs.push(...jobRows(e.workspace_id, e.id, e.type, receivers, e.created_at));
+  }
+  return jobs;
+}
+
 /**
  * Emits domain events inside the caller's transaction, each fanned out to every active
  * endpoint that subscribed to it and whose scopes cover it. Several events of one transaction
@@ -65,29 +103,12 @@ export async function emitEvents(
   now: number,
 ): Promise<EmittedEvent[]> {
   if (events.length === 0) return [];
-  const endpoints = await trx
-    .selectFrom('webhook_endpoints')
-    .select(['id', 'events', 'scopes'])
-    .where('workspace_id', '=', workspaceId)
-    .where('status', '=', 'active')
-    .execute();
-  const createdAt = new Date(now).toISOString();
-  const eventRows: DB['events'][] = [];
-  const jobs: DB['delivery_jobs'][] = [];
-  const emitted: EmittedEvent[] = [];
-  for (const e of events) {
-    const row = eventRow(workspaceId, e.type, e.data, createdAt);
-    const scope = EVENT_TYPES[e.type].scope;
-    const receivers = endpoints
-      .filter((ep) => ep.events.split(' ').includes(e.type) && ep.scopes.split(' ').includes(scope))
-      .map((ep) => ep.id);
-    eventRows.push(row);
-    jobs.push(...jobRows(workspaceId, row.id, e.type, receivers, createdAt));
-    emitted.push({ id: row.id, type: e.type, jobs: receivers.length });
-  }
+  const endpoints = await activeEndpoints(trx, workspaceId);
+  const eventRows = events.map((e) => newEvent(workspaceId, e.type, e.data, now));
+  const jobs = fanOut(endpoints, eventRows);
   await insertBatches(trx, 'events', eventRows);
   await insertBatches(trx, 'delivery_jobs', jobs);
-  return emitted;
+  return eventRows.map((e) => ({ id: e.id, type: e.type, jobs: jobs.filter((j) => j.event_id === e.id).length }));
 }
 
 /** Emits one domain event inside the caller's transaction (see emitEvents). */

@@ -27,11 +27,16 @@ export function parseModules(spec: string): string[] {
   return [...new Set(names.filter((n) => (OPTIONAL_MODULES as readonly string[]).includes(n)))];
 }
 
+/** The modules of a workspace from its stored `modules` column, the ones always installed included. */
+export function workspaceModules(stored: string): string[] {
+  return [...ALWAYS_INSTALLED, ...stored.split(' ').filter(Boolean)];
+}
+
 function toWorkspace(row: DB['workspaces']): Workspace {
   return {
     id: row.id,
     name: row.name,
-    modules: [...ALWAYS_INSTALLED, ...row.modules.split(' ').filter(Boolean)],
+    modules: workspaceModules(row.modules),
     created_at: row.created_at,
   };
 }

@@ -3,7 +3,8 @@
  * alike), one transaction per action holding the register writes, the audit entry and the
  * events (transactional outbox), and the helpers actions use to read, write and emit.
  */
-import { recordAudit } from '../../audit/audit.js';
+import type { Kysely } from 'kysely';
+import { auditRow } from '../../audit/audit.js';
 import type { Clock } from '../../clock.js';
 import { AppError } from '../../errors.js';
 import { parseInstant } from '../../read/timestamp.js';
@@ -11,8 +12,9 @@ import type { Register } from '../../registers/define.js';
 import { ID_PATTERN_BODY } from '../../registers/fields.js';
 import { assertValidRecord } from '../../registers/validate.js';
 import type { Database } from '../../store/database.js';
-import { emitEvent } from '../../webhooks/outbox.js';
-import { getWorkspace } from '../../workspaces/workspaces.js';
+import type { DB } from '../../store/schema.js';
+import { fanOut, newEvent, type Receiver } from '../../webhooks/outbox.js';
+import { workspaceModules } from '../../workspaces/workspaces.js';
 import { nextStamp } from '../../writes/next-stamp.js';
 import type { RecordObject, RecordStore } from '../../writes/records.js';
 import type { ActionArgs, ActionContext, ActionResult, DomainAction, OptionSpec, RunOptions } from './types.js';
@@ -157,22 +159,11 @@ function runOnce(
   return services.database.db.transaction().execute(async (trx) => {
     const now = services.clock();
     const nowIso = new Date(now).toISOString();
-    await recordAudit(trx, {
-      workspaceId,
-      at: nowIso,
-      actor,
-      action: `action.${name}`,
-      target: action.target(args),
-      detail: { args },
-    });
-    const workspace = await getWorkspace(trx, workspaceId);
-    if (!workspace.modules.includes(action.module)) {
-      throw new AppError('not_found', `${name} needs the ${action.module} module, which is not installed in workspace ${workspaceId}`);
-    }
+    /** The events emitted, written with the audit entry at the end (one statement on PostgreSQL). */
+    const emitted: DB['events'][] = [];
     const changed = new Map<string, RecordObject>();
     /** Records read (and locked) in this transaction, as last read or written; undefined: none has the id. */
     const seen = new Map<string, RecordObject | undefined>();
-    const events: string[] = [];
     const key = (register: Register, id: string) => `${register.path}/${id}`;
     /** Keys of records locked for update; the others of `seen` are locked shared (read to check). */
     const forUpdate = new Set<string>();
@@ -247,12 +238,48 @@ function runOnce(
         return stored;
       },
       async emit(type, data) {
-        const event = await emitEvent(trx, workspaceId, type, data, now);
-        events.push(event.id);
+        const event = newEvent(workspaceId, type, data, now);
+        emitted.push(event);
         return event.id;
       },
     };
-    await action.apply(ctx, args);
-    return { records: [...changed.values()], events };
+    try {
+      await action.apply(ctx, args);
+    } catch (err) {
+      // A missing module (or workspace) is the answer, whatever the action made of the records. Only
+      // after a refusal: after a database error (a deadlock) the transaction takes no more statements.
+      if (err instanceof AppError) await moduleInstalled(trx, workspaceId, name, action.module);
+      throw err;
+    }
+    // The module check and the endpoints the events fan out to, in one statement.
+    const endpoints = await moduleInstalled(trx, workspaceId, name, action.module);
+    const audit = auditRow({ workspaceId, at: nowIso, actor, action: `action.${name}`, target: action.target(args), detail: { args } });
+    await engine.insertTogether(trx, [
+      { table: 'audit_events', rows: [audit] },
+      { table: 'events', rows: emitted },
+      { table: 'delivery_jobs', rows: fanOut(endpoints, emitted) },
+    ]);
+    return { records: [...changed.values()], events: emitted.map((e) => e.id) };
   });
+}
+
+/**
+ * Refuses an action whose module is not installed in the workspace (or no such workspace);
+ * returns the workspace's active endpoints, read in the same statement.
+ */
+async function moduleInstalled(trx: Kysely<DB>, workspaceId: string, name: string, module: string): Promise<Receiver[]> {
+  const rows = await trx
+    .selectFrom('workspaces as w')
+    .leftJoin('webhook_endpoints as e', (join) => join.onRef('e.workspace_id', '=', 'w.id').on('e.status', '=', 'active'))
+    .select(['w.modules', 'e.id', 'e.events', 'e.scopes'])
+    .where('w.id', '=', workspaceId)
+    .execute();
+  const first = rows[0];
+  if (!first) throw new AppError('not_found', `no workspace ${workspaceId}; list them with: wsops workspace list`);
+  if (!workspaceModules(first.modules).includes(module)) {
+    throw new AppError('not_found', `${name} needs the ${module} module, which is not installed in workspace ${workspaceId}`);
+  }
+  return rows.flatMap((r) =>
+    r.id === null || r.events === null || r.scopes === null ? [] : [{ id: r.id, events: r.events, scopes: r.scopes }],
+  );
 }

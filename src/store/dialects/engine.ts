@@ -10,7 +10,7 @@
  * last block of `Adapter` (ADR 35).
  */
 import type SQLite from 'better-sqlite3';
-import type { Kysely, RawBuilder } from 'kysely';
+import type { Insertable, Kysely, RawBuilder } from 'kysely';
 import type { Logger } from '../../logger.js';
 import type { ListQuery, PageRows } from '../page-queries.js';
 import type { RecordBatch } from '../record-batches.js';
@@ -114,10 +114,16 @@ export interface Adapter {
   createAuthChangeSignals(db: Kysely<unknown>): Promise<void>;
   /** Replaces the api_keys update trigger so that it watches `columns` (migration 0018). */
   watchKeyColumns(db: Kysely<unknown>, columns: readonly string[]): Promise<void>;
+  /**
+   * Inserts rows into several tables in `trx` (a domain action's audit entry, events and jobs).
+   * PostgreSQL: one statement, each insert but the last a WITH of it, so one round trip. SQLite:
+   * one insert per table (it has no inserting WITH, and a statement costs it no round trip).
+   */
+  insertTogether(trx: Kysely<DB>, inserts: readonly TableRows[]): Promise<void>;
 
   // The webhook delivery queue's statements that differ by dialect (src/webhooks/queue.ts says
   // what they do; sqlite-queue.ts and postgres-queue.ts how).
-  /** Whether committed jobs are announced (PostgreSQL's NOTIFY, migration 0003): an idle worker may then poll rarely. */
+  /** Whether committed jobs are announced (PostgreSQL: NOTIFY after the writer's commit, postgres-jobs.ts): an idle worker may then poll rarely. */
   readonly announcesJobs: boolean;
   /**
    * `webhook_endpoints e` beside each endpoint's oldest due jobs, as `d` (id, endpoint_id,
@@ -198,6 +204,9 @@ export interface Database {
   storage: StorageHealth;
   close(): Promise<void>;
 }
+
+/** Rows for one table (insertTogether). */
+export type TableRows = { [T in keyof DB & string]: { table: T; rows: readonly Insertable<DB[T]>[] } }[keyof DB & string];
 
 /** The delivery queue's shapes the dialects' statements take (Adapter's last block). */
 export type OldestDue = (columns: RawBuilder<unknown>, jobs: RawBuilder<unknown>, lock: RawBuilder<unknown>) => RawBuilder<unknown>;

@@ -2,9 +2,10 @@
  * PostgreSQL's side of the database seam (engine.ts): one pg pool, a LISTEN session for the key
  * cache (listen-session.ts); what an API request reads is in postgres-reads.ts.
  */
-import { Kysely, PostgresDialect, type RawBuilder, sql } from 'kysely';
+import { Kysely, PostgresDialect, type QueryCreator, type RawBuilder, sql } from 'kysely';
 import type { Logger } from '../../logger.js';
 import { AUTH_CHANNEL, changedColumns, KEY_COLUMNS, WORKSPACE_COLUMNS } from '../auth-change-triggers.js';
+import { insertBatches } from '../insert-batches.js';
 import { AuthListener } from '../listen-session.js';
 import { heedLostSessions } from '../lost-sessions.js';
 import { pgDriver } from '../pg-driver.js';
@@ -12,6 +13,7 @@ import { COLUMNS, type StoredRecord, UPDATED } from '../record-batches.js';
 import type { DB } from '../schema.js';
 import { deletedAtOf } from '../tombstones.js';
 import type { Adapter, Database, Engine } from './engine.js';
+import { announcingDialect, JobAnnouncer } from './postgres-jobs.js';
 import { postgresQueue } from './postgres-queue.js';
 import { PAGE_SESSIONS, PostgresPages, pageSessions, postgresHotQueries, snapshotCurrency } from './postgres-reads.js';
 
@@ -30,12 +32,33 @@ export const POOL_SESSIONS = 5;
  */
 export const DELIVERY_SESSIONS = 2;
 
+/** Rows insertTogether writes in one statement at most. */
+const INSERT_TOGETHER_ROWS = 400;
+
 export const postgresAdapter: Adapter = {
   name: 'postgres',
   // Rows are locked, not the database: a shorter batch only costs the import rate (ADR 36).
   importBatchLines: 1000,
   lockRows: (query) => query.forUpdate(),
   shareRows: (query) => query.forShare(),
+  async insertTogether(trx, inserts) {
+    const parts = inserts.filter((p) => p.rows.length > 0);
+    // A statement's parameters are bounded (65,535): a large set goes in batches, table by table.
+    if (parts.reduce((n, p) => n + p.rows.length, 0) > INSERT_TOGETHER_ROWS) {
+      for (const { table, rows } of parts) await insertBatches(trx, table, rows);
+      return;
+    }
+    const last = parts.pop();
+    if (!last) return;
+    let q: QueryCreator<DB> = trx;
+    for (const [i, { table, rows }] of parts.entries()) {
+      q = q.with(`w${i}`, (w) => w.insertInto(table).values(rows as never)) as unknown as QueryCreator<DB>;
+    }
+    await q
+      .insertInto(last.table)
+      .values(last.rows as never)
+      .execute();
+  },
   inIndexOrder: (target, fn) =>
     target.transaction().execute(async (trx) => {
       await sql`SELECT set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true), set_config('jit', 'off', true)`.execute(
@@ -101,11 +124,13 @@ const updateTrigger = (
 export function openPostgres(url: string, logger: Logger | undefined): Omit<Database, 'storage'> {
   const pool = new (pgDriver().Pool)({ connectionString: url, max: POOL_SESSIONS, application_name: 'wsops' });
   heedLostSessions(pool, logger);
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  // Jobs written through either pool are announced after their commit (postgres-jobs.ts).
+  const announcer = new JobAnnouncer(url, logger?.child({ component: 'database' }));
+  const db = new Kysely<DB>({ dialect: announcingDialect(new PostgresDialect({ pool }), announcer) });
   // Opened at the first delivery query: API-only processes and CLI commands never open these.
   const deliveryPool = new (pgDriver().Pool)({ connectionString: url, max: DELIVERY_SESSIONS, application_name: 'wsops-worker' });
   heedLostSessions(deliveryPool, logger);
-  const deliveries = new Kysely<DB>({ dialect: new PostgresDialect({ pool: deliveryPool }) });
+  const deliveries = new Kysely<DB>({ dialect: announcingDialect(new PostgresDialect({ pool: deliveryPool }), announcer) });
   const hot = postgresHotQueries(pool);
   const engine: Engine = {
     ...postgresAdapter,
@@ -209,6 +234,7 @@ export function openPostgres(url: string, logger: Logger | undefined): Omit<Data
     async close() {
       await deliveries.destroy();
       await db.destroy();
+      await announcer.close();
     },
   };
 }

@@ -7,6 +7,7 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, type RawBuilder, SqliteDialect, sql } from 'kysely';
 import { changedColumns, KEY_COLUMNS, WORKSPACE_COLUMNS } from '../auth-change-triggers.js';
+import { insertBatches } from '../insert-batches.js';
 import { COLUMNS, INDEX_SLICE_ROWS, nextSlice, type StoredRecord, sliceUsed, UPDATED } from '../record-batches.js';
 import type { DB, RecordsTable } from '../schema.js';
 import { deletedAtOf } from '../tombstones.js';
@@ -81,6 +82,9 @@ export const sqliteAdapter: Adapter = {
   importBatchLines: 250,
   lockRows: (query) => query,
   shareRows: (query) => query,
+  async insertTogether(trx, inserts) {
+    for (const { table, rows } of inserts) await insertBatches(trx, table, rows);
+  },
   inIndexOrder: (target, fn) => fn(target),
   async beginSnapshot(conn) {
     await sql`BEGIN DEFERRED`.execute(conn);
