@@ -338,7 +338,6 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await ids(ws, 'locations'), []);
     });
 
-
     it('a dry run counts what the import then does: new, repeated unchanged and changed in one batch, stored unchanged and changed, deleted', async () => {
       const ws = await h.workspace({ seed: false });
       await importText(ws, [line('locations', site('loc_hq')), line('people', person('per_kept', 'loc_hq'))].join('\n'));
