@@ -1,14 +1,15 @@
 /**
  * The import's rate as the table grows, in-process (no HTTP): N people imported into a fresh
- * database, with records/s and CPU µs per record for each slice of `--every` lines, so a rate
- * that decays with the table's size shows as a curve. Beside it, the raw insert rate of the same
- * rows into a fresh database (raw-insert.ts), measured first in the same run, and each rate's
- * ratio to it (ADR 36's goals). `--dry-run`: the import checks and writes nothing.
+ * database from an NDJSON file (written before the timed part, read as `wsops import` reads it),
+ * with records/s and CPU µs per record for each slice of `--every` lines, so a rate that decays
+ * with the table's size shows as a curve. Beside it, the raw insert rate of the same rows into a
+ * fresh database (raw-insert.ts), measured first in the same run, in total and per slice of the
+ * same size, and each import rate's ratio to the raw rate at the same table size (ADR 36's
+ * goals). `--dry-run`: the import checks and writes nothing.
  *   node --import tsx bench/import-curve.ts --dialect postgres --records 1000000 [--every 100000] [--dry-run] [--no-raw]
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { createReadStream, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -36,13 +37,22 @@ const loadNow = () =>
   loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');
-const raw = values['no-raw'] ? undefined : await rawInsertRate(dialect, () => importBody(records, 'm'));
+const raw = values['no-raw'] ? undefined : await rawInsertRate(dialect, () => importBody(records, 'm'), every);
+const rounded = (rate: number) => Math.round(rate).toLocaleString('en');
 if (raw)
   process.stdout.write(
-    `${dialect}: raw insert ${Math.round(raw.rate).toLocaleString('en')} records/s (${raw.seconds.toFixed(1)} s), CPU µs/record: ${raw.cpuPerRecord.toFixed(1)} node; load ${loadNow()}\n`,
+    `${dialect}: raw insert ${rounded(raw.rate)} records/s (${raw.seconds.toFixed(1)} s; slices of ${every.toLocaleString('en')}: ${raw.slices.map(rounded).join(', ')}), CPU µs/record: ${raw.cpuPerRecord.toFixed(1)} node; load ${loadNow()}\n`,
   );
-/** ` = 0.52 of raw`, when the raw rate was measured. */
-const ofRaw = (rate: number) => (raw ? ` = ${(rate / raw.rate).toFixed(2)} of raw` : '');
+/** ` = 0.52 of raw`, when the raw rate was measured; with `slice`, against the raw rate of that slice too. */
+const ofRaw = (rate: number, slice?: number) => {
+  if (!raw) return '';
+  const same = slice === undefined ? undefined : raw.slices[slice];
+  return ` = ${(rate / raw.rate).toFixed(2)} of raw${same ? `, ${(rate / same).toFixed(2)} of the raw slice` : ''}`;
+};
+// The file the import reads, as `wsops import FILE` does; generating it is not the import's time.
+const file = `/tmp/import-curve-${process.pid}.ndjson`;
+writeFileSync(file, '');
+for (const chunk of importBody(records, 'm')) writeFileSync(file, chunk, { flag: 'a' });
 const PG_ADMIN = process.env.WSOPS_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 let url: string;
@@ -98,7 +108,8 @@ let busy = false;
 process.stdout.write(
   `${values.dialect}: ${records.toLocaleString('en')} people${values['dry-run'] ? ', dry run' : ''}, load ${loadNow()}\n`,
 );
-const report = await importRecords(services, ws.id, Readable.from(importBody(records, 'm')), {
+let slice = 0;
+const report = await importRecords(services, ws.id, createReadStream(file), {
   actor: 'bench',
   dryRun: values['dry-run'],
   onProgress: ({ lines }) => {
@@ -113,7 +124,7 @@ const report = await importRecords(services, ws.id, Readable.from(importBody(rec
           .toLocaleString('en')
           .padStart(
             7,
-          )} records/s${ofRaw((n / (t - mark.t)) * 1000)}, CPU µs/record: ${((cpu.user + cpu.system) / n).toFixed(1)} node, ${((db - mark.db) / n).toFixed(1)} database backends; load ${loadavg()[0]?.toFixed(2)}\n`,
+          )} records/s${ofRaw((n / (t - mark.t)) * 1000, slice++)}, CPU µs/record: ${((cpu.user + cpu.system) / n).toFixed(1)} node, ${((db - mark.db) / n).toFixed(1)} database backends; load ${loadavg()[0]?.toFixed(2)}\n`,
       );
       mark = { lines, t, cpu: process.cpuUsage(), db };
       busy = false;
@@ -129,6 +140,7 @@ process.stdout.write(
     .join(' ')}\n`,
 );
 await services.close();
+rmSync(file, { force: true });
 // The database is the benchmark's own: dropped, unless its plans were logged (to read them against it).
 if (values.dialect === 'sqlite') rmSync(url.slice('sqlite:'.length), { force: true });
 else if (!process.env.WSOPS_CURVE_EXPLAIN) {

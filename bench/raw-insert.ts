@@ -68,16 +68,31 @@ async function freshUrl(dialect: Dialect): Promise<{ url: string; drop: () => Pr
   return { url: u.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
-/** Records/s of the raw insert of the rows of `body` (NDJSON upserts, the bench's importBody). */
+/**
+ * Records/s of the raw insert of the rows of `body` (NDJSON upserts, the bench's importBody).
+ * `every`: also the rate of each slice of that many rows, so an import's slice compares with the
+ * raw insert into a table of the same size (both slow down as the table outgrows the page cache).
+ */
 export async function rawInsertRate(
   dialect: Dialect,
   body: () => Iterable<Buffer>,
-): Promise<{ rate: number; seconds: number; cpuPerRecord: number }> {
+  every = Number.POSITIVE_INFINITY,
+): Promise<{ rate: number; seconds: number; cpuPerRecord: number; slices: number[] }> {
   const { url, drop } = await freshUrl(dialect);
   const database = openDatabase(url);
   let seconds = 0;
   let cpu = 0;
   let rows = 0;
+  const slices: number[] = [];
+  let slice = { rows: 0, seconds: 0 };
+  /** Counts `n` rows inserted; closes a slice at each multiple of `every`. */
+  const inserted = (n: number) => {
+    rows += n;
+    if (rows - slice.rows >= every) {
+      slices.push((rows - slice.rows) / (seconds - slice.seconds));
+      slice = { rows, seconds };
+    }
+  };
   /** Wall seconds and this process's CPU µs of `fn` (the database's too on SQLite: it runs in this process). */
   const timed = async (fn: () => unknown) => {
     const t = performance.now();
@@ -114,7 +129,7 @@ export async function rawInsertRate(
           undefer.run();
           commit.run();
         });
-        rows += batch.length;
+        inserted(batch.length);
       }
     } else {
       const client = new pg.Client({ connectionString: url });
@@ -134,7 +149,7 @@ export async function rawInsertRate(
             await client.query(query);
             await client.query('COMMIT');
           });
-          rows += batch.length;
+          inserted(batch.length);
         }
       } finally {
         await client.end();
@@ -144,5 +159,7 @@ export async function rawInsertRate(
     await database.close();
     await drop();
   }
-  return { rate: rows / seconds, seconds, cpuPerRecord: cpu / rows };
+  // A remainder under half a slice (the body's one site row) is not a slice of its own.
+  if (rows - slice.rows >= every / 2) slices.push((rows - slice.rows) / (seconds - slice.seconds));
+  return { rate: rows / seconds, seconds, cpuPerRecord: cpu / rows, slices };
 }

@@ -125,7 +125,6 @@ export function readRecordInput(register: Register, body: unknown, options: Read
   const input = { ...(body as RecordObject) };
   if (!options.keepTimestamps) for (const s of STAMPS) delete input[s];
   const problems: FieldProblem[] = [];
-  const prefixOk = (id: unknown) => typeof id === 'string' && idPattern(register.idPrefix).test(id);
   if (options.id !== undefined) {
     if (input.id === undefined) input.id = options.id;
     else if (input.id !== options.id)
@@ -141,14 +140,16 @@ export function readRecordInput(register: Register, body: unknown, options: Read
       detail: `is required: ${register.idPrefix}_ followed by the source's own identifier`,
     });
   }
-  if (input.id !== undefined && !prefixOk(input.id) && problems.length === 0) {
+  if (input.id !== undefined && !(typeof input.id === 'string' && idPattern(register.idPrefix).test(input.id)) && problems.length === 0) {
     problems.push({ pointer: '/id', code: 'id_mismatch', detail: idDetail(register.idPrefix, input.id) });
   }
   const given: RecordObject = {};
-  for (const name of Object.keys(register.derived ?? {})) {
-    if (name in input) {
-      given[name] = input[name];
-      delete input[name];
+  if (register.derived) {
+    for (const name of Object.keys(register.derived)) {
+      if (name in input) {
+        given[name] = input[name];
+        delete input[name];
+      }
     }
   }
   const { stamped, keepingStamps } = validators(register);
@@ -167,6 +168,7 @@ export function readRecordInput(register: Register, body: unknown, options: Read
   }
   if (problems.length) return { ok: false, problems: firstPerPointer(problems) };
   const out = register.withDerived(record);
+  if (!register.derived) return { ok: true, record: out };
   for (const [name, value] of Object.entries(given)) {
     if (JSON.stringify(value) !== JSON.stringify(out[name])) {
       problems.push({
@@ -366,6 +368,47 @@ export function clip(value: unknown): string {
   return safe.length > 60 ? `${safe.slice(0, 57)}...` : safe;
 }
 
+/** A field that can name records: an id or ids of a register, or a list whose items have one. */
+interface ReferenceField {
+  name: string;
+  kind: 'id' | 'ids' | 'list';
+  /** A list's item fields that can name records. */
+  of?: readonly ReferenceField[];
+}
+/**
+ * The reference fields of a field set, by the predicate that says which prefixes are registers:
+ * worked out once, so a record's references are found without walking every field (an import
+ * asks for each line).
+ */
+const referenceFields = new WeakMap<(prefix: string) => boolean, WeakMap<object, readonly ReferenceField[]>>();
+function referenceFieldsOf(
+  fields: Readonly<Record<string, Field>>,
+  isRegisterPrefix: (prefix: string) => boolean,
+  top: boolean,
+): readonly ReferenceField[] {
+  let byFields = referenceFields.get(isRegisterPrefix);
+  if (!byFields) {
+    byFields = new WeakMap();
+    referenceFields.set(isRegisterPrefix, byFields);
+  }
+  let out = byFields.get(fields);
+  if (!out) {
+    const list: ReferenceField[] = [];
+    for (const [name, field] of Object.entries(fields)) {
+      if (name === 'id' && top) continue;
+      const named = field.ref !== undefined && isRegisterPrefix(field.ref);
+      if ((field.kind === 'id' || field.kind === 'ids') && named) list.push({ name, kind: field.kind });
+      else if (field.kind === 'list' && field.of) {
+        const of = referenceFieldsOf(field.of, isRegisterPrefix, false);
+        if (of.length) list.push({ name, kind: 'list', of });
+      }
+    }
+    out = list;
+    byFields.set(fields, out);
+  }
+  return out;
+}
+
 /** Every `*_id`/`*_ids` value of a stored record (nested items included) that names another record. */
 export function referencesOf(
   register: Register,
@@ -373,20 +416,22 @@ export function referencesOf(
   isRegisterPrefix: (prefix: string) => boolean,
 ): { pointer: string; id: string }[] {
   const out: { pointer: string; id: string }[] = [];
-  const walk = (fields: Readonly<Record<string, Field>>, value: RecordObject, at: string) => {
-    for (const [name, field] of Object.entries(fields)) {
-      const v = value[name];
-      if (name === 'id' && at === '') continue;
-      const named = field.ref !== undefined && isRegisterPrefix(field.ref);
-      if (field.kind === 'id' && named && typeof v === 'string') out.push({ pointer: `${at}/${name}`, id: v });
-      if (field.kind === 'ids' && named && Array.isArray(v)) {
-        for (const [i, id] of v.entries()) out.push({ pointer: `${at}/${name}/${i}`, id: id as string });
-      }
-      if (field.kind === 'list' && field.of && Array.isArray(v)) {
-        for (const [i, item] of v.entries()) walk(field.of, item as RecordObject, `${at}/${name}/${i}`);
-      }
-    }
-  };
-  walk(register.allFields, record, '');
+  collectReferences(referenceFieldsOf(register.allFields, isRegisterPrefix, true), record, '', out);
   return out;
+}
+
+function collectReferences(
+  fields: readonly ReferenceField[],
+  value: RecordObject,
+  at: string,
+  out: { pointer: string; id: string }[],
+): void {
+  for (const field of fields) {
+    const v = value[field.name];
+    if (field.kind === 'id') {
+      if (typeof v === 'string') out.push({ pointer: `${at}/${field.name}`, id: v });
+    } else if (!Array.isArray(v)) continue;
+    else if (field.kind === 'ids') for (let i = 0; i < v.length; i++) out.push({ pointer: `${at}/${field.name}/${i}`, id: v[i] as string });
+    else for (let i = 0; i < v.length; i++) collectReferences(field.of ?? [], v[i] as RecordObject, `${at}/${field.name}/${i}`, out);
+  }
 }

@@ -112,8 +112,11 @@ type Op =
       id: string;
       /** The checked record (its stamps only when they are kept). */
       record: RecordObject;
-      /** Its row without stamps, built as the line is read (on PostgreSQL, while the previous batch is written). */
-      parts: RowParts;
+      /**
+       * Its row without stamps, built as the line is read (on PostgreSQL, while the previous batch
+       * is written). A dry run leaves it out: it needs a row only to compare with a stored one.
+       */
+      parts?: RowParts;
       refs: { pointer: string; id: string }[];
     }
   | { line: number; register: Register; kind: 'delete'; id: string };
@@ -121,8 +124,11 @@ type Upsert = Extract<Op, { kind: 'upsert' }>;
 
 const TOP_KEYS = new Set(['register', 'op', 'record', 'id']);
 
-/** One line to an operation, or every reason it is refused (a line with two faults names both). */
-export function parseOperation(line: number, text: string, keepTimestamps: boolean): Op | RefusedLine[] {
+/**
+ * One line to an operation, or every reason it is refused (a line with two faults names both).
+ * `buildRow`: build the record's row parts now (an import that writes needs them for every line).
+ */
+export function parseOperation(line: number, text: string, keepTimestamps: boolean, buildRow = true): Op | RefusedLine[] {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -162,12 +168,28 @@ export function parseOperation(line: number, text: string, keepTimestamps: boole
     kind: 'upsert',
     id: input.record.id as string,
     record: input.record,
-    parts: rowParts(register, input.record, refs),
+    parts: buildRow ? rowParts(register, input.record, refs) : undefined,
     refs,
   };
 }
 
 const isRefused = (x: Op | RefusedLine[]): x is RefusedLine[] => Array.isArray(x);
+
+/** In a dry run's batch state: present, written by this batch, its row not built (Applier.check). */
+const UNBUILT: RecordsTable = {
+  id: '',
+  workspace_id: '',
+  register: '',
+  created_at: '',
+  updated_at: '',
+  location_id: null,
+  status: null,
+  category: null,
+  record_type: null,
+  search_text: '',
+  doc: '',
+  refs: '[]',
+};
 
 const zeroCounts = (): RegisterCounts => ({
   upsert: { created: 0, updated: 0, unchanged: 0 },
@@ -376,11 +398,28 @@ class Applier {
 
     const now = this.services.clock();
     const written = new Map<string, ReturnType<typeof changeOf>['row'] | null>();
+    const dryRun = !!this.options.dryRun;
+    /** A dry run's records new to this batch (UNBUILT in `state`): their rows, built only if a later line compares with them. */
+    const unbuilt = new Map<string, Upsert>();
+    const rowFor = (op: Upsert, current: StoredRecord | undefined) =>
+      changeOf(
+        this.workspaceId,
+        op.register,
+        op.record,
+        current,
+        now,
+        this.options.keepTimestamps,
+        op.parts ?? rowParts(op.register, op.record, op.refs),
+      );
     for (const op of ops) {
       if (sliceUsed()) await nextSlice();
       const counts = this.report.of(op.register);
       this.supersede(op.id, counts);
-      const current = state.get(op.id);
+      let current = state.get(op.id);
+      if (current === UNBUILT) {
+        current = rowFor(unbuilt.get(op.id) as Upsert, undefined).row;
+        state.set(op.id, current);
+      }
       if (op.kind === 'delete') {
         if (current) {
           const referrers = this.referrersOf(op.id, namedInDatabase);
@@ -409,15 +448,18 @@ class Applier {
         this.wait(op, missing);
         continue;
       }
-      const change = changeOf(
-        this.workspaceId,
-        op.register,
-        op.record,
-        current?.doc ? current : undefined,
-        now,
-        this.options.keepTimestamps,
-        op.parts,
-      );
+      if (dryRun && !current?.doc) {
+        // Nothing stored to compare with: it is written (created, or updated after an earlier
+        // batch's line), and its row is not needed unless a later line of this batch repeats it.
+        if (current) counts.upsert.updated++;
+        else counts.upsert.created++;
+        unbuilt.set(op.id, op);
+        state.set(op.id, UNBUILT);
+        written.set(op.id, UNBUILT);
+        if (tracking) this.pending.set(op.id, { register: op.register.path, refs: op.refs });
+        continue;
+      }
+      const change = rowFor(op, current?.doc ? current : undefined);
       if (!change.changed) counts.upsert.unchanged++;
       else if (current) counts.upsert.updated++;
       else counts.upsert.created++;
@@ -426,7 +468,7 @@ class Applier {
       state.set(op.id, change.row);
       if (tracking) this.pending.set(op.id, { register: op.register.path, refs: op.refs });
     }
-    const upserts = [...written.values()].filter((r) => r !== null);
+    const upserts = dryRun ? [] : [...written.values()].filter((r) => r !== null);
     const deletes = [...written.entries()].filter(([id, r]) => r === null && stored.has(id)).map(([id]) => id);
     if (this.options.dryRun) for (const [id, r] of written) this.simulated.set(id, r !== null);
     for (const [id, s] of state) if (s !== null) this.resolved(id);
@@ -600,7 +642,7 @@ export async function importRecords(
   let inFlight: () => Promise<void> = () => Promise.resolve();
   const accept = (line: number, text: string, into: Op[]) => {
     report.lines = line;
-    const op = parseOperation(line, text, keep);
+    const op = parseOperation(line, text, keep, !options.dryRun);
     if (isRefused(op)) {
       const registerName = /"register"\s*:\s*"([a-z-]+)"/.exec(text)?.[1];
       report.refuse(op, registerName ? registerByPath(registerName) : undefined);
@@ -612,18 +654,20 @@ export async function importRecords(
   try {
     if (options.atomic) {
       const ops: Op[] = [];
-      for await (const line of ndjsonLines(source, MAX_LINE_BYTES)) {
-        if (sliceUsed()) await nextSlice();
-        if (line.number > ATOMIC_MAX_LINES) {
-          throw new AppError(
-            'payload_too_large',
-            `An atomic import holds at most ${ATOMIC_MAX_LINES} lines; split the file, or import it without atomic=true (batches).`,
-          );
-        }
-        if ('text' in line) accept(line.number, line.text, ops);
-        else {
-          report.lines = line.number;
-          report.refuse(lineProblem(line.number, line.error));
+      for await (const lines of ndjsonLines(source, MAX_LINE_BYTES)) {
+        for (const line of lines) {
+          if (sliceUsed()) await nextSlice();
+          if (line.number > ATOMIC_MAX_LINES) {
+            throw new AppError(
+              'payload_too_large',
+              `An atomic import holds at most ${ATOMIC_MAX_LINES} lines; split the file, or import it without atomic=true (batches).`,
+            );
+          }
+          if ('text' in line) accept(line.number, line.text, ops);
+          else {
+            report.lines = line.number;
+            report.refuse(lineProblem(line.number, line.error));
+          }
         }
       }
       if (report.refusedCount === 0) {
@@ -700,16 +744,18 @@ export async function importRecords(
         // Awaited by a later flush or at the end; until then its failure is not unhandled.
         writing.catch(() => undefined);
       };
-      for await (const line of ndjsonLines(source, MAX_LINE_BYTES)) {
-        // A chunk of the body holds hundreds of lines, parsed without a turn of the event loop
-        // otherwise (the generator's awaits are microtasks).
-        if (sliceUsed()) await nextSlice();
-        if ('text' in line) accept(line.number, line.text, batch);
-        else {
-          report.lines = line.number;
-          report.refuse(lineProblem(line.number, line.error));
+      for await (const lines of ndjsonLines(source, MAX_LINE_BYTES)) {
+        for (const line of lines) {
+          // A chunk of the body holds hundreds of lines, parsed without a turn of the event loop
+          // otherwise.
+          if (sliceUsed()) await nextSlice();
+          if ('text' in line) accept(line.number, line.text, batch);
+          else {
+            report.lines = line.number;
+            report.refuse(lineProblem(line.number, line.error));
+          }
+          if (batch.length >= batchLines) await flush();
         }
-        if (batch.length >= batchLines) await flush();
       }
       await flush();
       await writing;

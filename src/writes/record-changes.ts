@@ -67,8 +67,15 @@ export function changeOf(
     const stamps = { created_at: current.created_at, updated_at: nextStamp(current.updated_at, now) };
     return { row: rowOf(workspaceId, parts, stamps), changed: true, created: false };
   }
-  const stamp = new Date(now).toISOString();
+  const stamp = stampOf(now);
   return { row: rowOf(workspaceId, parts, { created_at: stamp, updated_at: stamp }), changed: true, created: true };
+}
+
+/** `now` as an ISO instant; the last one is kept, since an import batch stamps all its new records with one `now`. */
+let lastStamp = { now: Number.NaN, iso: '' };
+function stampOf(now: number): string {
+  if (now !== lastStamp.now) lastStamp = { now, iso: new Date(now).toISOString() };
+  return lastStamp.iso;
 }
 
 /** The strong entity tag of a stored record: its updated_at, which moves on every write. */

@@ -338,6 +338,30 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await ids(ws, 'locations'), []);
     });
 
+    it('a dry run counts what the import then does: new, repeated unchanged and changed in one batch, stored unchanged and changed, deleted', async () => {
+      const ws = await h.workspace({ seed: false });
+      await importText(ws, [line('locations', site('loc_hq')), line('people', person('per_kept', 'loc_hq'))].join('\n'));
+      const body = [
+        line('people', person('per_new', 'loc_hq')),
+        line('people', person('per_same', 'loc_hq')),
+        line('people', person('per_same', 'loc_hq')),
+        line('people', person('per_moved', 'loc_hq')),
+        line('people', person('per_moved', 'loc_hq', { job_title: 'Moved' })),
+        line('people', person('per_kept', 'loc_hq')),
+        line('people', person('per_gone', 'loc_hq')),
+        del('people', 'per_gone'),
+        line('locations', site('loc_hq', 'Renamed')),
+      ].join('\n');
+      const dry = await importText(ws, body, '?dry_run=true');
+      assert.equal(dry.json.refused_count, 0, JSON.stringify(dry.json.refused));
+      assert.deepEqual(dry.json.counts.people, {
+        upsert: { created: 4, updated: 1, unchanged: 2 },
+        delete: { deleted: 1, absent: 0 },
+        refused: 0,
+      });
+      const real = await importText(ws, body);
+      assert.deepEqual(dry.json.counts, real.json.counts);
+    });
     it('a body that is not NDJSON, or an unknown parameter, is refused before anything is read', async () => {
       const ws = await h.workspace({ seed: false });
       const json = await fetch(`${base}/internal/v1/workspaces/${ws}/import`, {
