@@ -78,8 +78,12 @@ export async function claimDueJobs(db: Kysely<DB>, adapter: Adapter, options: Cl
   const leaseIso = new Date(options.now + options.leaseMs).toISOString();
   const perEndpoint = options.perEndpoint ?? options.limit;
   // Jobs in flight per endpoint, whichever worker holds them (workers share the configured lease).
+  // A claimed job's next attempt is its lease's end. Another worker may have claimed after this
+  // one read the time (this one then waited for its turn to claim), so its leases end later than
+  // ours would: the window reaches a whole lease further, or their jobs would not count.
+  const inFlightUntil = new Date(options.now + 2 * options.leaseMs).toISOString();
   const busy = sql`SELECT b.endpoint_id, count(*) AS n FROM delivery_jobs b
-    WHERE b.state = 'pending' AND b.next_attempt_at > ${nowIso} AND b.next_attempt_at <= ${leaseIso}
+    WHERE b.state = 'pending' AND b.next_attempt_at > ${nowIso} AND b.next_attempt_at <= ${inFlightUntil}
       AND b.lease_until > ${nowIso} AND b.locked_by IS NOT NULL
     GROUP BY b.endpoint_id`;
   // Each endpoint's oldest due jobs, read through its own index range (endpoint, state,

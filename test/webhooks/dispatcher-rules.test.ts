@@ -13,7 +13,7 @@ import { DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT, Dispatcher } from '../../src/webhoo
 import { createEndpoint, disableEndpoint, enableEndpoint } from '../../src/webhooks/endpoints.js';
 import { TEST_EVENT } from '../../src/webhooks/event-types.js';
 import { emitTestEvent } from '../../src/webhooks/outbox.js';
-import { makeDueNow } from '../../src/webhooks/queue.js';
+import { claimDueJobs, makeDueNow } from '../../src/webhooks/queue.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { dispatcherRig } from '../helpers/dispatcher-rig.js';
 import type { Harness } from '../helpers/harness.js';
@@ -47,6 +47,21 @@ for (const dialect of DIALECTS) {
           .transaction()
           .execute((trx) => emitTestEvent(trx, ws, endpointId, h.clock()))
       ).id;
+
+    it('the cap on requests open at one endpoint counts the jobs of a worker that claimed after this one read the time (it waited for its turn)', async () => {
+      const ep = await activeEndpoint();
+      for (let i = 0; i < 4; i++) await emit(ep.ws);
+      const { deliveries, engine } = h.services.database;
+      const claim = (now: number) => claimDueJobs(deliveries, engine, { now, leaseMs: 30_000, limit: 10, perEndpoint: 2 });
+      const ofEndpoint = (c: Awaited<ReturnType<typeof claim>>) => c.jobs.filter((j) => j.endpoint_id === ep.id).length;
+      const readAt = h.clock();
+      try {
+        assert.equal(ofEndpoint(await claim(readAt + 1000)), 2, 'the other worker takes the cap');
+        assert.equal(ofEndpoint(await claim(readAt)), 0, 'two requests are open at the endpoint already');
+      } finally {
+        await db().deleteFrom('delivery_jobs').where('endpoint_id', '=', ep.id).execute();
+      }
+    });
 
     it('an endpoint whose secret cannot be decrypted gets failed attempts (secret_unavailable); another workspace is delivered in the same round', async () => {
       const broken = await activeEndpoint();
