@@ -52,6 +52,19 @@ for (const dialect of DIALECTS) {
           .execute()
       ).map((r) => r.id);
 
+    /** The stored document of one record. */
+    const storedDoc = async (ws: string, id: string) =>
+      JSON.parse(
+        (
+          await h.services.database.db
+            .selectFrom('records')
+            .select('doc')
+            .where('workspace_id', '=', ws)
+            .where('id', '=', id)
+            .executeTakeFirstOrThrow()
+        ).doc,
+      );
+
     it('applies upserts and deletes, reports counts per register and operation, and a manager listed after the report is fine', async () => {
       const ws = await h.workspace({ seed: false });
       const body = [
@@ -285,13 +298,7 @@ for (const dialect of DIALECTS) {
           detail: 'per_twice is written again (first at line 2); line 4 is applied and replaces it: the last line for an id wins',
         },
       ]);
-      const stored = await h.services.database.db
-        .selectFrom('records')
-        .select('doc')
-        .where('workspace_id', '=', ws)
-        .where('id', '=', 'per_twice')
-        .executeTakeFirstOrThrow();
-      assert.equal(JSON.parse(stored.doc).job_title, 'Second');
+      assert.equal((await storedDoc(ws, 'per_twice')).job_title, 'Second');
     });
 
     it('references may form a cycle inside one import (two people who manage each other), but not point outside it', async () => {
@@ -449,13 +456,7 @@ for (const dialect of DIALECTS) {
       assert.equal(report.refused_count, 0);
       assert.equal(report.counts.people.upsert.created, batch);
       assert.equal(report.counts.people.upsert.updated, 1);
-      const again = await h.services.database.db
-        .selectFrom('records')
-        .select('doc')
-        .where('workspace_id', '=', ws)
-        .where('id', '=', 'per_0')
-        .executeTakeFirstOrThrow();
-      assert.equal(JSON.parse(again.doc).job_title, 'again');
+      assert.equal((await storedDoc(ws, 'per_0')).job_title, 'again');
     });
 
     it('two imports of the same workspace at once both finish, and the records are those of one or the other, whole', async () => {
