@@ -9,7 +9,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, cpSync, mkdirSync, openSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { STAMP, staleReason } from './dist-freshness.mjs';
 import { dropEmptyMaps } from './drop-empty-maps.mjs';
@@ -22,7 +22,8 @@ const why = staleReason(root);
 if (why === undefined) process.exit(0);
 
 const started = new Date();
-const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+// TypeScript 7's native compiler (ADR 45); the `typescript` package stays 5.9 for the tools that use its API.
+const tsc = join(dirname(createRequire(import.meta.url).resolve('@typescript/native/package.json')), 'bin/tsc');
 // The two projects compile side by side (one core each).
 const compile = (project) =>
   new Promise((resolve) =>
