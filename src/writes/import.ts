@@ -26,6 +26,7 @@ import { nextSlice, type RecordBatch, type StoredRecord, sliceUsed } from '../st
 import type { RecordsTable } from '../store/schema.js';
 import { storageFaultOf } from '../store/storage-faults.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
+import { FirstLines } from './first-lines.js';
 import { HEARTBEAT_MS, THIS_PROCESS } from './import-runs.js';
 import { ndjsonLines } from './ndjson-lines.js';
 import { PendingReferences } from './pending-references.js';
@@ -210,7 +211,7 @@ class Report {
   readonly counts: Record<string, RegisterCounts> = {};
   repeatedCount = 0;
   readonly repeated: RepeatedId[] = [];
-  private readonly firstLines = new Map<string, number>();
+  private readonly firstLines = new FirstLines();
 
   /** Notes an upsert of `id` at `line`; a repeat of an id the file wrote before is reported with both lines. */
   upserted(register: Register, id: string, line: number): void {
