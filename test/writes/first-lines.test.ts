@@ -39,8 +39,8 @@ describe('the first line of each id an import wrote', () => {
   it('keeps ids that differ in one character apart, at the smallest table size', () => {
     const table = new FirstLines();
     const ids = Array.from({ length: 3_000 }, (_, i) => `per_${String(i).padStart(4, '0')}`);
-    ids.forEach((id, i) => table.set(id, i + 1));
-    ids.forEach((id, i) => assert.equal(table.get(id), i + 1));
+    for (const [i, id] of ids.entries()) table.set(id, i + 1);
+    for (const [i, id] of ids.entries()) assert.equal(table.get(id), i + 1);
     assert.equal(table.get('per_3000'), undefined);
     assert.equal(table.get('per_'), undefined);
   });
