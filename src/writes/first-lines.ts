@@ -67,20 +67,22 @@ export class FirstLines {
 
   private growEntries(): void {
     const n = this.hashes.length * 2;
-    const grow = <T extends Uint32Array>(from: T, length: number) => {
-      const to = new Uint32Array(length);
-      to.set(from);
-      return to;
-    };
-    this.hashes = grow(this.hashes, n);
-    this.lines = grow(this.lines, n);
-    this.starts = grow(this.starts, n + 1);
+    this.hashes = widened(this.hashes, n);
+    this.lines = widened(this.lines, n);
+    this.starts = widened(this.starts, n + 1);
   }
 
   private growSlots(): void {
     this.slots = new Int32Array(this.slots.length * 2);
     for (let entry = 0; entry < this.size; entry++) this.place(entry, this.hashes[entry] as number);
   }
+}
+
+/** `from`'s values at the start of a new array of `length`. */
+function widened(from: Uint32Array, length: number): Uint32Array<ArrayBuffer> {
+  const to = new Uint32Array(length);
+  to.set(from);
+  return to;
 }
 
 /** FNV-1a over the id's characters (32 bits). */

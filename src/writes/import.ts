@@ -28,7 +28,7 @@ import { storageFaultOf } from '../store/storage-faults.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
 import { FirstLines } from './first-lines.js';
 import { HEARTBEAT_MS, THIS_PROCESS } from './import-runs.js';
-import { ndjsonLines } from './ndjson-lines.js';
+import { type Line, ndjsonLines } from './ndjson-lines.js';
 import { PendingReferences } from './pending-references.js';
 import { changeOf, danglingProblem, knownReferences, referenceKey, referencesIn } from './record-changes.js';
 import { type RowParts, rowParts } from './records.js';
@@ -363,6 +363,7 @@ class Applier {
    * (the stored referrers, the locked rows and the counts are then the database's own).
    */
   async check(tx: RecordBatch, incoming: readonly Op[], trusted: ReadonlySet<Upsert> = new Set(), before?: Unsettled): Promise<Checked> {
+    const dryRun = !!this.options.dryRun;
     const ops: Op[] = [...this.ready, ...incoming];
     this.ready = [];
     const ids = new Set(ops.map((o) => o.id));
@@ -373,7 +374,7 @@ class Applier {
     }
     const madePresent = (id: string) => !!unsettled?.state.get(id);
     // Written batches are in the database; a dry run's changes never are.
-    if (!this.options.dryRun) this.pending.clear();
+    if (!dryRun) this.pending.clear();
     const stored = await tx.current(this.workspaceId, [...ids]);
     // Present now (in this batch's view): id -> the stored row, or null once deleted.
     const state = new Map<string, StoredRecord | null>();
@@ -395,11 +396,10 @@ class Applier {
     // Who names what this batch deletes: one query, and only for a batch that deletes.
     const deleting = ops.filter((o) => o.kind === 'delete').map((o) => o.id);
     const namedInDatabase = deleting.length ? await storedReferrers(tx, this.workspaceId, deleting) : undefined;
-    const tracking = namedInDatabase !== undefined || !!this.options.dryRun;
+    const tracking = namedInDatabase !== undefined || dryRun;
 
     const now = this.services.clock();
     const written = new Map<string, ReturnType<typeof changeOf>['row'] | null>();
-    const dryRun = !!this.options.dryRun;
     /** A dry run's records new to this batch (UNBUILT in `state`): their rows, built only if a later line compares with them. */
     const unbuilt = new Map<string, Upsert>();
     const rowFor = (op: Upsert, current: StoredRecord | undefined) =>
@@ -471,7 +471,7 @@ class Applier {
     }
     const upserts = dryRun ? [] : [...written.values()].filter((r) => r !== null);
     const deletes = [...written.entries()].filter(([id, r]) => r === null && stored.has(id)).map(([id]) => id);
-    if (this.options.dryRun) for (const [id, r] of written) this.simulated.set(id, r !== null);
+    if (dryRun) for (const [id, r] of written) this.simulated.set(id, r !== null);
     for (const [id, s] of state) if (s !== null) this.resolved(id);
     const created = new Set(upserts.filter((r) => !stored.has(r.id)).map((r) => r.id));
     return { upserts, created, deletes, now, state };
@@ -641,14 +641,20 @@ export async function importRecords(
   const keep = !!options.keepTimestamps;
   let committed = !options.dryRun;
   let inFlight: () => Promise<void> = () => Promise.resolve();
-  const accept = (line: number, text: string, into: Op[]) => {
-    report.lines = line;
-    const op = parseOperation(line, text, keep, !options.dryRun);
+  /** One line of the body: its operation joins `into`, or the line is refused. */
+  const accept = (line: Line, into: Op[]) => {
+    report.lines = line.number;
+    if (!('text' in line)) {
+      report.refuse(lineProblem(line.number, line.error));
+      return;
+    }
+    const { text } = line;
+    const op = parseOperation(line.number, text, keep, !options.dryRun);
     if (isRefused(op)) {
       const registerName = /"register"\s*:\s*"([a-z-]+)"/.exec(text)?.[1];
       report.refuse(op, registerName ? registerByPath(registerName) : undefined);
     } else {
-      if (op.kind === 'upsert') report.upserted(op.register, op.id, line);
+      if (op.kind === 'upsert') report.upserted(op.register, op.id, line.number);
       into.push(op);
     }
   };
@@ -664,11 +670,7 @@ export async function importRecords(
               `An atomic import holds at most ${ATOMIC_MAX_LINES} lines; split the file, or import it without atomic=true (batches).`,
             );
           }
-          if ('text' in line) accept(line.number, line.text, ops);
-          else {
-            report.lines = line.number;
-            report.refuse(lineProblem(line.number, line.error));
-          }
+          accept(line, ops);
         }
       }
       if (report.refusedCount === 0) {
@@ -750,11 +752,7 @@ export async function importRecords(
           // A chunk of the body holds hundreds of lines, parsed without a turn of the event loop
           // otherwise.
           if (sliceUsed()) await nextSlice();
-          if ('text' in line) accept(line.number, line.text, batch);
-          else {
-            report.lines = line.number;
-            report.refuse(lineProblem(line.number, line.error));
-          }
+          accept(line, batch);
           if (batch.length >= batchLines) await flush();
         }
       }
