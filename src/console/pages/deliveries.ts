@@ -80,7 +80,8 @@ function deliveryRow(ctx: PageContext, base: string, d: DeliveryEventView, canRe
   }</header>
   ${
     d.attempts.length
-      ? html`<div class="table-scroll"><table>
+      ? html`<div class="table-scroll" tabindex="0" role="region" aria-label="Attempts">
+    <table>
     <thead><tr><th scope="col">Attempt</th><th scope="col">Time</th><th scope="col">Status</th><th scope="col">Latency</th><th scope="col">Error</th><th scope="col">Response</th><th scope="col">Next retry</th></tr></thead>
     <tbody>${d.attempts.map(
       (a) => html`<tr><td>${a.attempt} <span class="muted">${a.delivery_id}</span></td><td>${when(a.attempted_at)}</td>

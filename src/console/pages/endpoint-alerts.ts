@@ -34,7 +34,8 @@ function delivery(a: EndpointAlertsTable): Html {
 
 export function alertsSection(alerts: readonly EndpointAlertsTable[]): Html {
   const body = alerts.length
-    ? html`<div class="table-scroll"><table class="endpoint-alerts">
+    ? html`<div class="table-scroll" tabindex="0" role="region" aria-label="Failure alerts">
+<table class="endpoint-alerts">
   <caption class="visually-hidden">Failure alerts about this endpoint, newest first</caption>
   <thead><tr><th scope="col">Raised</th><th scope="col">Alert</th><th scope="col">Last error class</th><th scope="col">Mail</th></tr></thead>
   <tbody>${alerts.map(

@@ -185,7 +185,8 @@ function statsTable(buckets: readonly StatsBucket[]): Html {
     );
     i = j + 1;
   }
-  return html`<div class="table-scroll"><table class="delivery-stats">
+  return html`<div class="table-scroll" tabindex="0" role="region" aria-label="Delivery statistics">
+<table class="delivery-stats">
   <caption class="visually-hidden">Delivery attempts per period; periods without attempts are grouped</caption>
   <thead><tr><th scope="col">From</th><th scope="col">Attempts</th><th scope="col">Succeeded</th><th scope="col">Failed</th><th scope="col">Success rate</th><th scope="col">Median latency</th><th scope="col">Mean latency</th></tr></thead>
   <tbody>${rows}</tbody></table></div>`;
@@ -275,7 +276,8 @@ export function registerWebhookPages(scope: FastifyInstance, services: ConsoleSe
     const body = all.length
       ? html`<p>${delivering} of ${MAX_DELIVERING_ENDPOINTS} endpoints delivering (active or awaiting verification).
   ${delivering < MAX_DELIVERING_ENDPOINTS ? html`<a class="button primary" href="/console/webhooks/new">Register an endpoint</a>` : html`<span class="muted">Disable one to register another.</span>`}</p>
-<div class="table-scroll"><table>
+<div class="table-scroll" tabindex="0" role="region" aria-label="Endpoints">
+<table>
   <thead><tr><th scope="col">URL</th><th scope="col">State</th><th scope="col">Verification</th><th scope="col">Failures in a row</th><th scope="col">Events</th></tr></thead>
   <tbody>${all.map(
     (e) => html`<tr>
