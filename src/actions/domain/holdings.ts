@@ -35,7 +35,7 @@ export function returnedAsset(asset: RecordObject, at: string): RecordObject {
 
 /** Adds the asset to `held_asset_ids` of the person's open transitions that do not list it yet. */
 export async function addToOpenTransitions(ctx: ActionContext, personId: string, assetId: string): Promise<void> {
-  const open = await ctx.query(transitions, { statuses: OPEN_TRANSITION, mention: personId }, (t) => t.person_id === personId);
+  const open = await ctx.query(transitions, { statuses: OPEN_TRANSITION, naming: personId }, (t) => t.person_id === personId);
   for (const t of open) {
     const held = (t.held_asset_ids as string[] | null) ?? [];
     if (!held.includes(assetId)) await ctx.write(transitions, { ...t, held_asset_ids: [...held, assetId] });
@@ -45,10 +45,10 @@ export async function addToOpenTransitions(ctx: ActionContext, personId: string,
 /** Removes assets from `held_asset_ids` of every open transition that lists them (except `skip`). */
 export async function dropFromOpenTransitions(ctx: ActionContext, assetIds: readonly string[], skip?: string): Promise<void> {
   if (assetIds.length === 0) return;
-  const mention = assetIds.length === 1 ? assetIds[0] : undefined;
+  const naming = assetIds.length === 1 ? assetIds[0] : undefined;
   const listing = await ctx.query(
     transitions,
-    { statuses: OPEN_TRANSITION, mention },
+    { statuses: OPEN_TRANSITION, naming },
     (t) => t.id !== skip && ((t.held_asset_ids as string[] | null) ?? []).some((id) => assetIds.includes(id)),
   );
   for (const t of listing) {
@@ -59,5 +59,5 @@ export async function dropFromOpenTransitions(ctx: ActionContext, assetIds: read
 
 /** Every asset ASSIGNED to the person. */
 export function assetsAssignedTo(ctx: ActionContext, personId: string): Promise<RecordObject[]> {
-  return ctx.query(assets, { statuses: ['ASSIGNED'], mention: personId }, (a) => holderOf(a) === personId);
+  return ctx.query(assets, { statuses: ['ASSIGNED'], naming: personId }, (a) => holderOf(a) === personId);
 }

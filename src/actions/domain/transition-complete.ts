@@ -70,7 +70,7 @@ export const transitionComplete: DomainAction = {
       returned.push(asset.id as string);
     }
     const removed: string[] = [];
-    const withAccess = await ctx.query(systems, { mention: personId }, (s) =>
+    const withAccess = await ctx.query(systems, { naming: personId }, (s) =>
       ((s.access as Access[] | null) ?? []).some((a) => a.person_id === personId),
     );
     for (const system of withAccess) {

@@ -62,12 +62,13 @@ export interface ActionContext {
   /** A record, or undefined. */
   find(register: Register, id: string): Promise<RecordObject | undefined>;
   /**
-   * Records of a register whose indexed status is one of `statuses` (any when omitted) and whose
-   * stored JSON contains `mention` (a prefilter), that satisfy `where`.
+   * Records of a register whose indexed status is one of `statuses` (any when omitted), whose
+   * reference fields name the id `naming` (when given), and whose stored JSON contains `mention`
+   * (a prefilter for fields that are not references), that satisfy `where`.
    */
   query(
     register: Register,
-    options: { statuses?: readonly string[]; mention?: string },
+    options: { statuses?: readonly string[]; naming?: string; mention?: string },
     where: (record: RecordObject) => boolean,
   ): Promise<RecordObject[]>;
   /**
