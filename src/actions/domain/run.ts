@@ -196,31 +196,25 @@ function runOnce(
         return record;
       },
       async query(register, { statuses, naming, mention }, where) {
-        let rows: { doc: string }[];
+        let q = trx.selectFrom('records').select('doc').where('workspace_id', '=', workspaceId);
         if (naming) {
-          // The reverse index of references (ADR 43), read first (CROSS JOIN fixes SQLite's join
-          // order): the records of this register that name `naming`, by key, however many
-          // records the register holds. Ids start with their register's prefix.
-          let q = trx
-            .selectFrom('record_refs as x')
-            .crossJoin('records as r')
-            .select('r.doc')
-            .where('x.workspace_id', '=', workspaceId)
-            .where('x.target_id', '=', naming)
-            .where('x.source_id', '>=', `${register.idPrefix}_`)
-            .where('x.source_id', '<', `${register.idPrefix}\``)
-            .whereRef('r.workspace_id', '=', 'x.workspace_id')
-            .whereRef('r.id', '=', 'x.source_id')
-            .where('r.register', '=', register.path);
-          if (statuses) q = q.where('r.status', 'in', [...statuses]);
-          rows = await engine.lockRows(q).execute();
-        } else {
-          let q = trx.selectFrom('records').select('doc').where('workspace_id', '=', workspaceId).where('register', '=', register.path);
-          if (statuses) q = q.where('status', 'in', [...statuses]);
-          // A prefilter only (LIKE's `_` matches any character): `where` decides.
-          if (mention) q = q.where('doc', 'like', `%"${mention}"%`);
-          rows = await engine.lockRows(q).execute();
-        }
+          // The reverse index of references (ADR 43): the records that name `naming`, looked up by
+          // key however many records the register holds. The register is their ids' prefix: a
+          // `register =` here made SQLite walk the register's status index instead, and a join
+          // (rather than IN) would lock the index's rows too on PostgreSQL.
+          const sources = trx
+            .selectFrom('record_refs')
+            .select('source_id')
+            .where('workspace_id', '=', workspaceId)
+            .where('target_id', '=', naming)
+            .where('source_id', '>=', `${register.idPrefix}_`)
+            .where('source_id', '<', `${register.idPrefix}\``);
+          q = q.where('id', 'in', sources);
+        } else q = q.where('register', '=', register.path);
+        if (statuses) q = q.where('status', 'in', [...statuses]);
+        // A prefilter only (LIKE's `_` matches any character): `where` decides.
+        if (mention) q = q.where('doc', 'like', `%"${mention}"%`);
+        const rows = await engine.lockRows(q).execute();
         // Sorted here, not by ORDER BY id: SQLite then planned the whole workspace in id order
         // (its primary key) instead of the status index, 1 ms a query at 4,500 records (ADR 42).
         const records = rows.map((r) => JSON.parse(r.doc) as RecordObject).sort((a, b) => ((a.id as string) < (b.id as string) ? -1 : 1));
