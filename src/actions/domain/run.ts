@@ -199,7 +199,8 @@ function runOnce(
         let q = trx.selectFrom('records').select('doc').where('workspace_id', '=', workspaceId);
         if (naming) {
           // The reverse index of references (ADR 43): the records that name `naming`, looked up by
-          // key however many records the register holds. The register is their ids' prefix: a
+          // key however many records the register holds. The register is their ids' prefix (ids
+          // from `prefix_` up to `prefix` followed by the character after `_`, a backtick): a
           // `register =` here made SQLite walk the register's status index instead, and a join
           // (rather than IN) would lock the index's rows too on PostgreSQL.
           const sources = trx
