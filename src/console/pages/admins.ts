@@ -12,7 +12,7 @@ import type { ConsoleServices } from '../context.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formError, formValue, textField } from '../forms.js';
 import { type Html, html } from '../html.js';
-import { badge, csrfField, formatTime, layout, sendHtml } from '../layout.js';
+import { badge, csrfField, formatTime, layout, scrollingTable, sendHtml } from '../layout.js';
 
 const ADMIN_ID = /^adm_[0-9A-Za-z]{16}$/;
 
@@ -36,12 +36,13 @@ function adminTable(ctx: PageContext, admins: Admin[]): Html {
   }</td>
 </tr>`,
   );
-  return html`<div class="table-scroll" tabindex="0" role="region" aria-label="Admins">
-<table>
+  return scrollingTable(
+    'Admins',
+    html`<table>
   <thead><tr><th scope="col">Email</th><th scope="col">Added</th><th scope="col">Added by</th><th scope="col">Last sign-in</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>${rows}</tbody>
-</table>
-</div>`;
+</table>`,
+  );
 }
 
 async function renderPage(

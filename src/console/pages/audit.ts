@@ -10,7 +10,7 @@ import { listAdmins } from '../../sign-in/admins.js';
 import type { ConsoleServices } from '../context.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type Html, html } from '../html.js';
-import { formatTime, layout, sendHtml } from '../layout.js';
+import { formatTime, layout, scrollingTable, sendHtml } from '../layout.js';
 
 const PAGE_SIZE = 50;
 
@@ -109,13 +109,14 @@ async function renderAudit(ctx: PageContext, query: RawQuery) {
   <td>${details(e)}</td>
 </tr>`,
     );
-    body = html`<div class="table-scroll" tabindex="0" role="region" aria-label="Audit entries">
-<table class="audit">
+    body = scrollingTable(
+      'Audit entries',
+      html`<table class="audit">
   <caption class="visually-hidden">Audit trail, newest first</caption>
   <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Details</th></tr></thead>
   <tbody>${rows}</tbody>
-</table>
-</div>`;
+</table>`,
+    );
   }
   const pager = html`<nav class="pager" aria-label="Pages of the audit trail">
   ${filters.before !== undefined ? html`<a href="${link(filters)}">Newest entries</a>` : ''}

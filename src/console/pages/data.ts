@@ -28,7 +28,7 @@ import type { ConsoleServices } from '../context.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formError } from '../forms.js';
 import { type Html, html } from '../html.js';
-import { badge, csrfField, formatTime, layout, messagePage, sendHtml } from '../layout.js';
+import { badge, csrfField, formatTime, layout, messagePage, scrollingTable, sendHtml } from '../layout.js';
 import { registerTitle } from '../scopes.js';
 import { requireSession } from '../session.js';
 
@@ -90,8 +90,9 @@ async function runImport(ctx: PageContext, file: Upload, register: Register | un
 function countsTable(counts: ImportReport['counts'], caption: string): Html {
   const entries = Object.entries(counts);
   if (entries.length === 0) return html`<p class="muted">No records in the file.</p>`;
-  return html`<div class="table-scroll" tabindex="0" role="region" aria-label="${caption}">
-<table>
+  return scrollingTable(
+    caption,
+    html`<table>
   <caption>${caption}</caption>
   <thead><tr><th scope="col">Register</th><th scope="col" class="num">Created</th><th scope="col" class="num">Updated</th><th scope="col" class="num">Unchanged</th><th scope="col" class="num">Deleted</th><th scope="col" class="num">Refused</th></tr></thead>
   <tbody>${entries.map(
@@ -101,7 +102,8 @@ function countsTable(counts: ImportReport['counts'], caption: string): Html {
     ]) => html`<tr><th scope="row">${registerTitle(name)}</th><td class="num">${c.upsert.created}</td><td class="num">${c.upsert.updated}</td>
 <td class="num">${c.upsert.unchanged}</td><td class="num">${c.delete.deleted}</td><td class="num">${c.refused}</td></tr>`,
   )}</tbody>
-</table></div>`;
+</table>`,
+  );
 }
 
 /** The first `limit` faults, in line order. */
@@ -199,11 +201,13 @@ function importsSection(imports: readonly StoredImport[]): Html {
 </tr>`,
   );
   return html`<section class="card" aria-labelledby="imports-title">${title}
-<div class="table-scroll" tabindex="0" role="region" aria-label="Recent imports">
-<table>
+${scrollingTable(
+  'Recent imports',
+  html`<table>
   <thead><tr><th scope="col">Started</th><th scope="col">By</th><th scope="col">Outcome</th><th scope="col" class="num">Lines</th><th scope="col">Records</th><th scope="col" class="num">Refused</th><th scope="col">First refused lines</th></tr></thead>
   <tbody>${rows}</tbody>
-</table></div></section>`;
+</table>`,
+)}</section>`;
 }
 
 async function renderDataPage(
@@ -217,14 +221,16 @@ async function renderDataPage(
   ]);
   const errors = options.errors ?? {};
   const records = html`<section class="card" aria-labelledby="records-title"><h2 id="records-title">Records</h2>
-<div class="table-scroll" tabindex="0" role="region" aria-label="Records per register">
-<table>
+${scrollingTable(
+  'Records per register',
+  html`<table>
   <thead><tr><th scope="col">Register</th><th scope="col" class="num">Records</th><th scope="col">Last written</th></tr></thead>
   <tbody>${summary.map(
     (s) =>
       html`<tr><th scope="row">${registerTitle(s.register)}</th><td class="num">${s.records.toLocaleString('en')}</td><td>${formatTime(s.last_written_at, 'Never')}</td></tr>`,
   )}</tbody>
-</table></div></section>`;
+</table>`,
+)}</section>`;
   const upload = html`<section class="card" aria-labelledby="load-title"><h2 id="load-title">Load records from a file</h2>
 <p>The file is checked first: nothing is written until you have seen the report and confirmed. A record with an id that exists replaces it; an identical record is left as it is.</p>
 ${formError(errors)}

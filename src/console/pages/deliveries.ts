@@ -20,7 +20,7 @@ import type { ConsoleServices } from '../context.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formValue, textField } from '../forms.js';
 import { type Html, html } from '../html.js';
-import { type BadgeTone, badge, csrfField, layout, sendHtml } from '../layout.js';
+import { type BadgeTone, badge, csrfField, layout, scrollingTable, sendHtml } from '../layout.js';
 import { endpointOf, notFound, stateBadge, when } from './webhooks.js';
 
 interface Filters {
@@ -80,15 +80,17 @@ function deliveryRow(ctx: PageContext, base: string, d: DeliveryEventView, canRe
   }</header>
   ${
     d.attempts.length
-      ? html`<div class="table-scroll" tabindex="0" role="region" aria-label="Attempts">
-    <table>
+      ? scrollingTable(
+          'Attempts',
+          html`<table>
     <thead><tr><th scope="col">Attempt</th><th scope="col">Time</th><th scope="col">Status</th><th scope="col">Latency</th><th scope="col">Error</th><th scope="col">Response</th><th scope="col">Next retry</th></tr></thead>
     <tbody>${d.attempts.map(
       (a) => html`<tr><td>${a.attempt} <span class="muted">${a.delivery_id}</span></td><td>${when(a.attempted_at)}</td>
       <td>${a.outcome === 'succeeded' ? 'Succeeded' : 'Failed'}${a.status_code === null ? '' : html` (${a.status_code})`}</td>
       <td>${a.latency_ms} ms</td><td>${a.error_class ? errorCell(a.error_class) : '—'}</td>
       <td>${a.response_snippet ? html`<code class="snippet">${a.response_snippet}</code>` : '—'}</td><td>${when(a.next_attempt_at)}</td></tr>`,
-    )}</tbody></table></div>`
+    )}</tbody></table>`,
+        )
       : html`<p class="muted">No attempt yet.</p>`
   }
 </article>`;

@@ -5,7 +5,7 @@
  */
 import type { EndpointAlertsTable } from '../../store/schema.js';
 import { type Html, html } from '../html.js';
-import { type BadgeTone, badge, formatTime } from '../layout.js';
+import { type BadgeTone, badge, formatTime, scrollingTable } from '../layout.js';
 
 const STAGES: Record<EndpointAlertsTable['stage'], string> = {
   failing: 'Failing for over an hour',
@@ -34,14 +34,16 @@ function delivery(a: EndpointAlertsTable): Html {
 
 export function alertsSection(alerts: readonly EndpointAlertsTable[]): Html {
   const body = alerts.length
-    ? html`<div class="table-scroll" tabindex="0" role="region" aria-label="Failure alerts">
-<table class="endpoint-alerts">
+    ? scrollingTable(
+        'Failure alerts',
+        html`<table class="endpoint-alerts">
   <caption class="visually-hidden">Failure alerts about this endpoint, newest first</caption>
   <thead><tr><th scope="col">Raised</th><th scope="col">Alert</th><th scope="col">Last error class</th><th scope="col">Mail</th></tr></thead>
   <tbody>${alerts.map(
     (a) =>
       html`<tr data-alert="${a.stage}"><td>${formatTime(a.created_at, '—', 'second')}</td><td>${STAGES[a.stage]}</td><td>${a.error_class ? html`<code>${a.error_class}</code>` : '—'}</td><td>${delivery(a)}</td></tr>`,
-  )}</tbody></table></div>`
+  )}</tbody></table>`,
+      )
     : html`<p class="muted">No alerts. The console admins are told when this endpoint fails for over an hour, is disabled after failures, and recovers.</p>`;
   return html`<section aria-labelledby="alerts-h" id="alerts">
   <h2 id="alerts-h">Failure alerts</h2>

@@ -16,7 +16,7 @@ import type { ConsoleServices } from '../context.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formError, formValue, formValues, textField } from '../forms.js';
 import { type Html, html } from '../html.js';
-import { badge, csrfField, emptyState, formatTime, layout, sendHtml } from '../layout.js';
+import { badge, csrfField, emptyState, formatTime, layout, scrollingTable, sendHtml } from '../layout.js';
 import { SCOPE_INFO } from '../scopes.js';
 
 const KEY_ID = /^[0-9A-Za-z]{16}$/;
@@ -104,12 +104,13 @@ function keyTable(keys: KeySummary[], now: number): Html {
   }</td>
 </tr>`,
   );
-  return html`<div class="table-scroll" tabindex="0" role="region" aria-label="API keys">
-<table>
+  return scrollingTable(
+    'API keys',
+    html`<table>
   <thead><tr><th scope="col">Key ID</th><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Environment</th><th scope="col">Created by</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Allowed from</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>${rows}</tbody>
-</table>
-</div>`;
+</table>`,
+  );
 }
 
 function createForm(ctx: PageContext, form: KeyForm, installed: readonly string[], errors?: FieldErrors): Html {

@@ -15,7 +15,7 @@ import { type EndpointView, listEndpoints, MAX_DELIVERING_ENDPOINTS } from '../.
 import type { ConsoleServices } from '../context.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type Html, html, jsonScript } from '../html.js';
-import { badge, formatTime, layout, sendHtml } from '../layout.js';
+import { badge, formatTime, layout, scrollingTable, sendHtml } from '../layout.js';
 import { endpointState } from './webhooks.js';
 
 const HOUR_MS = 3_600_000;
@@ -97,14 +97,15 @@ function usageSection(usage: UsageSeries, range: Range): Html {
 <link rel="stylesheet" href="/console/assets/uPlot.min.css">
 <div id="usage-chart" class="chart" role="img" aria-label="Chart of API requests per key and hour; the table below gives the totals"></div>
 ${jsonScript('usage-data', chartData)}
-<div class="table-scroll" tabindex="0" role="region" aria-label="Requests per key">
-<table>
+${scrollingTable(
+  'Requests per key',
+  html`<table>
   <caption>Requests per key, ${RANGES[range].label.toLowerCase()} (counts are written once a minute)</caption>
   <thead><tr><th scope="col">Key</th><th scope="col" class="num">Requests</th><th scope="col" class="num">Share</th></tr></thead>
   <tbody>${rows}</tbody>
   <tfoot><tr><th scope="row">All keys</th><td class="num">${usage.total.toLocaleString('en')}</td><td class="num">100%</td></tr></tfoot>
-</table>
-</div>
+</table>`,
+)}
 <script src="/console/assets/uPlot.iife.min.js" defer></script>
 </section>`;
 }
@@ -126,12 +127,13 @@ function healthSection(health: EndpointHealth[]): Html {
 </tr>`;
   });
   return html`<section class="card" aria-labelledby="health-title">${title}
-<div class="table-scroll" tabindex="0" role="region" aria-label="Endpoint health">
-<table>
+${scrollingTable(
+  'Endpoint health',
+  html`<table>
   <thead><tr><th scope="col">Endpoint</th><th scope="col">State</th><th scope="col">Last success</th><th scope="col" class="num">Failures in a row</th><th scope="col" class="num">Success rate, 24 h</th></tr></thead>
   <tbody>${rows}</tbody>
-</table>
-</div></section>`;
+</table>`,
+)}</section>`;
 }
 
 /** Keys that stop working within EXPIRING_DAYS: seen here before integrations break. */

@@ -10,7 +10,7 @@ import type { ConsoleServices } from '../context.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formError, formValue, textField } from '../forms.js';
 import { type Html, html } from '../html.js';
-import { badge, csrfField, emptyState, formatTime, layout, sendHtml } from '../layout.js';
+import { badge, csrfField, emptyState, formatTime, layout, scrollingTable, sendHtml } from '../layout.js';
 
 const TOKEN_ID = /^[0-9A-Za-z]{16}$/;
 
@@ -48,12 +48,13 @@ function tokenTable(tokens: ScimTokenSummary[]): Html {
   }</td>
 </tr>`,
   );
-  return html`<div class="table-scroll" tabindex="0" role="region" aria-label="SCIM tokens">
-<table>
+  return scrollingTable(
+    'SCIM tokens',
+    html`<table>
   <thead><tr><th scope="col">Token ID</th><th scope="col">Name</th><th scope="col">New people at</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>${rows}</tbody>
-</table>
-</div>`;
+</table>`,
+  );
 }
 
 async function renderPage(

@@ -28,7 +28,7 @@ import type { ConsoleServices } from '../context.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formError, formValue, formValues, textField } from '../forms.js';
 import { type Html, html, jsonScript } from '../html.js';
-import { type BadgeTone, badge, csrfField, formatTime, layout, sendHtml } from '../layout.js';
+import { type BadgeTone, badge, csrfField, formatTime, layout, scrollingTable, sendHtml } from '../layout.js';
 import { alertsSection } from './endpoint-alerts.js';
 import { backlogSection } from './endpoint-backlog.js';
 import { parseSignatureChoice, signaturesSection } from './endpoint-signatures.js';
@@ -185,11 +185,13 @@ function statsTable(buckets: readonly StatsBucket[]): Html {
     );
     i = j + 1;
   }
-  return html`<div class="table-scroll" tabindex="0" role="region" aria-label="Delivery statistics">
-<table class="delivery-stats">
+  return scrollingTable(
+    'Delivery statistics',
+    html`<table class="delivery-stats">
   <caption class="visually-hidden">Delivery attempts per period; periods without attempts are grouped</caption>
   <thead><tr><th scope="col">From</th><th scope="col">Attempts</th><th scope="col">Succeeded</th><th scope="col">Failed</th><th scope="col">Success rate</th><th scope="col">Median latency</th><th scope="col">Mean latency</th></tr></thead>
-  <tbody>${rows}</tbody></table></div>`;
+  <tbody>${rows}</tbody></table>`,
+  );
 }
 
 async function endpointPage(
@@ -276,8 +278,9 @@ export function registerWebhookPages(scope: FastifyInstance, services: ConsoleSe
     const body = all.length
       ? html`<p>${delivering} of ${MAX_DELIVERING_ENDPOINTS} endpoints delivering (active or awaiting verification).
   ${delivering < MAX_DELIVERING_ENDPOINTS ? html`<a class="button primary" href="/console/webhooks/new">Register an endpoint</a>` : html`<span class="muted">Disable one to register another.</span>`}</p>
-<div class="table-scroll" tabindex="0" role="region" aria-label="Endpoints">
-<table>
+${scrollingTable(
+  'Endpoints',
+  html`<table>
   <thead><tr><th scope="col">URL</th><th scope="col">State</th><th scope="col">Verification</th><th scope="col">Failures in a row</th><th scope="col">Events</th></tr></thead>
   <tbody>${all.map(
     (e) => html`<tr>
@@ -286,7 +289,8 @@ export function registerWebhookPages(scope: FastifyInstance, services: ConsoleSe
     <td>${e.verified_at ? html`Verified ${when(e.verified_at)}` : 'Not verified'}</td>
     <td>${e.consecutive_failures}</td>
     <td>${e.events.join(', ')}</td></tr>`,
-  )}</tbody></table></div>`
+  )}</tbody></table>`,
+)}`
       : html`<div class="empty"><p>No webhook endpoints yet. Register one to receive signed events (an asset assigned, a purchase request decided, …) at your own URL.</p>
   <p><a class="button primary" href="/console/webhooks/new">Register an endpoint</a></p></div>`;
     return sendHtml(reply, layout(ctx, { title: 'Webhooks', nav: 'webhooks', body }));
