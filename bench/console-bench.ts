@@ -7,7 +7,7 @@
  * preload (bench/without-usage-count.ts, loaded in both variants), alternated to spread the
  * machine's noise evenly.
  */
-import { sql } from 'kysely';
+import { sql } from '#kysely';
 import { loadConfig } from '../src/config.js';
 import { newId } from '../src/ids.js';
 import { UsageCounter } from '../src/keys/usage.js';

@@ -9,7 +9,7 @@
  * The producer runs in this process, on the same machine as the worker and the database.
  */
 import type { ChildProcess } from 'node:child_process';
-import { sql } from 'kysely';
+import { sql } from '#kysely';
 import { loadConfig } from '../src/config.js';
 import { createServices, type Services } from '../src/services.js';
 import { createEndpoint } from '../src/webhooks/endpoints.js';

@@ -11,8 +11,8 @@
 import { createReadStream, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { sql } from 'kysely';
 import pg from 'pg';
+import { sql } from '#kysely';
 import { loadConfig } from '../src/config.js';
 import { createServices } from '../src/services.js';
 import { createWorkspace, parseModules } from '../src/workspaces/workspaces.js';

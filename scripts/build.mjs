@@ -7,7 +7,7 @@
  * `--force` rebuilds from scratch (removes both dist folders first).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, cpSync, mkdirSync, openSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { closeSync, cpSync, mkdirSync, openSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -36,6 +36,28 @@ for (const { project, code } of await Promise.all(['tsconfig.build.json', 'packa
   }
 }
 for (const dist of ['dist', 'packages/client/dist']) dropEmptyMaps(join(root, dist));
+// Each `#name` of package.json's "imports" is the npm package `name` bundled into the one file
+// the entry names (ADR 46): Node's module loader pays per file, and Kysely is 262 files, zod 95.
+// Every module imports them by that name, so a process holds one copy of each. Their licences
+// ship beside the bundles.
+const { build: bundle } = await import('esbuild');
+const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+for (const [specifier, { default: target }] of Object.entries(manifest.imports)) {
+  const name = specifier.slice(1);
+  const packageDir = join(root, 'node_modules', name);
+  const { version } = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
+  await bundle({
+    stdin: { contents: `export * from '${name}';`, resolveDir: root, loader: 'js' },
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    outfile: join(root, target),
+    banner: { js: `// ${name} ${version}, bundled by scripts/build.mjs (ADR 46); licence: ${name}.LICENSE beside this file.` },
+    logLevel: 'warning',
+  });
+  cpSync(join(packageDir, 'LICENSE'), join(root, dirname(target), `${name}.LICENSE`));
+}
 // Read at run time from beside the compiled module (src/console/pages/assets.ts).
 cpSync(join(root, 'src/console/assets'), join(root, 'dist/console/assets'), { recursive: true });
 // The browser files of dev-only packages the server serves (src/vendor-files.ts): copied, so

@@ -10,7 +10,14 @@ import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 /** What the build reads, relative to the repository root. */
-export const SOURCES = ['src', 'packages/client/src', 'tsconfig.json', 'tsconfig.build.json', 'packages/client/tsconfig.build.json'];
+export const SOURCES = [
+  'src',
+  'packages/client/src',
+  'package-lock.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'packages/client/tsconfig.build.json',
+];
 export const STAMP = 'dist/.build-stamp';
 
 /** The first file or folder under `path` changed after `since` (ms), if any. */

@@ -9,7 +9,7 @@
  * To add a setting, add one entry to SETTINGS (in the order the README should list it) and run
  * `npm run readme-settings`. A rule between two settings goes in CROSS_RULES.
  */
-import { z } from 'zod';
+import { z } from '#zod';
 import { canonicalCidrs } from './ip-ranges.js';
 import { redactUrl } from './redact-url.js';
 

@@ -4,7 +4,7 @@
  * failure episode (the endpoint's `failing_since`): the table's unique key makes "once" hold
  * with several workers checking at the same time. Mailing them is alerts/send.ts's concern.
  */
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import { newId } from '../ids.js';
 import type { DB, EndpointAlertsTable } from '../store/schema.js';
 

@@ -1,4 +1,4 @@
-import type { Insertable, Kysely } from 'kysely';
+import type { Insertable, Kysely } from '#kysely';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { DB } from '../store/schema.js';

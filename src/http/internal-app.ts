@@ -6,7 +6,7 @@
  */
 
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
-import { sql } from 'kysely';
+import { sql } from '#kysely';
 import { registerInternalRoutes } from '../actions/internal-routes.js';
 import { buildInternalOpenApi } from '../developers/internal-openapi.js';
 import type { Logger } from '../logger.js';

@@ -1,5 +1,5 @@
 /** A key's IP allowlist: its stored form and its replacement. */
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import { canonicalCidrs } from '../ip-ranges.js';

@@ -1,5 +1,5 @@
 /** What authentication reads and writes of a key: the lookup on a cache miss, the last use, the legacy ids. */
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import type { HotQueries } from '../store/database.js';
 import type { DB } from '../store/schema.js';
 

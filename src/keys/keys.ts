@@ -3,7 +3,7 @@
  * and the count of keys about to expire. Their text is key-format.ts, the stored hash
  * key-hashing.ts, the allowlist key-allowlists.ts, what authentication reads key-lookup.ts.
  */
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';

@@ -13,7 +13,7 @@
  * (200, 404, 403 missing scope, 429 rate limited...): it is a request the key's holder made.
  * Requests refused at authentication (401) have no trustworthy key to count against.
  */
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from '#kysely';
 import type { Logger } from '../logger.js';
 import type { DB } from '../store/schema.js';
 

@@ -3,7 +3,7 @@
  * or the seed too, so an identity provider can match and link them by userName), less those a
  * SCIM DELETE kept as INACTIVE because other records name them.
  */
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import { MAX_SEARCH_WORDS } from '../read/list-query.js';
 import type { PageReader } from '../read/pages.js';
 import { people } from '../registers/catalogue.js';

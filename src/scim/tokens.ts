@@ -4,7 +4,7 @@
  * the other's parser; the secret's randomness, checksum, stored hash and constant-time compare
  * are the API keys' own (src/keys/keys.ts).
  */
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';

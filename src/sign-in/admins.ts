@@ -5,7 +5,7 @@
  * the same address may be added again later. Passwords are passwords.ts, sign-in links
  * sign-in-links.ts, sessions sessions.ts.
  */
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import type { DB } from '../store/schema.js';

@@ -7,7 +7,7 @@
  * operator's reason. The admin's second factor, if they have one, is still asked for.
  */
 import { createHash } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';

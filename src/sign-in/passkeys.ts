@@ -9,7 +9,7 @@
  * - challenges bound to one console session and one purpose, deleted as they are checked (used
  *   at most once) and refused after their expiry.
  */
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import { recordAudit } from '../audit/audit.js';
 import type { AdminPasskeysTable, DB, WebauthnChallengesTable } from '../store/schema.js';
 import { factorSummary, replaceRecoveryCodes } from './second-factor.js';

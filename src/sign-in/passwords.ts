@@ -4,7 +4,7 @@
  * constant time, against a dummy hash when the address is unknown.
  */
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from '#kysely';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
 import type { DB } from '../store/schema.js';

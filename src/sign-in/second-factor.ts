@@ -9,8 +9,8 @@
  * - Recovery codes are random (50 bits each), shown once, stored only as SHA-256, usable once.
  */
 import { createHash, randomInt } from 'node:crypto';
-import type { Kysely } from 'kysely';
 import { Secret, TOTP } from 'otpauth';
+import type { Kysely } from '#kysely';
 import { recordAudit } from '../audit/audit.js';
 import type { DB } from '../store/schema.js';
 

@@ -1,5 +1,5 @@
 /** Server-side console sessions: a random cookie token stored as its SHA-256 hash, with an idle and an absolute life. */
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import { randomBase62 } from '../ids.js';
 import type { DB } from '../store/schema.js';
 import { sha256 } from './admin-rows.js';

@@ -2,7 +2,7 @@
  * One-time sign-in links (invitations, password resets, break-glass): random 256-bit tokens
  * stored only as SHA-256 hashes, so a database dump opens nothing; each is used at most once.
  */
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import { newId, randomBase62 } from '../ids.js';

@@ -3,7 +3,7 @@
  * password sign-in is on, and its OpenID Connect single sign-on. No row means the defaults
  * (password sign-in on, no second factor required, no SSO).
  */
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import type { DB, WorkspaceSignInTable } from '../store/schema.js';

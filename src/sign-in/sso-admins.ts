@@ -3,7 +3,7 @@
  * address, or, when the workspace allows it, one created just in time (no password: they sign
  * in by SSO; an invitation link can still give them one).
  */
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import { recordAudit } from '../audit/audit.js';
 import { newId } from '../ids.js';
 import type { DB } from '../store/schema.js';

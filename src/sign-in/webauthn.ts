@@ -23,7 +23,7 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import type { DB } from '../store/schema.js';
 import {
   type ChallengePurpose,

@@ -5,7 +5,7 @@
  * page by page on a key of each table, so no table is ever held whole in memory and the counts
  * verified at the end are the counts of that snapshot.
  */
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from '#kysely';
 import { AppError } from '../errors.js';
 import type { Database } from './database.js';
 import { migrate } from './migrate.js';

@@ -1,4 +1,4 @@
-import type { Insertable, Kysely } from 'kysely';
+import type { Insertable, Kysely } from '#kysely';
 import type { DB } from './schema.js';
 
 /** Inserts rows in multi-row statements of at most `size` rows (SQLite limits bound parameters). */

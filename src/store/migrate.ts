@@ -5,7 +5,7 @@
  * migration sorts before one already applied (a branch merged late must take a new number).
  */
 import { readdirSync } from 'node:fs';
-import { type Kysely, type Migration, Migrator } from 'kysely';
+import { type Kysely, type Migration, Migrator } from '#kysely';
 import type { Database, Dialect } from './database.js';
 
 const FOLDER = new URL('./migrations/', import.meta.url);

@@ -1,5 +1,5 @@
 /** Table types for Kysely. One schema for both dialects: timestamps are ISO 8601 UTC text. */
-import type { Generated } from 'kysely';
+import type { Generated } from '#kysely';
 
 export interface SettingsTable {
   name: string;

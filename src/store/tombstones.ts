@@ -4,7 +4,7 @@
  * (dialects/sqlite.ts, dialects/postgres.ts), in the transaction of that write; this file reads
  * a page of them and prunes those past the retention.
  */
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from '#kysely';
 import type { DB } from './schema.js';
 
 /**

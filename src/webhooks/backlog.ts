@@ -7,7 +7,7 @@
  * index: the (state, next_attempt_at) due index for the queue as a whole, the (endpoint_id,
  * state, created_at) index for one endpoint, the hourly rollup for the outcomes.
  */
-import { sql } from 'kysely';
+import { sql } from '#kysely';
 import type { Database } from '../store/database.js';
 
 export interface EndpointBacklog {

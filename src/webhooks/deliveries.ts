@@ -6,7 +6,7 @@
  * that the endpoint belongs to the workspace (another workspace's id is `not_found`), and
  * every query is bounded by an index of migration 0011 (the history may hold millions of rows).
  */
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from '#kysely';
 import { recordAudit } from '../audit/audit.js';
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';

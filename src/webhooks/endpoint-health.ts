@@ -5,7 +5,7 @@
  * and auto-disable after 20 failures in a row (what it still owes is held). The dispatcher
  * only reports outcomes here.
  */
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import { recordAudit } from '../audit/audit.js';
 import type { Logger } from '../logger.js';
 import type { DB } from '../store/schema.js';

@@ -4,7 +4,7 @@
  * or after 20 failed attempts in a row) → re-verified and switched on. There is no delete.
  */
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import { recordAudit } from '../audit/audit.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';

@@ -3,7 +3,7 @@
  * that causes it, together with one delivery job per endpoint that should receive it. A change
  * never commits without its event, and no event exists for a change that rolled back.
  */
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import { newId } from '../ids.js';
 import { insertBatches } from '../store/insert-batches.js';
 import type { DB } from '../store/schema.js';

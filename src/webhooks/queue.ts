@@ -4,7 +4,7 @@
  * hold and release an endpoint's owed jobs, make jobs due now again. The dispatcher, the
  * endpoint rules and the console share these; no other code writes `delivery_jobs` states.
  */
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from '#kysely';
 import { newId } from '../ids.js';
 import type { Adapter } from '../store/database.js';
 import type { JobCompletion } from '../store/dialects/engine.js';

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql } from '#kysely';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../store/database.js';

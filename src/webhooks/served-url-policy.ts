@@ -5,7 +5,7 @@
  * (url_refused). `serve` records its policy in the settings table when its delivery worker
  * starts, so `endpoint create` can warn at once instead.
  */
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import type { Config } from '../config.js';
 import type { Database } from '../store/database.js';
 import type { DB } from '../store/schema.js';

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import { recordAudit } from '../audit/audit.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';

@@ -4,7 +4,7 @@
  * come parents first (locations, people, ...) so that references point back, and each register
  * in its (updated_at, id) order, read by keyset in pages; nothing is held whole.
  */
-import { sql } from 'kysely';
+import { sql } from '#kysely';
 import { registerByPath } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
 import { resolveRegister } from '../registers/resolve-register.js';

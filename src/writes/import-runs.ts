@@ -10,7 +10,7 @@
  */
 import { readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import { recordAudit } from '../audit/audit.js';
 import type { DB } from '../store/schema.js';
 

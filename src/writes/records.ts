@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import type { Register } from '../registers/define.js';
 import { targetsJson, targetsOf } from '../registers/reference-targets.js';
 import type { Database, HotQueries } from '../store/database.js';

@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { sql } from 'kysely';
 import pg from 'pg';
+import { sql } from '#kysely';
 import { runAction } from '../../src/actions/domain/index.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';

@@ -10,8 +10,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { sql } from 'kysely';
 import pg from 'pg';
+import { sql } from '#kysely';
 import { loadConfig } from '../../src/config.js';
 import { KeyCache } from '../../src/keys/key-cache.js';
 import { hashSecret } from '../../src/keys/key-hashing.js';

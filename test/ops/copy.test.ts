@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { verifySignature } from '@wsops/client';
 import type { FastifyInstance } from 'fastify';
-import { sql } from 'kysely';
+import { sql } from '#kysely';
 import { listAudit, recordAudit } from '../../src/audit/audit.js';
 import { loadConfig } from '../../src/config.js';
 import { buildApp } from '../../src/http/app.js';

@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { sql } from 'kysely';
+import { sql } from '#kysely';
 import { openDatabase } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrate.js';
 import { DIALECTS } from '../helpers/databases.js';

@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { sql } from 'kysely';
 import ts from 'typescript';
+import { sql } from '#kysely';
 import { type Database, openDatabase } from '../../src/store/database.js';
 import { loadMigrations, migrate, migrationFiles } from '../../src/store/migrate.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { sql } from 'kysely';
+import { sql } from '#kysely';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 

@@ -11,8 +11,8 @@
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { sql } from 'kysely';
 import pg from 'pg';
+import { sql } from '#kysely';
 import { reportFailure } from '../../src/cli/output.js';
 import { adapterOf } from '../../src/store/database.js';
 import { importRecords } from '../../src/writes/import.js';

@@ -3,7 +3,7 @@
  * alike), one transaction per action holding the register writes, the audit entry and the
  * events (transactional outbox), and the helpers actions use to read, write and emit.
  */
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import { auditRow } from '../../audit/audit.js';
 import type { Clock } from '../../clock.js';
 import { AppError } from '../../errors.js';

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import type { Clock } from '../../clock.js';
 import type { Register } from '../../registers/define.js';
 import type { Database } from '../../store/database.js';

@@ -5,7 +5,7 @@
  * workspace has no key or no endpoint.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import { EXPIRING_DAYS } from '../../keys/key-terms.js';
 import { listKeys } from '../../keys/keys.js';
 import { type UsageSeries, usageSeries } from '../../keys/usage.js';

@@ -10,7 +10,7 @@
  * last block of `Adapter` (ADR 35).
  */
 import type SQLite from 'better-sqlite3';
-import type { Insertable, Kysely, RawBuilder } from 'kysely';
+import type { Insertable, Kysely, RawBuilder } from '#kysely';
 import type { Logger } from '../../logger.js';
 import type { ListQuery, PageRows } from '../page-queries.js';
 import type { RecordBatch } from '../record-batches.js';

@@ -15,8 +15,9 @@
  * costs one idle poll of the workers (1 s), as does a job inserted by plain SQL from another
  * program: nothing announces those.
  */
-import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult, TransactionSettings } from 'kysely';
+
 import type pg from 'pg';
+import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult, TransactionSettings } from '#kysely';
 import type { Logger } from '../../logger.js';
 import { heedLostSessions } from '../lost-sessions.js';
 import { pgDriver } from '../pg-driver.js';

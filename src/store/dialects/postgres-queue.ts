@@ -1,5 +1,5 @@
 /** PostgreSQL's statements of the webhook delivery queue (engine.ts, last block of Adapter; src/webhooks/queue.ts). */
-import { sql } from 'kysely';
+import { sql } from '#kysely';
 import type { Adapter } from './engine.js';
 
 /** The advisory lock key that serializes claims (any constant of our own). */

@@ -2,7 +2,7 @@
  * PostgreSQL's side of the database seam (engine.ts): one pg pool, a LISTEN session for the key
  * cache (listen-session.ts); what an API request reads is in postgres-reads.ts.
  */
-import { Kysely, PostgresDialect, type QueryCreator, type RawBuilder, sql } from 'kysely';
+import { Kysely, PostgresDialect, type QueryCreator, type RawBuilder, sql } from '#kysely';
 import type { Logger } from '../../logger.js';
 import { AUTH_CHANNEL, changedColumns, KEY_COLUMNS, WORKSPACE_COLUMNS } from '../auth-change-triggers.js';
 import { insertBatches } from '../insert-batches.js';

@@ -1,5 +1,5 @@
 /** SQLite's statements of the webhook delivery queue (engine.ts, last block of Adapter; src/webhooks/queue.ts). */
-import { sql } from 'kysely';
+import { sql } from '#kysely';
 import { insertBatches } from '../insert-batches.js';
 import type { Adapter } from './engine.js';
 

@@ -5,7 +5,7 @@
 import { chmodSync, closeSync, fchmodSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, type RawBuilder, SqliteDialect, sql } from 'kysely';
+import { Kysely, type RawBuilder, SqliteDialect, sql } from '#kysely';
 import { changedColumns, KEY_COLUMNS, WORKSPACE_COLUMNS } from '../auth-change-triggers.js';
 import { insertBatches } from '../insert-batches.js';
 import { COLUMNS, INDEX_SLICE_ROWS, nextSlice, type StoredRecord, sliceUsed, UPDATED } from '../record-batches.js';

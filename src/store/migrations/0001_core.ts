@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from '#kysely';
 import type { Dialect } from '../database.js';
 import { createFtsTriggers, createRecordIndexes } from './record-indexes.js';
 

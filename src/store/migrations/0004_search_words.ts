@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from '#kysely';
 import type { Dialect } from '../database.js';
 import { MAX_WORD_LENGTH, PG_SEARCH_VECTOR } from '../search-text.js';
 

@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from '#kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   // Console admins. An address is an active admin of one workspace only (sign-in is email

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   // The console's per-endpoint delivery history, keyset-paged on (created_at, id) newest

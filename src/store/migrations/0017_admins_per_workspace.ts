@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from '#kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   // One address may administer several workspaces (one row, one password, per workspace),

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 import { KEY_COLUMNS_SINCE_0018 } from '../auth-change-triggers.js';
 import { adapterOf, type Dialect } from '../database.js';
 

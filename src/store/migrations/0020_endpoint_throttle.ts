@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   // A per-endpoint throttle (ADR 33): at most max_per_second deliveries a second

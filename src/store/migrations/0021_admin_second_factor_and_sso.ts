@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   // Second factors of console admins (TOTP, recovery codes, passkeys) and each workspace's

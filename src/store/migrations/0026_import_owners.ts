@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 
 /**
  * Which process runs an import, and when it last showed it was alive: an import whose process

@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from '#kysely';
 import { referenceTargets } from '../../registers/reference-targets.js';
 import type { Dialect } from '../database.js';
 

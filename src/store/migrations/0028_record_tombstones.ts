@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 
 /**
  * The deletions feed (`GET /api/v1/{register}/deletions`): one tombstone per deleted id, in a

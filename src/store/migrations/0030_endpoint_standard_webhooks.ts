@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   // Per endpoint: also send the Standard Webhooks headers (1) or the seed's signature alone (0).

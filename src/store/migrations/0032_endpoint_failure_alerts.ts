@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely } from '#kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   // When the endpoint's current run of failures began (null while it is healthy): the failing

@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from '#kysely';
 
 /**
  * The records indexes: the paging and sync order is (updated_at, id), so every list query is a
