@@ -1,5 +1,4 @@
-import { createAlertTransport } from './alerts/mail.js';
-import { runAlertRound } from './alerts/send.js';
+import { alertRounds } from './alerts/rounds.js';
 import { pruneTombstonesPastRetention } from './read/deletions-retention.js';
 import type { Services } from './services.js';
 import { Dispatcher, type DispatcherOptions } from './webhooks/dispatcher.js';
@@ -49,28 +48,13 @@ export function startWorker(services: Services, options: DispatcherOptions = {})
       log.error({ err }, 'pruning the deletions feed failed; retried in an hour');
     }
   };
-  const transport = services.config.smtpUrl ? createAlertTransport(services.config.smtpUrl) : undefined;
-  let alerting = false;
-  const alerts = async () => {
-    // A round still waiting on the mail server is not joined by a second one.
-    if (alerting) return;
-    alerting = true;
-    try {
-      const r = await runAlertRound(services, transport);
-      if (r.recorded > 0)
-        log.info(r, transport ? 'failure alerts recorded' : 'failure alerts recorded (console only: WSOPS_SMTP_URL is unset)');
-    } catch (err) {
-      log.error({ err }, 'failure alert round failed; retried in a minute');
-    } finally {
-      alerting = false;
-    }
-  };
+  const alerts = alertRounds(services, log);
   void renewals();
   void prune();
   const timers = [
     setInterval(renewals, RENEWAL_CHECK_INTERVAL_MS),
     setInterval(prune, RETENTION_INTERVAL_MS),
-    setInterval(alerts, ALERT_INTERVAL_MS),
+    setInterval(alerts.run, ALERT_INTERVAL_MS),
   ];
   for (const t of timers) t.unref();
   return {
@@ -78,7 +62,7 @@ export function startWorker(services: Services, options: DispatcherOptions = {})
     async stop() {
       for (const t of timers) clearInterval(t);
       await dispatcher.stop();
-      transport?.close();
+      await alerts.close();
     },
   };
 }

@@ -7,11 +7,14 @@
  * to return) travels in a short-lived cookie sealed with the secret box, so no server-side
  * storage is needed and another browser's callback cannot be replayed into this one.
  */
-import * as oidc from 'openid-client';
+import type * as oidc from 'openid-client';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { SecretBox } from '../secret-box.js';
 import type { SsoSettings } from './sign-in-rules.js';
+
+/** The library, loaded at the first single sign-on rather than at every start (ADR 37). */
+const openidClient = () => import('openid-client');
 
 /** What this file takes of the services built at start (services.ts). */
 export interface OidcServices {
@@ -45,16 +48,17 @@ function isLoopback(url: URL): boolean {
 }
 
 async function configuration(services: OidcServices, sso: SsoSettings): Promise<oidc.Configuration> {
+  const client = await openidClient();
   const issuer = new URL(sso.issuer);
   const secret = services.secretBox.open(sso.clientSecretSealed);
   // The client's clock is the service's (injected in tests), so token expiry is judged by it.
   const skew = Math.round((services.clock() - Date.now()) / 1000);
-  return oidc.discovery(
+  return client.discovery(
     issuer,
     sso.clientId,
-    { [oidc.clockSkew]: skew },
-    oidc.ClientSecretBasic(secret),
-    isLoopback(issuer) ? { execute: [oidc.allowInsecureRequests] } : undefined,
+    { [client.clockSkew]: skew },
+    client.ClientSecretBasic(secret),
+    isLoopback(issuer) ? { execute: [client.allowInsecureRequests] } : undefined,
   );
 }
 
@@ -66,19 +70,20 @@ export async function startSso(
   next: string,
 ): Promise<{ url: string; flow: SsoFlow }> {
   const config = await configuration(services, sso);
+  const client = await openidClient();
   const flow: SsoFlow = {
     workspaceId,
-    state: oidc.randomState(),
-    nonce: oidc.randomNonce(),
-    verifier: oidc.randomPKCECodeVerifier(),
+    state: client.randomState(),
+    nonce: client.randomNonce(),
+    verifier: client.randomPKCECodeVerifier(),
     next,
     startedAt: services.clock(),
   };
-  const url = oidc.buildAuthorizationUrl(config, {
+  const url = client.buildAuthorizationUrl(config, {
     redirect_uri: redirectUri(services),
     scope: 'openid email',
     response_type: 'code',
-    code_challenge: await oidc.calculatePKCECodeChallenge(flow.verifier),
+    code_challenge: await client.calculatePKCECodeChallenge(flow.verifier),
     code_challenge_method: 'S256',
     state: flow.state,
     nonce: flow.nonce,
@@ -145,7 +150,8 @@ export async function finishSso(
   let profile: { email?: unknown; email_verified?: unknown } = {};
   try {
     const config = await configuration(services, sso);
-    const tokens = await oidc.authorizationCodeGrant(
+    const client = await openidClient();
+    const tokens = await client.authorizationCodeGrant(
       config,
       currentUrl,
       { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce, idTokenExpected: true },
@@ -156,7 +162,7 @@ export async function finishSso(
     profile = claims as typeof profile;
     // Providers that follow the core spec strictly put the email in the UserInfo answer only
     // (bound to the ID token's subject by openid-client).
-    if (typeof claims.email !== 'string') profile = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
+    if (typeof claims.email !== 'string') profile = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
   } catch (err) {
     if (err instanceof SsoRefusal) throw err;
     throw refusalOf(err);

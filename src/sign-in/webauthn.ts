@@ -13,15 +13,13 @@
  * Every refusal is a PasskeyRefusal whose message says what was wrong and what to do.
  */
 import { isIP } from 'node:net';
-import {
-  type AuthenticationResponseJSON,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
+  VerifiedAuthenticationResponse,
+  VerifiedRegistrationResponse,
 } from '@simplewebauthn/server';
 import type { Kysely } from '#kysely';
 import type { DB } from '../store/schema.js';
@@ -34,6 +32,12 @@ import {
   recordPasskeyUse,
   takeChallenge,
 } from './passkeys.js';
+
+/**
+ * The library, loaded at the first ceremony: with the certificate parsers it brings it is about
+ * 300 modules, which every `wsops serve` start paid before (0.3 s on Node 20, ADR 37).
+ */
+const simpleWebAuthn = () => import('@simplewebauthn/server');
 
 /** How long a passkey prompt may stay open (also the browser's timeout). */
 export const CHALLENGE_LIFE_MS = 5 * 60_000;
@@ -83,6 +87,7 @@ export async function registrationOptions(
   existing: PasskeyRow[],
 ): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const rp = relyingParty(c.baseUrl);
+  const { generateRegistrationOptions } = await simpleWebAuthn();
   const options = await generateRegistrationOptions({
     rpName: `wsops console (${rp.id})`,
     rpID: rp.id,
@@ -111,6 +116,7 @@ export async function assertionOptions(
   purpose: Exclude<ChallengePurpose, 'register'>,
   passkeys: PasskeyRow[],
 ): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  const { generateAuthenticationOptions } = await simpleWebAuthn();
   const options = await generateAuthenticationOptions({
     rpID: relyingParty(c.baseUrl).id,
     allowCredentials: passkeys.map((p) => ({ id: p.credential_id, transports: transportsOf(p) })),
@@ -168,7 +174,8 @@ async function checkChallengeAndOrigin(
 export async function verifyRegistration(c: Ceremony, text: string): Promise<NewPasskey> {
   const { answer, client } = parseAnswer<RegistrationResponseJSON>(text);
   const rp = await checkChallengeAndOrigin(c, 'register', client);
-  let result: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
+  const { verifyRegistrationResponse } = await simpleWebAuthn();
+  let result: VerifiedRegistrationResponse;
   try {
     result = await verifyRegistrationResponse({
       response: answer,
@@ -209,7 +216,8 @@ export async function verifyAssertion(
       'That passkey is not one of yours here (it may have been removed). Choose another passkey, or use a code from your authenticator app or a recovery code.',
     );
   }
-  let result: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
+  const { verifyAuthenticationResponse } = await simpleWebAuthn();
+  let result: VerifiedAuthenticationResponse;
   try {
     result = await verifyAuthenticationResponse({
       response: answer,

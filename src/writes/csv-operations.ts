@@ -14,7 +14,6 @@
  * the import (a dry run or --atomic writes none of them).
  */
 import { Readable } from 'node:stream';
-import { parse } from 'csv-parse';
 import { AppError } from '../errors.js';
 import type { Register } from '../registers/define.js';
 import type { Field } from '../registers/fields.js';
@@ -28,6 +27,8 @@ export async function* csvOperations(source: AsyncIterable<Buffer | string>, reg
   // Where the last whole row ended, noted as the parser reads it: an unclosed quote is found
   // only at the end of the file, and is reported where its row began.
   const read = { rows: 0, lines: 0 };
+  // Loaded by the first CSV import rather than at every start (ADR 37).
+  const { parse } = await import('csv-parse');
   // max_record_size bounds what an unclosed quote can make the parser hold.
   const parser = parse({
     bom: true,

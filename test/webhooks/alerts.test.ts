@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import type { Transporter } from 'nodemailer';
 import { createAlertTransport } from '../../src/alerts/mail.js';
+import { alertRounds } from '../../src/alerts/rounds.js';
 import { ALERT_RETRY_DELAYS_MS, runAlertRound } from '../../src/alerts/send.js';
 import { FAILING_ALERT_AFTER_MS } from '../../src/alerts/stages.js';
 import { listAudit } from '../../src/audit/audit.js';
@@ -32,13 +34,13 @@ for (const dialect of DIALECTS) {
     let smtp: SmtpSink;
     let dispatcher: Dispatcher;
     let path = 0;
-    const transports: ReturnType<typeof createAlertTransport>[] = [];
-    const transportTo = (url: string) => {
-      const t = createAlertTransport(url);
+    const transports: Transporter[] = [];
+    const transportTo = async (url: string) => {
+      const t = await createAlertTransport(url);
       transports.push(t);
       return t;
     };
-    let mailer: ReturnType<typeof createAlertTransport>;
+    let mailer: Transporter;
 
     before(async () => {
       smtp = await new SmtpSink().start();
@@ -50,7 +52,7 @@ for (const dialect of DIALECTS) {
       });
       rx = await new Receiver().start();
       dispatcher = new Dispatcher(h.services, { random: () => 0 });
-      mailer = transportTo(smtpUrl);
+      mailer = await transportTo(smtpUrl);
     });
     after(async () => {
       for (const t of transports) t.close();
@@ -99,6 +101,19 @@ for (const dialect of DIALECTS) {
       const m = new RegExp(`^wsops_alert_mails_total\\{outcome="${outcome}"\\} (\\d+)`, 'm').exec(text);
       return Number(m?.[1] ?? 0);
     };
+
+    it("the worker's rounds mail through WSOPS_SMTP_URL: the transport is made at the first round, and closed with the worker", async () => {
+      const ep = await failingEndpoint();
+      await emit(ep.ws);
+      await drain();
+      h.clock.advance(FAILING_ALERT_AFTER_MS + 1000);
+      await drain();
+      const rounds = alertRounds(h.services, h.services.logger);
+      await rounds.run();
+      assert.equal(mailsAbout(ep.id).length, 1, 'the failing stage is mailed by the first round');
+      assert.deepEqual(smtp.logins.at(-1), { username: 'alerts', password: SMTP_PASSWORD }, 'through the SMTP URL of the settings');
+      await rounds.close();
+    });
 
     it('failing for an hour, disabled, recovered: one mail each to every admin, naming the endpoint, the error class and its deliveries page; a new episode alerts again', async () => {
       const ep = await failingEndpoint();
@@ -186,7 +201,7 @@ for (const dialect of DIALECTS) {
       const closedPort = (closed.address() as AddressInfo).port;
       await new Promise((resolve) => closed.close(resolve));
       const failedBefore = await metric('failed');
-      const down = await runAlertRound(h.services, transportTo(`smtp://alerts:${SMTP_PASSWORD}@127.0.0.1:${closedPort}`));
+      const down = await runAlertRound(h.services, await transportTo(`smtp://alerts:${SMTP_PASSWORD}@127.0.0.1:${closedPort}`));
       assert.ok(down.failed >= 1);
       const alerts = await alertsOf(ep.id);
       assert.equal(alerts.length, 1);
@@ -204,7 +219,7 @@ for (const dialect of DIALECTS) {
       const hanging: Server = createServer((s) => (hang ? sockets.push(s) : s.destroy()));
       await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
       h.clock.advance(ALERT_RETRY_DELAYS_MS[0] as number);
-      const round = runAlertRound(h.services, transportTo(`smtp://127.0.0.1:${(hanging.address() as AddressInfo).port}`));
+      const round = runAlertRound(h.services, await transportTo(`smtp://127.0.0.1:${(hanging.address() as AddressInfo).port}`));
       while (sockets.length === 0) await new Promise((resolve) => setImmediate(resolve));
       const before = rx.at(healthyPath).length;
       await emit(ep.ws);
