@@ -24,7 +24,8 @@ export function alertRounds(services: AlertRoundServices, log: Logger): AlertRou
       if (running) return;
       running = true;
       try {
-        const mail = smtpUrl ? await (transport ??= createAlertTransport(smtpUrl)) : undefined;
+        if (smtpUrl && !transport) transport = createAlertTransport(smtpUrl);
+        const mail = await transport;
         const r = await runAlertRound(services, mail);
         if (r.recorded > 0)
           log.info(r, mail ? 'failure alerts recorded' : 'failure alerts recorded (console only: WSOPS_SMTP_URL is unset)');
