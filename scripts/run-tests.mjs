@@ -105,7 +105,8 @@ const durations = [];
 function testProcess(number) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', '--test-reporter=spec', 'scripts/test-process.mjs'], {
-      env,
+      // Each process takes its own slice of the ports tests start servers on (test/helpers/processes.ts).
+      env: { ...env, WSOPS_TEST_PROCESS: String(number), WSOPS_TEST_PROCESSES: String(Math.min(concurrency, files.length)) },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
     const output = collectOutput(child);

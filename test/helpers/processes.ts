@@ -26,12 +26,20 @@ export async function until<T>(condition: () => T | Promise<T>, timeoutMs: numbe
  * A port for a server a test starts (which binds it itself, a moment later). Chosen below
  * Linux's ephemeral range (32768–60999): a port handed out by `listen(0)` comes from that range,
  * and so does the local port of every outgoing connection (the suites open hundreds to
- * PostgreSQL in parallel), which could take the port between our check and the server's bind
- * (seen once as EADDRINUSE). Random in 20000–32767, and checked free by binding it once.
+ * PostgreSQL in parallel), which could take the port between our check and the server's bind.
+ * The test processes of one run (scripts/run-tests.mjs numbers them) each take their own slice of
+ * 20000–32767, and a process hands its ports out in turn: two random picks in one range, checked
+ * free by two processes before either server bound it, once started two servers on one port.
  */
+const PORTS = { first: 20000, count: 12768 } as const;
+const slices = Math.max(1, Number(process.env.WSOPS_TEST_PROCESSES ?? 1));
+const slice = Math.min(slices - 1, Math.max(0, Number(process.env.WSOPS_TEST_PROCESS ?? 1) - 1));
+const sliceSize = Math.floor(PORTS.count / slices);
+let nextPort = Math.floor(Math.random() * sliceSize);
+
 export async function freePort(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const port = 20000 + Math.floor(Math.random() * 12768);
+    const port = PORTS.first + slice * sliceSize + (nextPort++ % sliceSize);
     const server = createServer();
     const free = await new Promise<boolean>((resolve) => {
       server.once('error', () => resolve(false));
@@ -42,7 +50,7 @@ export async function freePort(): Promise<number> {
       return port;
     }
   }
-  throw new Error('no free port in 20000-32767');
+  throw new Error(`no free port in slice ${slice + 1} of ${slices} of ${PORTS.first}-${PORTS.first + PORTS.count - 1}`);
 }
 
 export interface Running {
