@@ -92,6 +92,8 @@ const env = {
   WSOPS_LOG_LEVEL: process.env.WSOPS_LOG_LEVEL ?? 'silent',
 };
 const FILE_TIMEOUT_MS = 10 * 60 * 1000;
+/** Test processes started: at most one per file. */
+const processes = Math.min(concurrency, files.length);
 const queue = files.map((file) => ({ file, bytes: statSync(file).size })).sort((a, b) => b.bytes - a.bytes);
 let handedOut = 0;
 const problems = [];
@@ -106,7 +108,7 @@ function testProcess(number) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', '--test-reporter=spec', 'scripts/test-process.mjs'], {
       // Each process takes its own slice of the ports tests start servers on (test/helpers/processes.ts).
-      env: { ...env, WSOPS_TEST_PROCESS: String(number), WSOPS_TEST_PROCESSES: String(Math.min(concurrency, files.length)) },
+      env: { ...env, WSOPS_TEST_PROCESS: String(number), WSOPS_TEST_PROCESSES: String(processes) },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
     const output = collectOutput(child);
@@ -139,7 +141,7 @@ function testProcess(number) {
   });
 }
 
-await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, (_, i) => testProcess(i + 1)));
+await Promise.all(Array.from({ length: processes }, (_, i) => testProcess(i + 1)));
 const slowest = durations.sort((a, b) => b.seconds - a.seconds).slice(0, 10);
 process.stdout.write(
   `\n# slowest files (wall; CPU of the test process and the processes it started):\n${slowest

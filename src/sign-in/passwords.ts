@@ -36,11 +36,11 @@ export function scrypt(password: string, salt: Buffer, N: number, r: number, p: 
   });
 }
 
-/** `scrypt$N$r$p$salt$hash` (salt and hash in base64). */
-export async function hashPassword(password: string): Promise<string> {
+/** `scrypt$N$r$p$salt$hash` (salt and hash in base64); `cost` other than SCRYPT only in tests. */
+export async function hashPassword(password: string, cost: { N: number; r: number; p: number; keylen: number } = SCRYPT): Promise<string> {
   const salt = randomBytes(16);
-  const key = await scrypt(password, salt, SCRYPT.N, SCRYPT.r, SCRYPT.p, SCRYPT.keylen);
-  return ['scrypt', SCRYPT.N, SCRYPT.r, SCRYPT.p, salt.toString('base64'), key.toString('base64')].join('$');
+  const key = await scrypt(password, salt, cost.N, cost.r, cost.p, cost.keylen);
+  return ['scrypt', cost.N, cost.r, cost.p, salt.toString('base64'), key.toString('base64')].join('$');
 }
 
 /** A hash of nothing anyone knows: checked when the email is unknown, so timing says nothing. */

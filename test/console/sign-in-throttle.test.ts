@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { scrypt } from '../../src/sign-in/passwords.js';
+import { hashPassword } from '../../src/sign-in/passwords.js';
 import { SIGN_IN_LIMITS } from '../../src/sign-in/sign-in-throttle.js';
 import { encodeForm, sessionCookieOf, signedInAdmin } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';
@@ -43,11 +43,9 @@ for (const dialect of DIALECTS) {
        */
       const cheaplyHashedAdmin = async () => {
         const admin = await signedInAdmin(h, ws);
-        const salt = randomBytes(16);
-        const key = await scrypt(admin.password, salt, 2 ** 10, 8, 1, 32);
         await h.services.database.db
           .updateTable('console_admins')
-          .set({ password_hash: ['scrypt', 2 ** 10, 8, 1, salt.toString('base64'), key.toString('base64')].join('$') })
+          .set({ password_hash: await hashPassword(admin.password, { N: 2 ** 10, r: 8, p: 1, keylen: 32 }) })
           .where('id', '=', admin.adminId)
           .execute();
         return admin;
