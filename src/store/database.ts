@@ -5,6 +5,17 @@
  */
 
 export { redactUrl } from '../redact-url.js';
-export type { Adapter, Currency, Database, Dialect, Engine, HotQueries, HotValue, OpenOptions, Pages } from './dialects/engine.js';
+export type {
+  ActionStatements,
+  Adapter,
+  Currency,
+  Database,
+  Dialect,
+  Engine,
+  HotQueries,
+  HotValue,
+  OpenOptions,
+  Pages,
+} from './dialects/engine.js';
 export { adapterOf, openDatabase } from './dialects/index.js';
-export { preparedStatement } from './dialects/sqlite.js';
+export { preparedStatement } from './dialects/sqlite-prepared.js';

@@ -54,6 +54,10 @@ export interface ImportProgress {
 /** The columns of a record row, and those an upsert of an existing record replaces. */
 export const COLUMNS = RECORD_COLUMNS;
 export const UPDATED = COLUMNS.filter((c) => c !== 'id' && c !== 'workspace_id' && c !== 'created_at');
+/** The insert-or-replace of one record row, its values COLUMNS in order, `placeholder(i)` the i-th (from 0). */
+export const upsertOneSql = (placeholder: (i: number) => string): string =>
+  `INSERT INTO records (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((_, i) => placeholder(i)).join(', ')})
+  ON CONFLICT (workspace_id, id) DO UPDATE SET ${UPDATED.map((c) => `${c} = excluded.${c}`).join(', ')}`;
 /** New rows indexed for search per statement on SQLite: small enough that one statement is a short turn. */
 export const INDEX_SLICE_ROWS = 100;
 

@@ -19,13 +19,20 @@ for (const dialect of DIALECTS) {
     });
     after(() => h?.close());
 
-    /** The statements `fn` sends, but the announcement of its jobs (after the commit, on a session of its own). */
-    const statements = async (fn: () => Promise<unknown>): Promise<string[]> => {
+    /**
+     * The statements `fn` sends, but the announcement of its jobs (after the commit, on a session
+     * of its own); `named`: those sent as named (prepared) statements.
+     */
+    const statements = async (fn: () => Promise<unknown>, named: string[] = []): Promise<string[]> => {
       const sent: string[] = [];
       const query = pg.Client.prototype.query;
       pg.Client.prototype.query = function (this: pg.Client, ...args: Parameters<typeof query>) {
-        const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text;
-        if (text && !text.startsWith('NOTIFY')) sent.push(text.replace(/\s+/g, ' ').slice(0, 60));
+        const config = typeof args[0] === 'string' ? { text: args[0] } : (args[0] as { text?: string; name?: string });
+        const text = config.text?.replace(/\s+/g, ' ').slice(0, 60);
+        if (text && !text.startsWith('NOTIFY')) {
+          sent.push(text);
+          if (config.name) named.push(text);
+        }
         return query.apply(this, args);
       } as typeof query;
       try {
@@ -52,6 +59,19 @@ for (const dialect of DIALECTS) {
         { actor: 'cli', action: 'action.asset.assign', target: asset.id },
         { actor: 'cli', action: 'action.asset.return', target: asset.id },
       ]);
+    });
+
+    it('every statement of an action but BEGIN and COMMIT is a prepared (named) statement: parsed and planned once per session', async () => {
+      const fx = await Fixtures.create(h);
+      await fx.endpoint();
+      const asset = await fx.first('assets', (a) => a.status === 'AVAILABLE');
+      const person = await fx.activePerson();
+      const named: string[] = [];
+      const sent = await statements(() => fx.act('asset.assign', { asset: asset.id, person: person.id }), named);
+      assert.deepEqual(
+        sent.filter((text) => !named.includes(text)),
+        ['begin', 'commit'],
+      );
     });
   });
 }

@@ -3,7 +3,6 @@
  * alike), one transaction per action holding the register writes, the audit entry and the
  * events (transactional outbox), and the helpers actions use to read, write and emit.
  */
-import type { Kysely } from '#kysely';
 import { auditRow } from '../../audit/audit.js';
 import type { Clock } from '../../clock.js';
 import { AppError } from '../../errors.js';
@@ -11,12 +10,12 @@ import { parseInstant } from '../../read/timestamp.js';
 import type { Register } from '../../registers/define.js';
 import { ID_PATTERN_BODY } from '../../registers/fields.js';
 import { assertValidRecord } from '../../registers/validate.js';
-import type { Database } from '../../store/database.js';
+import type { ActionStatements, Database } from '../../store/database.js';
 import type { DB } from '../../store/schema.js';
 import { fanOut, newEvent, type Receiver } from '../../webhooks/outbox.js';
 import { workspaceModules } from '../../workspaces/workspaces.js';
 import { nextStamp } from '../../writes/next-stamp.js';
-import type { RecordObject, RecordStore } from '../../writes/records.js';
+import { type RecordObject, type RecordStore, toRow } from '../../writes/records.js';
 import type { ActionArgs, ActionContext, ActionResult, DomainAction, OptionSpec, RunOptions } from './types.js';
 
 /** What this file takes of the services built at start (services.ts). */
@@ -155,8 +154,9 @@ function runOnce(
   args: ActionArgs,
   actor: NonNullable<RunOptions['actor']>,
 ): Promise<ActionResult> {
-  const { engine } = services.database;
   return services.database.db.transaction().execute(async (trx) => {
+    // Prepared once per connection: an action builds no query (ADR 42).
+    const statements = services.database.engine.actionStatements(trx, workspaceId);
     const now = services.clock();
     const nowIso = new Date(now).toISOString();
     /** The events emitted, written with the audit entry at the end (one statement on PostgreSQL). */
@@ -170,14 +170,8 @@ function runOnce(
     const read = async (register: Register, id: string, shared: boolean): Promise<RecordObject | undefined> => {
       const k = key(register, id);
       if (seen.has(k) && (shared || forUpdate.has(k))) return seen.get(k);
-      const q = trx
-        .selectFrom('records')
-        .select('doc')
-        .where('id', '=', id)
-        .where('workspace_id', '=', workspaceId)
-        .where('register', '=', register.path);
-      const row = await (shared ? engine.shareRows(q) : engine.lockRows(q)).executeTakeFirst();
-      const record = row ? (JSON.parse(row.doc) as RecordObject) : undefined;
+      const doc = await statements.record(register.path, id, shared ? 'share' : 'update');
+      const record = doc === undefined ? undefined : (JSON.parse(doc) as RecordObject);
       seen.set(k, record);
       if (!shared) forUpdate.add(k);
       return record;
@@ -185,7 +179,6 @@ function runOnce(
     const find = (register: Register, id: string) => read(register, id, false);
     const ctx: ActionContext = {
       services,
-      trx,
       workspaceId,
       now,
       nowIso,
@@ -196,29 +189,13 @@ function runOnce(
         return record;
       },
       async query(register, { statuses, naming, mention }, where) {
-        let q = trx.selectFrom('records').select('doc').where('workspace_id', '=', workspaceId);
-        if (naming) {
-          // The reverse index of references (ADR 43): the records that name `naming`, looked up by
-          // key however many records the register holds. The register is their ids' prefix (ids
-          // from `prefix_` up to `prefix` followed by the character after `_`, a backtick): a
-          // `register =` here made SQLite walk the register's status index instead, and a join
-          // (rather than IN) would lock the index's rows too on PostgreSQL.
-          const sources = trx
-            .selectFrom('record_refs')
-            .select('source_id')
-            .where('workspace_id', '=', workspaceId)
-            .where('target_id', '=', naming)
-            .where('source_id', '>=', `${register.idPrefix}_`)
-            .where('source_id', '<', `${register.idPrefix}\``);
-          q = q.where('id', 'in', sources);
-        } else q = q.where('register', '=', register.path);
-        if (statuses) q = q.where('status', 'in', [...statuses]);
-        // A prefilter only (LIKE's `_` matches any character): `where` decides.
-        if (mention) q = q.where('doc', 'like', `%"${mention}"%`);
-        const rows = await engine.lockRows(q).execute();
+        const docs = naming
+          ? await statements.naming(register.idPrefix, naming, statuses ?? null)
+          : await statements.matching(register.path, statuses ?? null, mention === undefined ? null : `"${mention}"`);
+        const records = docs.map((doc) => JSON.parse(doc) as RecordObject);
         // Sorted here, not by ORDER BY id: SQLite then planned the whole workspace in id order
         // (its primary key) instead of the status index, 1 ms a query at 4,500 records (ADR 42).
-        const records = rows.map((r) => JSON.parse(r.doc) as RecordObject).sort((a, b) => ((a.id as string) < (b.id as string) ? -1 : 1));
+        records.sort((a, b) => ((a.id as string) < (b.id as string) ? -1 : 1));
         for (const record of records) {
           seen.set(key(register, record.id as string), record);
           forUpdate.add(key(register, record.id as string));
@@ -247,7 +224,7 @@ function runOnce(
             `${register.resource} ${id} would not be valid after this action (${why}); fix it with wsops correct`,
           );
         }
-        await services.records.put(workspaceId, register, stored, trx, previous !== undefined);
+        await statements.put(toRow(workspaceId, register, stored), previous !== undefined);
         changed.set(stored.id as string, stored);
         seen.set(key(register, id), stored);
         return stored;
@@ -263,17 +240,13 @@ function runOnce(
     } catch (err) {
       // A missing module (or workspace) is the answer, whatever the action made of the records. Only
       // after a refusal: after a database error (a deadlock) the transaction takes no more statements.
-      if (err instanceof AppError) await moduleInstalled(trx, workspaceId, name, action.module);
+      if (err instanceof AppError) await moduleInstalled(statements, workspaceId, name, action.module);
       throw err;
     }
     // The module check and the endpoints the events fan out to, in one statement.
-    const endpoints = await moduleInstalled(trx, workspaceId, name, action.module);
+    const endpoints = await moduleInstalled(statements, workspaceId, name, action.module);
     const audit = auditRow({ workspaceId, at: nowIso, actor, action: `action.${name}`, target: action.target(args), detail: { args } });
-    await engine.insertTogether(trx, [
-      { table: 'audit_events', rows: [audit] },
-      { table: 'events', rows: emitted },
-      { table: 'delivery_jobs', rows: fanOut(endpoints, emitted) },
-    ]);
+    await statements.append(audit, emitted, fanOut(endpoints, emitted));
     return { records: [...changed.values()], events: emitted.map((e) => e.id) };
   });
 }
@@ -282,19 +255,11 @@ function runOnce(
  * Refuses an action whose module is not installed in the workspace (or no such workspace);
  * returns the workspace's active endpoints, read in the same statement.
  */
-async function moduleInstalled(trx: Kysely<DB>, workspaceId: string, name: string, module: string): Promise<Receiver[]> {
-  const rows = await trx
-    .selectFrom('workspaces as w')
-    .leftJoin('webhook_endpoints as e', (join) => join.onRef('e.workspace_id', '=', 'w.id').on('e.status', '=', 'active'))
-    .select(['w.modules', 'e.id', 'e.events', 'e.scopes'])
-    .where('w.id', '=', workspaceId)
-    .execute();
-  const first = rows[0];
-  if (!first) throw new AppError('not_found', `no workspace ${workspaceId}; list them with: wsops workspace list`);
-  if (!workspaceModules(first.modules).includes(module)) {
+async function moduleInstalled(statements: ActionStatements, workspaceId: string, name: string, module: string): Promise<Receiver[]> {
+  const workspace = await statements.workspace();
+  if (!workspace) throw new AppError('not_found', `no workspace ${workspaceId}; list them with: wsops workspace list`);
+  if (!workspaceModules(workspace.modules).includes(module)) {
     throw new AppError('not_found', `${name} needs the ${module} module, which is not installed in workspace ${workspaceId}`);
   }
-  return rows.flatMap((r) =>
-    r.id === null || r.events === null || r.scopes === null ? [] : [{ id: r.id, events: r.events, scopes: r.scopes }],
-  );
+  return workspace.endpoints;
 }

@@ -1,8 +1,6 @@
-import type { Kysely } from '#kysely';
 import type { Clock } from '../../clock.js';
 import type { Register } from '../../registers/define.js';
 import type { Database } from '../../store/database.js';
-import type { DB } from '../../store/schema.js';
 import type { EventType } from '../../webhooks/event-types.js';
 import type { RecordObject, RecordStore } from '../../writes/records.js';
 
@@ -47,7 +45,6 @@ export interface ActionResult {
 /** What an action's body works with: everything runs inside the action's one transaction. */
 export interface ActionContext {
   readonly services: ActionServices;
-  readonly trx: Kysely<DB>;
   readonly workspaceId: string;
   /** The action's instant (epoch ms) and its ISO form; one value for the whole action. */
   readonly now: number;

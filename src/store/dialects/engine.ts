@@ -14,7 +14,7 @@ import type { Insertable, Kysely, RawBuilder } from '#kysely';
 import type { Logger } from '../../logger.js';
 import type { ListQuery, PageRows } from '../page-queries.js';
 import type { RecordBatch } from '../record-batches.js';
-import type { DB, DeliveryAttemptsTable } from '../schema.js';
+import type { DB, DeliveryAttemptsTable, RecordsTable } from '../schema.js';
 import type { StorageHealth } from '../storage-faults.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -84,8 +84,6 @@ export interface Adapter {
   readonly importBatchLines: number;
   /** A SELECT that locks the rows it reads until the transaction ends (SQLite: already locked, every write transaction holds the database's write lock, BEGIN IMMEDIATE). */
   lockRows<Q extends { forUpdate(): Q }>(query: Q): Q;
-  /** As lockRows, but shared: others may share the rows too, none may change them until the transaction ends. */
-  shareRows<Q extends { forShare(): Q }>(query: Q): Q;
   /**
    * Runs `fn` in a transaction whose plans read in index order whatever the statistics say.
    * PostgreSQL, right after a burst (no ANALYZE yet), chooses a bitmap scan of a whole history
@@ -114,12 +112,6 @@ export interface Adapter {
   createAuthChangeSignals(db: Kysely<unknown>): Promise<void>;
   /** Replaces the api_keys update trigger so that it watches `columns` (migration 0018). */
   watchKeyColumns(db: Kysely<unknown>, columns: readonly string[]): Promise<void>;
-  /**
-   * Inserts rows into several tables in `trx` (a domain action's audit entry, events and jobs).
-   * PostgreSQL: one statement, each insert but the last a WITH of it, so one round trip. SQLite:
-   * one insert per table (it has no inserting WITH, and a statement costs it no round trip).
-   */
-  insertTogether(trx: Kysely<DB>, inserts: readonly TableRows[]): Promise<void>;
 
   // The webhook delivery queue's statements that differ by dialect (src/webhooks/queue.ts says
   // what they do; sqlite-queue.ts and postgres-queue.ts how).
@@ -175,6 +167,13 @@ export interface Engine extends Adapter {
   /** How the key cache of this database learns of changes to keys and workspaces (ADR 14). */
   authChanges(invalidate: (what: string) => void, logger: Logger): AuthChanges;
   /**
+   * The statements of one domain action of `workspaceId`, run in its transaction `trx`
+   * (src/actions/domain/run.ts): fixed texts prepared once per connection, so an action builds no
+   * query (ADR 42). SQLite: statements of the writer connection, which `trx` holds. PostgreSQL:
+   * named statements, parsed once per session.
+   */
+  actionStatements(trx: Kysely<DB>, workspaceId: string): ActionStatements;
+  /**
    * Runs `fn` in one write transaction with the statements of a system-of-record write
    * (record-batches.ts). SQLite: BEGIN IMMEDIATE, so writers queue rather than fail, and the
    * statements run raw on the writer connection the transaction holds. PostgreSQL: statements
@@ -205,8 +204,39 @@ export interface Database {
   close(): Promise<void>;
 }
 
-/** Rows for one table (insertTogether). */
-export type TableRows = { [T in keyof DB & string]: { table: T; rows: readonly Insertable<DB[T]>[] } }[keyof DB & string];
+/**
+ * What a domain action reads and writes. Every read locks what it returns until the transaction
+ * ends (PostgreSQL; on SQLite the transaction holds the database's write lock): two actions that
+ * read one record run one after the other (ADR 42).
+ */
+export interface ActionStatements {
+  /** The stored JSON of a record, locked for update, or shared (others may check it too, none change it). */
+  record(register: string, id: string, lock: 'update' | 'share'): Promise<string | undefined>;
+  /**
+   * The stored JSON of the records, locked for update, whose ids carry `idPrefix` and that name
+   * `target` by a reference field (the reverse index of references, ADR 43), in `statuses` (any
+   * when null).
+   */
+  naming(idPrefix: string, target: string, statuses: readonly string[] | null): Promise<string[]>;
+  /**
+   * The stored JSON of the records of `register`, locked for update, in `statuses` (any when
+   * null), whose JSON contains `mention` (when given; `_` and `%` match as LIKE does).
+   */
+  matching(register: string, statuses: readonly string[] | null, mention: string | null): Promise<string[]>;
+  /** The workspace's modules and its active endpoints (the module check and the fan-out), or undefined: no such workspace. */
+  workspace(): Promise<{ modules: string; endpoints: ActiveEndpoint[] } | undefined>;
+  /** Writes a record's row (insert or replace). `locked`: read under lock in this transaction, so it has no tombstone to remove. */
+  put(row: RecordsTable, locked: boolean): Promise<void>;
+  /** Writes the action's audit entry, its events and their delivery jobs (one statement on PostgreSQL). */
+  append(audit: Insertable<DB['audit_events']>, events: readonly DB['events'][], jobs: readonly DB['delivery_jobs'][]): Promise<void>;
+}
+
+/** An active endpoint of a workspace, as the fan-out needs it (space-separated lists). */
+export interface ActiveEndpoint {
+  id: string;
+  events: string;
+  scopes: string;
+}
 
 /** The delivery queue's shapes the dialects' statements take (Adapter's last block). */
 export type OldestDue = (columns: RawBuilder<unknown>, jobs: RawBuilder<unknown>, lock: RawBuilder<unknown>) => RawBuilder<unknown>;

@@ -2,10 +2,9 @@
  * PostgreSQL's side of the database seam (engine.ts): one pg pool, a LISTEN session for the key
  * cache (listen-session.ts); what an API request reads is in postgres-reads.ts.
  */
-import { Kysely, PostgresDialect, type QueryCreator, type RawBuilder, sql } from '#kysely';
+import { Kysely, PostgresDialect, type RawBuilder, sql } from '#kysely';
 import type { Logger } from '../../logger.js';
 import { AUTH_CHANNEL, changedColumns, KEY_COLUMNS, WORKSPACE_COLUMNS } from '../auth-change-triggers.js';
-import { insertBatches } from '../insert-batches.js';
 import { AuthListener } from '../listen-session.js';
 import { heedLostSessions } from '../lost-sessions.js';
 import { pgDriver } from '../pg-driver.js';
@@ -13,7 +12,9 @@ import { COLUMNS, type StoredRecord, UPDATED } from '../record-batches.js';
 import type { DB } from '../schema.js';
 import { deletedAtOf } from '../tombstones.js';
 import type { Adapter, Database, Engine } from './engine.js';
+import { postgresActionStatements } from './postgres-actions.js';
 import { announcingDialect, JobAnnouncer } from './postgres-jobs.js';
+import { preparingPool } from './postgres-prepared.js';
 import { postgresQueue } from './postgres-queue.js';
 import { PAGE_SESSIONS, PostgresPages, pageSessions, postgresHotQueries, snapshotCurrency } from './postgres-reads.js';
 
@@ -32,33 +33,11 @@ export const POOL_SESSIONS = 5;
  */
 export const DELIVERY_SESSIONS = 2;
 
-/** Rows insertTogether writes in one statement at most. */
-const INSERT_TOGETHER_ROWS = 400;
-
 export const postgresAdapter: Adapter = {
   name: 'postgres',
   // Rows are locked, not the database: a shorter batch only costs the import rate (ADR 36).
   importBatchLines: 1000,
   lockRows: (query) => query.forUpdate(),
-  shareRows: (query) => query.forShare(),
-  async insertTogether(trx, inserts) {
-    const parts = inserts.filter((p) => p.rows.length > 0);
-    // A statement's parameters are bounded (65,535): a large set goes in batches, table by table.
-    if (parts.reduce((n, p) => n + p.rows.length, 0) > INSERT_TOGETHER_ROWS) {
-      for (const { table, rows } of parts) await insertBatches(trx, table, rows);
-      return;
-    }
-    const last = parts.pop();
-    if (!last) return;
-    let q: QueryCreator<DB> = trx;
-    for (const [i, { table, rows }] of parts.entries()) {
-      q = q.with(`w${i}`, (w) => w.insertInto(table).values(rows as never)) as unknown as QueryCreator<DB>;
-    }
-    await q
-      .insertInto(last.table)
-      .values(last.rows as never)
-      .execute();
-  },
   inIndexOrder: (target, fn) =>
     target.transaction().execute(async (trx) => {
       await sql`SELECT set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true), set_config('jit', 'off', true)`.execute(
@@ -126,7 +105,7 @@ export function openPostgres(url: string, logger: Logger | undefined): Omit<Data
   heedLostSessions(pool, logger);
   // Jobs written through either pool are announced after their commit (postgres-jobs.ts).
   const announcer = new JobAnnouncer(url, logger?.child({ component: 'database' }));
-  const db = new Kysely<DB>({ dialect: announcingDialect(new PostgresDialect({ pool }), announcer) });
+  const db = new Kysely<DB>({ dialect: announcingDialect(new PostgresDialect({ pool: preparingPool(pool) }), announcer) });
   // Opened at the first delivery query: API-only processes and CLI commands never open these.
   const deliveryPool = new (pgDriver().Pool)({ connectionString: url, max: DELIVERY_SESSIONS, application_name: 'wsops-worker' });
   heedLostSessions(deliveryPool, logger);
@@ -158,6 +137,7 @@ export function openPostgres(url: string, logger: Logger | undefined): Omit<Data
     // (shared by the requests that arrive together), and the cache is bypassed whenever that
     // session is not established. The session opens at the first authentication, so CLI
     // commands and worker-only processes never open one.
+    actionStatements: postgresActionStatements,
     authChanges: (invalidate, log) => new AuthListener(url, invalidate, log.child({ component: 'key-cache' })),
     writeRecords: (fn) =>
       db.transaction().execute(async (trx) => {

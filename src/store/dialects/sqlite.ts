@@ -7,12 +7,13 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, type RawBuilder, SqliteDialect, sql } from '#kysely';
 import { changedColumns, KEY_COLUMNS, WORKSPACE_COLUMNS } from '../auth-change-triggers.js';
-import { insertBatches } from '../insert-batches.js';
-import { COLUMNS, INDEX_SLICE_ROWS, nextSlice, type StoredRecord, sliceUsed, UPDATED } from '../record-batches.js';
+import { COLUMNS, INDEX_SLICE_ROWS, nextSlice, type StoredRecord, sliceUsed, upsertOneSql } from '../record-batches.js';
 import type { DB, RecordsTable } from '../schema.js';
 import { deletedAtOf } from '../tombstones.js';
 import type { Adapter, Database, Engine, OpenOptions } from './engine.js';
+import { sqliteActionStatements } from './sqlite-actions.js';
 import { checkpointInBackground } from './sqlite-checkpoints.js';
+import { preparedStatement } from './sqlite-prepared.js';
 import { sqliteQueue } from './sqlite-queue.js';
 import { openSqliteReader, sqliteHotQueries, sqlitePages, versionStamp } from './sqlite-reads.js';
 
@@ -48,43 +49,16 @@ function cachingSqlite(raw: SQLite.Database) {
   };
 }
 
-const preparedByConnection = new WeakMap<SQLite.Database, Map<string, SQLite.Statement>>();
-
-/**
- * A prepared statement of `raw`, prepared once per SQL text and kept for the connection's life.
- * Besides saving the prepare, this keeps statements from being garbage-collected while the
- * process runs: on Node.js 24, better-sqlite3 12's statement finalizer can abort the process
- * (`Assertion failed: (env) != nullptr` in RemoveEnvironmentCleanupHook, WiseLibs/better-sqlite3
- * #1515), so no code path may drop prepared statements. Use this for every raw prepare.
- */
 /** A deleted record's tombstone: the deletions feed's row (a second deletion moves its time). */
 const BURY = `INSERT INTO record_tombstones (workspace_id, id, register, deleted_at) VALUES (?, ?, ?, ?)
   ON CONFLICT (workspace_id, id) DO UPDATE SET register = excluded.register, deleted_at = excluded.deleted_at`;
 const UNBURY = 'DELETE FROM record_tombstones WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))';
-
-export function preparedStatement(raw: SQLite.Database, sqlText: string): SQLite.Statement {
-  let byText = preparedByConnection.get(raw);
-  if (!byText) {
-    byText = new Map();
-    preparedByConnection.set(raw, byText);
-  }
-  let stmt = byText.get(sqlText);
-  if (!stmt) {
-    stmt = raw.prepare(sqlText);
-    byText.set(sqlText, stmt);
-  }
-  return stmt;
-}
 
 export const sqliteAdapter: Adapter = {
   name: 'sqlite',
   // A batch holds the one write lock: shorter batches let other writers (the delivery worker) in sooner (ADR 36).
   importBatchLines: 250,
   lockRows: (query) => query,
-  shareRows: (query) => query,
-  async insertTogether(trx, inserts) {
-    for (const { table, rows } of inserts) await insertBatches(trx, table, rows);
-  },
   inIndexOrder: (target, fn) => fn(target),
   async beginSnapshot(conn) {
     await sql`BEGIN DEFERRED`.execute(conn);
@@ -217,14 +191,14 @@ export function openSqlite(path: string, options: OpenOptions): Omit<Database, '
       };
     },
     authChanges: (invalidate) => versionStamp(committed, invalidate),
+    actionStatements: (_trx, workspaceId) => sqliteActionStatements(raw, workspaceId),
     writeRecords: (fn) =>
       db.transaction().execute(async () => {
         // The Kysely transaction holds the one writer connection; the raw statements below run on
         // that same connection, inside it, without a round trip each.
         const upsert = preparedStatement(
           raw,
-          `INSERT INTO records (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})
-         ON CONFLICT (workspace_id, id) DO UPDATE SET ${UPDATED.map((c) => `${c} = excluded.${c}`).join(', ')}`,
+          upsertOneSql(() => '?'),
         );
         const current = preparedStatement(
           raw,
