@@ -16,6 +16,7 @@ import { checkpointInBackground } from './sqlite-checkpoints.js';
 import { preparedStatement } from './sqlite-prepared.js';
 import { sqliteQueue } from './sqlite-queue.js';
 import { openSqliteReader, sqliteHotQueries, sqlitePages, versionStamp } from './sqlite-reads.js';
+import { BUSY_TIMEOUT_MS, lockWaitingDialect } from './sqlite-write-lock.js';
 
 /** What Kysely runs for a ROLLBACK when SQLite already rolled the transaction back. */
 const NOTHING_TO_ROLL_BACK = { reader: false, run: () => ({ changes: 0, lastInsertRowid: 0 }) } as unknown as SQLite.Statement;
@@ -30,19 +31,15 @@ function cachingSqlite(raw: SQLite.Database) {
   return {
     close: () => raw.close(),
     prepare(text: string) {
-      // Kysely opens transactions with a plain (deferred) BEGIN. A deferred transaction that reads
-      // first and writes later fails with SQLITE_BUSY_SNAPSHOT when another process (an API node
-      // beside a worker) committed in between; busy_timeout cannot help. BEGIN IMMEDIATE takes
-      // the write lock up front, so writers queue on busy_timeout instead.
-      const sqlText = /^begin$/i.test(text.trim()) ? 'BEGIN IMMEDIATE' : text;
       // SQLite rolls a transaction back by itself on some errors (SQLITE_FULL, SQLITE_IOERR):
       // Kysely's ROLLBACK then fails with "no transaction is active" and that error would be
-      // thrown instead of the one that says what happened.
-      if (/^rollback$/i.test(sqlText.trim()) && !raw.inTransaction) return NOTHING_TO_ROLL_BACK;
-      let stmt = cache.get(sqlText);
+      // thrown instead of the one that says what happened. (Transactions begin in
+      // sqlite-write-lock.ts, with BEGIN IMMEDIATE.)
+      if (/^rollback$/i.test(text.trim()) && !raw.inTransaction) return NOTHING_TO_ROLL_BACK;
+      let stmt = cache.get(text);
       if (!stmt) {
-        stmt = raw.prepare(sqlText);
-        if (cache.size < 5000) cache.set(sqlText, stmt);
+        stmt = raw.prepare(text);
+        if (cache.size < 5000) cache.set(text, stmt);
       }
       return stmt;
     },
@@ -144,7 +141,7 @@ export function openSqlite(path: string, options: OpenOptions): Omit<Database, '
   // exec, not pragma(): pragma() prepares a statement that is then garbage (see preparedStatement).
   raw.exec('PRAGMA journal_mode = WAL');
   raw.exec('PRAGMA synchronous = NORMAL');
-  raw.exec('PRAGMA busy_timeout = 10000');
+  raw.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
   raw.exec('PRAGMA cache_size = -32768'); // 32 MB page cache
   raw.exec('PRAGMA temp_store = MEMORY');
   // A long import writes faster than the checkpoints can empty the WAL, so it grows to gigabytes
@@ -152,7 +149,7 @@ export function openSqlite(path: string, options: OpenOptions): Omit<Database, '
   // back instead of keeping the whole size on disk until the process ends.
   raw.exec('PRAGMA journal_size_limit = 67108864');
   const checkpoints = path === ':memory:' ? undefined : checkpointInBackground(raw, path);
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingSqlite(raw) }) });
+  const db = new Kysely<DB>({ dialect: lockWaitingDialect(new SqliteDialect({ database: cachingSqlite(raw) }), raw) });
   // An in-memory database cannot be opened by a second connection: reads use the writer's.
   const reader = path === ':memory:' ? undefined : openSqliteReader(path, options.sqliteMmapMb ?? 0);
   const committed = reader ?? raw;
