@@ -18,8 +18,15 @@ import { preparedStatement } from './sqlite-prepared.js';
 /** How long a statement waits for a lock another connection holds (PRAGMA busy_timeout), and BEGIN for the write lock. */
 export const BUSY_TIMEOUT_MS = 10_000;
 
-/** Whether `err` is SQLite's "another connection holds the lock". */
-const isBusy = (err: unknown) => (err as { code?: unknown } | null)?.code === 'SQLITE_BUSY';
+/**
+ * Whether `err` is SQLite's "another connection holds the lock", or one of its extended forms
+ * (SQLITE_BUSY_RECOVERY: another connection is rebuilding the WAL index), which SQLite's own busy
+ * handler would have waited out too.
+ */
+const isBusy = (err: unknown) => {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+};
 
 /** `dialect` (on the connection `raw`) whose transactions wait for the write lock on a timer. */
 export function lockWaitingDialect(dialect: Dialect, raw: SQLite.Database): Dialect {
