@@ -256,10 +256,13 @@ function runOnce(
  * returns the workspace's active endpoints, read in the same statement.
  */
 async function moduleInstalled(statements: ActionStatements, workspaceId: string, name: string, module: string): Promise<Receiver[]> {
-  const workspace = await statements.workspace();
-  if (!workspace) throw new AppError('not_found', `no workspace ${workspaceId}; list them with: wsops workspace list`);
-  if (!workspaceModules(workspace.modules).includes(module)) {
+  const rows = await statements.workspace();
+  const first = rows[0];
+  if (!first) throw new AppError('not_found', `no workspace ${workspaceId}; list them with: wsops workspace list`);
+  if (!workspaceModules(first.modules).includes(module)) {
     throw new AppError('not_found', `${name} needs the ${module} module, which is not installed in workspace ${workspaceId}`);
   }
-  return workspace.endpoints;
+  return rows.flatMap((r) =>
+    r.id === null || r.events === null || r.scopes === null ? [] : [{ id: r.id, events: r.events, scopes: r.scopes }],
+  );
 }

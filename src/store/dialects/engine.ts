@@ -223,19 +223,24 @@ export interface ActionStatements {
    * null), whose JSON contains `mention` (when given; `_` and `%` match as LIKE does).
    */
   matching(register: string, statuses: readonly string[] | null, mention: string | null): Promise<string[]>;
-  /** The workspace's modules and its active endpoints (the module check and the fan-out), or undefined: no such workspace. */
-  workspace(): Promise<{ modules: string; endpoints: ActiveEndpoint[] } | undefined>;
+  /**
+   * The workspace's modules beside each of its active endpoints (the module check and the
+   * fan-out): one row per endpoint, or one with a null endpoint when it has none; no row: no such
+   * workspace.
+   */
+  workspace(): Promise<WorkspaceEndpointRow[]>;
   /** Writes a record's row (insert or replace). `locked`: read under lock in this transaction, so it has no tombstone to remove. */
   put(row: RecordsTable, locked: boolean): Promise<void>;
   /** Writes the action's audit entry, its events and their delivery jobs (one statement on PostgreSQL). */
   append(audit: Insertable<DB['audit_events']>, events: readonly DB['events'][], jobs: readonly DB['delivery_jobs'][]): Promise<void>;
 }
 
-/** An active endpoint of a workspace, as the fan-out needs it (space-separated lists). */
-export interface ActiveEndpoint {
-  id: string;
-  events: string;
-  scopes: string;
+/** A row of ActionStatements.workspace: the workspace's modules, and one active endpoint or nulls. */
+export interface WorkspaceEndpointRow {
+  modules: string;
+  id: string | null;
+  events: string | null;
+  scopes: string | null;
 }
 
 /** The delivery queue's shapes the dialects' statements take (Adapter's last block). */

@@ -6,7 +6,7 @@
 import { CompiledQuery, type Kysely } from '#kysely';
 import { COLUMNS, upsertOneSql } from '../record-batches.js';
 import type { DB } from '../schema.js';
-import type { ActionStatements, ActiveEndpoint } from './engine.js';
+import type { ActionStatements, WorkspaceEndpointRow } from './engine.js';
 import { prepared } from './postgres-prepared.js';
 
 const RECORD = 'SELECT doc FROM records WHERE id = $1 AND workspace_id = $2 AND register = $3';
@@ -47,16 +47,8 @@ export function postgresActionStatements(trx: Kysely<DB>, workspaceId: string): 
       if (mention !== null) text += ` AND doc LIKE $${params.push(`%${mention}%`)}`;
       return docs(prepared(`${text} FOR UPDATE`), params);
     },
-    async workspace() {
-      const rows = await run<{ modules: string; id: string | null; events: string | null; scopes: string | null }>(WORKSPACE, [
-        workspaceId,
-      ]);
-      const first = rows[0];
-      if (!first) return undefined;
-      const endpoints = rows.flatMap((r): ActiveEndpoint[] =>
-        r.id === null || r.events === null || r.scopes === null ? [] : [{ id: r.id, events: r.events, scopes: r.scopes }],
-      );
-      return { modules: first.modules, endpoints };
+    workspace() {
+      return run<WorkspaceEndpointRow>(WORKSPACE, [workspaceId]);
     },
     async put(row, locked) {
       await run(

@@ -5,7 +5,7 @@
  */
 import type SQLite from 'better-sqlite3';
 import { COLUMNS, upsertOneSql } from '../record-batches.js';
-import type { ActionStatements, ActiveEndpoint } from './engine.js';
+import type { ActionStatements, WorkspaceEndpointRow } from './engine.js';
 import { preparedStatement } from './sqlite-prepared.js';
 
 const RECORD = 'SELECT doc FROM records WHERE id = ? AND workspace_id = ? AND register = ?';
@@ -48,18 +48,7 @@ export function sqliteActionStatements(raw: SQLite.Database, workspaceId: string
       return docs(statement(text).all(params));
     },
     async workspace() {
-      const rows = statement(WORKSPACE).all(workspaceId) as {
-        modules: string;
-        id: string | null;
-        events: string | null;
-        scopes: string | null;
-      }[];
-      const first = rows[0];
-      if (!first) return undefined;
-      const endpoints = rows.flatMap((r): ActiveEndpoint[] =>
-        r.id === null || r.events === null || r.scopes === null ? [] : [{ id: r.id, events: r.events, scopes: r.scopes }],
-      );
-      return { modules: first.modules, endpoints };
+      return statement(WORKSPACE).all(workspaceId) as WorkspaceEndpointRow[];
     },
     async put(row, locked) {
       statement(UPSERT).run(COLUMNS.map((c) => row[c]));
