@@ -8,12 +8,15 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { PostgresPool, PostgresPoolClient } from '#kysely';
 
-/** Declared texts and their statement names; a name is the text's hash, so it is the same in every process. */
+/** The name of the prepared statement of `text`: its hash, so it is the same in every process and session. */
+export const statementName = (text: string): string => `wsops_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+
+/** Declared texts and their statement names. */
 const names = new Map<string, string>();
 
 /** Declares `text` as a prepared statement (once per text; the set of texts is fixed by the code) and returns it. */
 export function prepared(text: string): string {
-  if (!names.has(text)) names.set(text, `wsops_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`);
+  if (!names.has(text)) names.set(text, statementName(text));
   return text;
 }
 

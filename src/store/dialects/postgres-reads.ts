@@ -4,7 +4,6 @@
  * statement (ADR 19), and the snapshot that tells a page read ahead is still current (ADR 17).
  * The main pool and everything else is in postgres.ts.
  */
-import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { Logger } from '../../logger.js';
 import { heedLostSessions } from '../lost-sessions.js';
@@ -12,6 +11,7 @@ import { type ListQuery, type PageRows, pageConditions, pageOfRows, pageWhere, w
 import { pgDriver } from '../pg-driver.js';
 import { PG_SEARCH_VECTOR, tsQuery } from '../search-text.js';
 import type { Currency, HotQueries, HotValue, Pages } from './engine.js';
+import { statementName } from './postgres-prepared.js';
 
 /** The hot queries (engine.ts) on `pool`: `?` becomes `$n`, each text a named statement prepared once per session. */
 export function postgresHotQueries(pool: pg.Pool): HotQueries {
@@ -22,7 +22,7 @@ export function postgresHotQueries(pool: pg.Pool): HotQueries {
       if (!statement) {
         let n = 0;
         statement = {
-          name: `wsops_${createHash('sha1').update(sqlText).digest('hex').slice(0, 16)}`,
+          name: statementName(sqlText),
           text: sqlText.replace(/\?/g, () => `$${++n}`),
         };
         prepared.set(sqlText, statement);

@@ -3,17 +3,19 @@
  * the writer connection begins with BEGIN IMMEDIATE, not Kysely's plain (deferred) BEGIN: a
  * deferred transaction that reads first and writes later fails with SQLITE_BUSY_SNAPSHOT when
  * another process (an API process beside a worker) committed in between, which no wait can
- * help; IMMEDIATE takes the write lock up front, so writers queue instead. When another process holds the lock (an API process
- * beside a worker), SQLite's busy handler sleeps on the main thread, in steps growing to 100 ms,
- * and every request of the process waits with it; meanwhile the process that holds the lock takes
- * it again between those sleeps, and the other's waits grew to seconds. Here BEGIN IMMEDIATE is
- * tried without SQLite's wait and, while another connection holds the lock, again every
- * millisecond on a timer, for as long as busy_timeout would have waited.
+ * help; IMMEDIATE takes the write lock up front, so writers queue instead.
+ *
+ * While another process holds the lock, SQLite's busy handler sleeps on the main thread, in
+ * steps growing to 100 ms, and every request of the process waits with it; meanwhile the holder
+ * takes the lock again between those sleeps, and the other's waits grew to seconds. Here BEGIN
+ * IMMEDIATE is tried without SQLite's wait and, while another connection holds the lock, again
+ * every millisecond on a timer, for as long as busy_timeout would have waited.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type SQLite from 'better-sqlite3';
 import type { DatabaseConnection, Dialect, Driver } from '#kysely';
 import { preparedStatement } from './sqlite-prepared.js';
+import { withWrappedDriver } from './wrapped-driver.js';
 
 /** How long a statement waits for a lock another connection holds (PRAGMA busy_timeout), and BEGIN for the write lock. */
 export const BUSY_TIMEOUT_MS = 10_000;
@@ -30,12 +32,7 @@ const isBusy = (err: unknown) => {
 
 /** `dialect` (on the connection `raw`) whose transactions wait for the write lock on a timer. */
 export function lockWaitingDialect(dialect: Dialect, raw: SQLite.Database): Dialect {
-  return {
-    createDriver: () => new LockWaitingDriver(dialect.createDriver(), raw),
-    createQueryCompiler: () => dialect.createQueryCompiler(),
-    createAdapter: () => dialect.createAdapter(),
-    createIntrospector: (db) => dialect.createIntrospector(db),
-  };
+  return withWrappedDriver(dialect, (driver) => new LockWaitingDriver(driver, raw));
 }
 
 class LockWaitingDriver implements Driver {
