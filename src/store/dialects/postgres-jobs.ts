@@ -21,6 +21,7 @@ import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult, T
 import type { Logger } from '../../logger.js';
 import { heedLostSessions } from '../lost-sessions.js';
 import { pgDriver } from '../pg-driver.js';
+import { withWrappedDriver } from './wrapped-driver.js';
 
 /** The channel workers LISTEN on. */
 export const JOBS_CHANNEL = 'wsops_jobs';
@@ -91,12 +92,7 @@ export class JobAnnouncer {
 
 /** `dialect` whose transactions announce the delivery jobs they inserted once they commit. */
 export function announcingDialect(dialect: Dialect, announcer: JobAnnouncer): Dialect {
-  return {
-    createDriver: () => new AnnouncingDriver(dialect.createDriver(), announcer),
-    createQueryCompiler: () => dialect.createQueryCompiler(),
-    createAdapter: () => dialect.createAdapter(),
-    createIntrospector: (db) => dialect.createIntrospector(db),
-  };
+  return withWrappedDriver(dialect, (driver) => new AnnouncingDriver(driver, announcer));
 }
 
 /** A connection of the driver below, and whether its open transaction inserted jobs. */
