@@ -371,6 +371,8 @@ export function clip(value: unknown): string {
 /** A field that can name records: an id or ids of a register, or a list whose items have one. */
 interface ReferenceField {
   name: string;
+  /** `/name`: a top-level field's pointer, one string for every record. */
+  pointer: string;
   kind: 'id' | 'ids' | 'list';
   /** A list's item fields that can name records. */
   of?: readonly ReferenceField[];
@@ -397,10 +399,10 @@ function referenceFieldsOf(
     for (const [name, field] of Object.entries(fields)) {
       if (name === 'id' && top) continue;
       const named = field.ref !== undefined && isRegisterPrefix(field.ref);
-      if ((field.kind === 'id' || field.kind === 'ids') && named) list.push({ name, kind: field.kind });
+      if ((field.kind === 'id' || field.kind === 'ids') && named) list.push({ name, pointer: `/${name}`, kind: field.kind });
       else if (field.kind === 'list' && field.of) {
         const of = referenceFieldsOf(field.of, isRegisterPrefix, false);
-        if (of.length) list.push({ name, kind: 'list', of });
+        if (of.length) list.push({ name, pointer: `/${name}`, kind: 'list', of });
       }
     }
     out = list;
@@ -429,9 +431,10 @@ function collectReferences(
   for (const field of fields) {
     const v = value[field.name];
     if (field.kind === 'id') {
-      if (typeof v === 'string') out.push({ pointer: `${at}/${field.name}`, id: v });
+      if (typeof v === 'string') out.push({ pointer: at === '' ? field.pointer : `${at}${field.pointer}`, id: v });
     } else if (!Array.isArray(v)) continue;
-    else if (field.kind === 'ids') for (let i = 0; i < v.length; i++) out.push({ pointer: `${at}/${field.name}/${i}`, id: v[i] as string });
-    else for (let i = 0; i < v.length; i++) collectReferences(field.of ?? [], v[i] as RecordObject, `${at}/${field.name}/${i}`, out);
+    else if (field.kind === 'ids')
+      for (let i = 0; i < v.length; i++) out.push({ pointer: `${at}${field.pointer}/${i}`, id: v[i] as string });
+    else for (let i = 0; i < v.length; i++) collectReferences(field.of ?? [], v[i] as RecordObject, `${at}${field.pointer}/${i}`, out);
   }
 }

@@ -328,15 +328,15 @@ interface Unsettled {
 }
 
 /**
- * The state of one import across its batches: which records wait for a reference, and (dry run
- * only, since nothing is written) which ids the import would have made present or absent.
+ * The state of one import across its batches: which records wait for a reference, and the
+ * references of the records it changed (a dry run keeps them all, since nothing is written: they
+ * also say which ids it would have made present or absent).
  */
 class Applier {
   private readonly waiting = new Map<string, { op: Upsert; missing: Set<string> }>();
   private readonly waitersOf = new Map<string, Set<string>>();
   /** Waiting records whose references have all been written: applied with the next batch. */
   private ready: Upsert[] = [];
-  private readonly simulated = new Map<string, boolean>();
   private readonly pending = new PendingReferences();
 
   get hasReady(): boolean {
@@ -379,7 +379,7 @@ class Applier {
     // Present now (in this batch's view): id -> the stored row, or null once deleted.
     const state = new Map<string, StoredRecord | null>();
     for (const id of ids) {
-      const sim = this.simulated.get(id);
+      const sim = this.pending.changed(id);
       // A dry run's simulated record has no stored text: it counts as present, and is never "unchanged".
       state.set(
         id,
@@ -389,10 +389,10 @@ class Applier {
     const refIds = new Set<string>();
     for (const op of ops)
       if (op.kind === 'upsert')
-        for (const r of op.refs) if (!ids.has(r.id) && this.simulated.get(r.id) === undefined && !madePresent(r.id)) refIds.add(r.id);
+        for (const r of op.refs) if (!ids.has(r.id) && this.pending.changed(r.id) === undefined && !madePresent(r.id)) refIds.add(r.id);
     const inDatabase = refIds.size ? await tx.existing(this.workspaceId, [...refIds]) : new Set<string>();
     const present = (id: string) =>
-      state.has(id) ? state.get(id) !== null : (this.simulated.get(id) ?? (madePresent(id) || inDatabase.has(id)));
+      state.has(id) ? state.get(id) !== null : (this.pending.changed(id) ?? (madePresent(id) || inDatabase.has(id)));
     // Who names what this batch deletes: one query, and only for a batch that deletes.
     const deleting = ops.filter((o) => o.kind === 'delete').map((o) => o.id);
     const namedInDatabase = deleting.length ? await storedReferrers(tx, this.workspaceId, deleting) : undefined;
@@ -471,7 +471,6 @@ class Applier {
     }
     const upserts = dryRun ? [] : [...written.values()].filter((r) => r !== null);
     const deletes = [...written.entries()].filter(([id, r]) => r === null && stored.has(id)).map(([id]) => id);
-    if (dryRun) for (const [id, r] of written) this.simulated.set(id, r !== null);
     for (const [id, s] of state) if (s !== null) this.resolved(id);
     const created = new Set(upserts.filter((r) => !stored.has(r.id)).map((r) => r.id));
     return { upserts, created, deletes, now, state };
