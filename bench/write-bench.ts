@@ -84,8 +84,10 @@ async function fixedRatePuts(
   ws: string,
   rate: number,
   seconds: number,
-): Promise<{ p50: number; p99: number; errors: number }> {
+): Promise<{ p50: number; p99: number; errors: number; lateP99: number }> {
   const pool = new Pool(internal, { connections: 16 });
+  // How late this process sent each PUT: a stall of its own (it also commits events), not the server's.
+  const late = new Float64Array(rate * seconds);
   const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
   const records = Array.from({ length: 2000 }, (_, i) => ({ ...JSON.parse(person(i, 'put')).record, manager_id: null }));
   const run = async (total: number, measured: Float64Array | undefined) => {
@@ -100,6 +102,7 @@ async function fixedRatePuts(
       const due = t0 + (i * 1000) / rate;
       const wait = due - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (measured) late[i] = performance.now() - due;
       const record = records[i % records.length] as { id: string; job_title: string };
       record.job_title = `Engineer ${i}`;
       const path = `/internal/v1/workspaces/${ws}/people/${record.id}`;
@@ -125,8 +128,9 @@ async function fixedRatePuts(
     const latencies = new Float64Array(rate * seconds);
     const errors = await run(latencies.length, latencies);
     latencies.sort();
-    const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
-    return { p50: at(0.5), p99: at(0.99), errors };
+    late.sort();
+    const at = (q: number, of = latencies) => of[Math.min(of.length - 1, Math.floor(q * of.length))] ?? 0;
+    return { p50: at(0.5), p99: at(0.99), errors, lateP99: at(0.99, late) };
   } finally {
     await pool.close();
   }
@@ -224,13 +228,13 @@ export async function writeBench(
 
     log(`${dialect}: single PUTs at 500/s`);
     // Into the imported workspace, which holds the site the people name.
-    let single = { p50: 0, p99: 0, errors: 0 };
+    let single = { p50: 0, p99: 0, errors: 0, lateP99: 0 };
     const putCpu = await cpuPer(500 * (duration + PUT_WARMUP_SECONDS), async () => {
       single = await fixedRatePuts(internal, main.id, 500, duration);
     });
     rows.push({
       benchmark: `${dialect}: single PUT at 500 writes/s`,
-      result: `p50 ${single.p50.toFixed(1)} ms, p99 ${single.p99.toFixed(1)} ms, ${single.errors} errors; server CPU ${Math.round(putCpu)} µs/PUT; load ${(loadavg()[0] as number).toFixed(1)}`,
+      result: `p50 ${single.p50.toFixed(1)} ms, p99 ${single.p99.toFixed(1)} ms (sent up to ${single.lateP99.toFixed(1)} ms late at p99), ${single.errors} errors; server CPU ${Math.round(putCpu)} µs/PUT; load ${(loadavg()[0] as number).toFixed(1)}`,
       goal: dialect === 'sqlite' ? 'p99 ≤ 10 ms' : '(goal set for SQLite)',
       met: dialect === 'sqlite' ? single.p99 <= 10 && single.errors === 0 : undefined,
     });
@@ -271,8 +275,8 @@ export async function writeBench(
     rows.push({
       benchmark: `${dialect}: list pages of 100 (p99) during a full-speed import`,
       result: `${busyP99} ms vs ${idle.pages} ms idle (${(busyP99 / Math.max(1, idle.pages)).toFixed(2)}×)${stillImporting ? '' : '; the import ended before the load did'}; load ${(loadavg()[0] as number).toFixed(1)}`,
-      goal: '≤ 2× idle',
-      met: busyP99 <= 2 * Math.max(1, idle.pages) && stillImporting,
+      goal: '≤ 1.5× idle (ADR 36, issue 38)',
+      met: busyP99 <= 1.5 * Math.max(1, idle.pages) && stillImporting,
     });
     rows.push({
       benchmark: `${dialect}: another workspace's deliveries (10 events/s, commit → received p99) during a full-speed import`,
