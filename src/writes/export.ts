@@ -9,6 +9,7 @@ import { registerByPath } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
 import { resolveRegister } from '../registers/resolve-register.js';
 import type { Database } from '../store/database.js';
+import { nextSlice } from '../store/record-batches.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
 
 /** What this file takes of the services built at start (services.ts). */
@@ -31,8 +32,6 @@ export const EXPORT_ORDER: readonly string[] = [
   'workplace-records',
 ];
 
-const PAGE = 5000;
-
 export function exportRegisters(names?: readonly string[]): Register[] {
   const wanted = names?.length ? names : EXPORT_ORDER;
   for (const n of wanted) resolveRegister(n);
@@ -47,6 +46,7 @@ export async function* exportRecords(
 ): AsyncGenerator<string> {
   await getWorkspace(services.database.db, workspaceId);
   const db = services.database.db;
+  const page = services.database.engine.exportPageRows;
   for (const register of registers) {
     const head = `{"register":"${register.path}","op":"upsert","record":`;
     let after: { u: string; i: string } | undefined;
@@ -62,14 +62,18 @@ export async function* exportRecords(
         // of the two conditions makes PostgreSQL scan each register from its start on every page).
         q = q.where(sql<boolean>`(updated_at, id) > (${u}, ${i})`);
       }
-      const rows = await q.orderBy('updated_at').orderBy('id').limit(PAGE).execute();
+      const rows = await q.orderBy('updated_at').orderBy('id').limit(page).execute();
       if (rows.length === 0) break;
       let text = '';
       for (const r of rows) text += `${head}${r.doc}}\n`;
       yield text;
+      // Other requests get a turn between pages. On SQLite a page's query does not leave the
+      // event loop, and the stream asks for the next page at once: an export of 1,000,000
+      // records held every other request for 4.3 s (ADR 36, seventh pass).
+      await nextSlice();
       const last = rows[rows.length - 1] as { id: string; updated_at: string };
       after = { u: last.updated_at, i: last.id };
-      if (rows.length < PAGE) break;
+      if (rows.length < page) break;
     }
   }
 }

@@ -10,6 +10,7 @@ import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { adapterOf } from '../../src/store/database.js';
+import { exportRecords, exportRegisters } from '../../src/writes/export.js';
 import { DIALECTS } from '../helpers/databases.js';
 import type { Harness } from '../helpers/harness.js';
 import { createWriter, person, site, TEST_TOKEN, vendor, type Writer } from './helpers.js';
@@ -535,6 +536,19 @@ for (const dialect of DIALECTS) {
         await fetch(`${base}/internal/v1/workspaces/${copy}/export`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } })
       ).text();
       assert.equal(again, exported);
+    });
+
+    it('an export lets other requests have a turn between its pages (on SQLite its reads do not leave the event loop)', async () => {
+      const ws = await h.workspace();
+      const pages = exportRecords(h.services, ws, exportRegisters());
+      assert.equal((await pages.next()).done, false);
+      let turned = false;
+      setImmediate(() => {
+        turned = true;
+      });
+      assert.equal((await pages.next()).done, false);
+      assert.ok(turned, 'the next page was read before the event loop served anything else');
+      await pages.return(undefined);
     });
   });
 }

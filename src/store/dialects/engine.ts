@@ -82,6 +82,12 @@ export interface Adapter {
    * batch costs it rate (ADR 36).
    */
   readonly importBatchLines: number;
+  /**
+   * Records an export reads per page. SQLite's reads run on the event loop, and other requests
+   * wait for a whole page: small pages. PostgreSQL's leave it while the database reads: a small
+   * page only costs round trips (ADR 36, seventh pass).
+   */
+  readonly exportPageRows: number;
   /** A SELECT that locks the rows it reads until the transaction ends (SQLite: already locked, every write transaction holds the database's write lock, BEGIN IMMEDIATE). */
   lockRows<Q extends { forUpdate(): Q }>(query: Q): Q;
   /**

@@ -37,6 +37,7 @@ export const postgresAdapter: Adapter = {
   name: 'postgres',
   // Rows are locked, not the database: a shorter batch only costs the import rate (ADR 36).
   importBatchLines: 1000,
+  exportPageRows: 5000,
   lockRows: (query) => query.forUpdate(),
   inIndexOrder: (target, fn) =>
     target.transaction().execute(async (trx) => {

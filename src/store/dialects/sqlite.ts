@@ -55,6 +55,7 @@ export const sqliteAdapter: Adapter = {
   name: 'sqlite',
   // A batch holds the one write lock: shorter batches let other writers (the delivery worker) in sooner (ADR 36).
   importBatchLines: 250,
+  exportPageRows: 1000,
   lockRows: (query) => query,
   inIndexOrder: (target, fn) => fn(target),
   async beginSnapshot(conn) {
