@@ -1,14 +1,21 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export const ROOT = new URL('..', import.meta.url).pathname;
 
-/** Starts a server process and resolves once its port answers. */
+/**
+ * Starts a server process and resolves once its port answers. Its log (stdout) is dropped, or
+ * appended to the file WSOPS_BENCH_SERVER_LOG names: what to keep when a run fails for a reason
+ * the bench cannot see.
+ */
 export async function startProcess(args: string[], env: Record<string, string>, readyUrl: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const logTo = process.env.WSOPS_BENCH_SERVER_LOG;
+  const stdout = logTo ? openSync(logTo, 'a') : 'ignore';
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', stdout, 'inherit'] });
+  if (typeof stdout === 'number') closeSync(stdout); // the child has its own copy
   const deadline = Date.now() + 120_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited with ${child.exitCode}`);

@@ -8,6 +8,8 @@
  *     HTTP, issue 39; 300/s for 120 s, both setups by default) [--actions-only] (those rows alone)
  *     [--console-scale F] (console: records and delivery attempts are 1,000,000 × F)
  *   npm run bench -- --soak SECONDS [--records N] [--dialects sqlite|postgres]   the soak alone (bench/soak.ts)
+ *   WSOPS_BENCH_SERVER_LOG=FILE: the servers' logs (warnings and errors) are appended to FILE instead of dropped.
+ *   WSOPS_BENCH_API_FLAGS / WSOPS_BENCH_WORKER_FLAGS='--cpu-prof …': Node flags of the action rows' servers.
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
