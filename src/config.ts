@@ -156,7 +156,7 @@ export const SETTINGS = {
     env: 'WSOPS_DATABASE_URL',
     schema: databaseUrl,
     default: 'sqlite:./data/wsops.db',
-    doc: '`sqlite:PATH` (embedded, WAL) or `postgres://...` (production; several processes may share it).',
+    doc: '`sqlite:PATH` (embedded, WAL) or `postgres://...` (production; several processes may share it; on the same machine, its socket: `postgres://USER@localhost/DB?host=/var/run/postgresql`).',
     show: 'url',
   },
   port: { env: 'WSOPS_PORT', schema: wholeNumber(0, 65535), default: '8080', doc: 'TCP port of `wsops serve`.' },
