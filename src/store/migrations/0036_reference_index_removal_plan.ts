@@ -10,8 +10,8 @@ import type { Dialect } from '../database.js';
  * changes a transition's `held_asset_ids` (ADR 43). A materialised set of the references to
  * remove, joined the same way, was planned as a hash join over the whole index instead. Each
  * reference is now removed by its own DELETE naming the whole key, which no statistics can plan
- * as anything but a lookup; most writes change no reference, and an import batch that changes
- * them all pays a few microseconds per reference.
+ * as anything but a lookup. Most writes change no reference, and a statement that changes
+ * many (an import batch) costs what it did with the join (ADR 43).
  */
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   if (dialect !== 'postgres') return;
