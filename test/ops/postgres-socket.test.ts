@@ -34,12 +34,13 @@ describe('PostgreSQL over its Unix socket', {
   skip: dir === undefined && 'PostgreSQL is not tested in this run, or has no socket here',
 }, () => {
   let db: TestDatabase;
+  /** The test database's name, and its URL over the socket. */
+  let name: string;
   let url: string;
   let server: Running;
-  let port: number;
   before(async () => {
     db = await createTestDatabase('postgres');
-    const name = new URL(db.url).pathname.slice(1);
+    name = new URL(db.url).pathname.slice(1);
     url = `postgres://postgres@localhost/${name}?host=${encodeURIComponent(dir as string)}`;
   });
   after(async () => {
@@ -52,7 +53,7 @@ describe('PostgreSQL over its Unix socket', {
     await runWsops(['migrate'], env);
     const ws = JSON.parse(await runWsops(['workspace', 'create', '--name', 'Socket', '--json'], env)).id as string;
     const key = JSON.parse(await runWsops(['key', 'create', '--workspace', ws, '--scopes', 'people:read', '--json'], env)).key as string;
-    port = await freePort();
+    const port = await freePort();
     server = startWsops(['serve', '--only', 'api'], { ...env, WSOPS_PORT: String(port) });
     await waitFor(`http://127.0.0.1:${port}/healthz`, server);
     const res = await fetch(`http://127.0.0.1:${port}/api/v1/people`, { headers: { authorization: `Bearer ${key}` } });
@@ -66,7 +67,7 @@ describe('PostgreSQL over its Unix socket', {
       const { rows } = await admin.query<{ tcp: string; socket: string }>(
         `SELECT count(*) FILTER (WHERE client_addr IS NOT NULL) AS tcp, count(*) FILTER (WHERE client_addr IS NULL) AS socket
          FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'wsops%'`,
-        [new URL(db.url).pathname.slice(1)],
+        [name],
       );
       assert.equal(Number(rows[0]?.tcp), 0, 'no wsops session over TCP');
       assert.ok(Number(rows[0]?.socket) >= 1, 'the server holds sessions over the socket');
