@@ -12,7 +12,7 @@ import { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { createKey } from '../src/keys/keys.js';
-import { createServices } from '../src/services.js';
+import { createServices, type Services } from '../src/services.js';
 import { createEndpoint } from '../src/webhooks/endpoints.js';
 import { createWorkspace, parseModules } from '../src/workspaces/workspaces.js';
 import { produce, receiverStats, startReceiver, waitFor } from './delivery-load-bench.js';
@@ -259,7 +259,11 @@ export async function writeBench(
       const from = Date.now();
       const [pagesP99, produced] = await Promise.all([pages(), produce(services, delivering.id, 10, duration * 1000)]);
       const window = { prefix: '/d', from, to: Date.now() };
-      await waitFor(async () => (await receiverStats(rport, window)).matched >= produced, 'the deliveries', 60_000);
+      await waitFor(async () => (await receiverStats(rport, window)).matched >= produced, 'the deliveries', 60_000).catch(
+        async (err: Error) => {
+          throw new Error(`${err.message}: ${await deliveryState(services, endpoint.id)}`);
+        },
+      );
       return { pages: pagesP99, deliveries: (await receiverStats(rport, window)).p99 };
     };
     const idle = await measured(() => pagesP99(base, key.key, duration));
@@ -290,4 +294,26 @@ export async function writeBench(
     await services.close();
   }
   return rows;
+}
+
+/**
+ * What the queue says about an endpoint whose deliveries did not all arrive: its jobs by state and
+ * its failed attempts by error class (a failed attempt's retry is a minute later, past the wait).
+ */
+async function deliveryState(services: Services, endpointId: string): Promise<string> {
+  const db = services.database.db;
+  const jobs = await db
+    .selectFrom('delivery_jobs')
+    .select(['state', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('endpoint_id', '=', endpointId)
+    .groupBy('state')
+    .execute();
+  const failed = await db
+    .selectFrom('delivery_attempts')
+    .select(['error_class', 'status_code', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.max('attempted_at').as('last')])
+    .where('endpoint_id', '=', endpointId)
+    .where('outcome', '=', 'failed')
+    .groupBy(['error_class', 'status_code'])
+    .execute();
+  return `jobs ${JSON.stringify(jobs)}; failed attempts ${JSON.stringify(failed)}`;
 }
