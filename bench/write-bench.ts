@@ -13,6 +13,7 @@ import { Pool } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { createKey } from '../src/keys/keys.js';
 import { createServices, type Services } from '../src/services.js';
+import { endpointBacklog } from '../src/webhooks/backlog.js';
 import { createEndpoint } from '../src/webhooks/endpoints.js';
 import { createWorkspace, parseModules } from '../src/workspaces/workspaces.js';
 import { produce, receiverStats, startReceiver, waitFor } from './delivery-load-bench.js';
@@ -297,23 +298,18 @@ export async function writeBench(
 }
 
 /**
- * What the queue says about an endpoint whose deliveries did not all arrive: its jobs by state and
- * its failed attempts by error class (a failed attempt's retry is a minute later, past the wait).
+ * What the queue says about an endpoint whose deliveries did not all arrive: its backlog as the
+ * console shows it (due, in flight, retrying) and its failed attempts by error class (a failed
+ * attempt's retry is a minute later, past the wait).
  */
 async function deliveryState(services: Services, endpointId: string): Promise<string> {
-  const db = services.database.db;
-  const jobs = await db
-    .selectFrom('delivery_jobs')
-    .select(['state', (eb) => eb.fn.countAll<number>().as('n')])
-    .where('endpoint_id', '=', endpointId)
-    .groupBy('state')
-    .execute();
-  const failed = await db
+  const backlog = await endpointBacklog(services.database, endpointId, Date.now());
+  const failed = await services.database.db
     .selectFrom('delivery_attempts')
     .select(['error_class', 'status_code', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.max('attempted_at').as('last')])
     .where('endpoint_id', '=', endpointId)
     .where('outcome', '=', 'failed')
     .groupBy(['error_class', 'status_code'])
     .execute();
-  return `jobs ${JSON.stringify(jobs)}; failed attempts ${JSON.stringify(failed)}`;
+  return `backlog ${JSON.stringify(backlog)}; failed attempts ${JSON.stringify(failed)}`;
 }
