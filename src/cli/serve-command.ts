@@ -138,20 +138,7 @@ async function serveMain(
     if (demo) printDemo(config.baseUrl, port, demo.workspaceId, demo.key, demo.records, demo.consoleLink);
   }
   const worker = only === 'api' ? undefined : startWorker(services, { observer: services.metrics });
-  if (worker) {
-    // So `wsops endpoint create` can warn when this server would refuse what it registers.
-    await recordServedUrlPolicy(services.database.db, {
-      allow_private_webhooks: config.allowPrivateWebhooks,
-      started_at: new Date(services.clock()).toISOString(),
-    });
-  }
-  if (processes > 1) services.metrics.gatherFrom(askWorkersForMetrics);
   let internal: FastifyInstance | undefined;
-  if (internalListener) {
-    internal = buildInternalApp(services);
-    const address = await listenOn(internal, internalListener);
-    app.log.info({ address }, 'internal listener (operator API, /metrics, /readyz) running');
-  }
   let api: ApiProcesses | undefined;
   const shutdown = once(async (code: number) => {
     await api?.stop();
@@ -161,8 +148,23 @@ async function serveMain(
     await services.close();
     process.exit(code);
   });
+  // At once after the worker starts: it may be sending by the next line, and a SIGTERM before
+  // these handlers would kill it with attempts in flight, unrecorded and leased.
   process.once('SIGTERM', () => shutdown(0));
   process.once('SIGINT', () => shutdown(0));
+  if (worker) {
+    // So `wsops endpoint create` can warn when this server would refuse what it registers.
+    await recordServedUrlPolicy(services.database.db, {
+      allow_private_webhooks: config.allowPrivateWebhooks,
+      started_at: new Date(services.clock()).toISOString(),
+    });
+  }
+  if (processes > 1) services.metrics.gatherFrom(askWorkersForMetrics);
+  if (internalListener) {
+    internal = buildInternalApp(services);
+    const address = await listenOn(internal, internalListener);
+    app.log.info({ address }, 'internal listener (operator API, /metrics, /readyz) running');
+  }
   stopWithLauncher(() => {
     app.log.info('the npm process that started this server is gone; stopping');
     void shutdown(0);
