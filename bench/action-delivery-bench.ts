@@ -4,10 +4,13 @@
  * flight), one endpoint answers 200 at once, commit → received is measured at the receiver.
  * One row per setup: one `wsops serve`, or `--only api` beside `--only worker`. Each row also
  * measures, on the same server and in the same run, the API process's CPU per single PUT, the
- * figure an action's CPU is held to (at most 1.5×).
+ * figure an action's CPU is held to (at most 1.5×): before the actions and again after them,
+ * against their mean, since this machine's speed drifts by up to a third between minutes. It
+ * also says what the bench's own driver and receiver took of the machine, which the server
+ * shares with them.
  */
 import type { ChildProcess } from 'node:child_process';
-import { loadavg } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { loadConfig } from '../src/config.js';
 import { seedRegister, seedWorkspace } from '../src/seed/seed.js';
 import { createServices, type Services } from '../src/services.js';
@@ -15,7 +18,7 @@ import { createEndpoint } from '../src/webhooks/endpoints.js';
 import { createWorkspace } from '../src/workspaces/workspaces.js';
 import { driveActions, putPeople } from './action-load.js';
 import { receiverStats, startReceiver, waitFor } from './delivery-load-bench.js';
-import { backendsCpu, backendsCpuBetween, cpuSeconds, freePort, startProcess, stopProcess } from './processes.js';
+import { backendsCpu, backendsCpuBetween, cpuSeconds, freePort, machineCpu, startProcess, stopProcess } from './processes.js';
 import type { Row } from './table.js';
 import { BENCH_SECRET, SERVER_FLAGS, startWsops } from './wsops.js';
 
@@ -126,10 +129,13 @@ export async function actionDeliveryBench(o: ActionDeliveryOptions, log: (s: str
         const apiPid = api.pid as number;
         // CPU per PUT and per action of the same process, in the same run.
         const load0 = loadavg()[0] as number;
+        const putPhase = async () => {
+          const cpu = cpuSeconds(apiPid);
+          const puts = await putPeople(internal, TOKEN, fx.ws, fx.locationId, o.rate, PUT_SECONDS, IN_FLIGHT);
+          return ((cpuSeconds(apiPid) - cpu) * 1e6) / Math.max(1, puts.ok);
+        };
         await putPeople(internal, TOKEN, fx.ws, fx.locationId, o.rate, 2, IN_FLIGHT);
-        let cpu0 = cpuSeconds(apiPid);
-        const puts = await putPeople(internal, TOKEN, fx.ws, fx.locationId, o.rate, PUT_SECONDS, IN_FLIGHT);
-        const putUs = ((cpuSeconds(apiPid) - cpu0) * 1e6) / Math.max(1, puts.ok);
+        const putBefore = await putPhase();
         // Warm-up: the first actions run cold code; their deliveries drain before the measure.
         const warm = await driveActions({
           ...fx,
@@ -143,7 +149,10 @@ export async function actionDeliveryBench(o: ActionDeliveryOptions, log: (s: str
         await waitFor(async () => (await receiverStats(rport, { prefix: '/actions' })).count >= warm.ok, 'warm-up deliveries', 120_000);
         const before = (await receiverStats(rport, { prefix: '/actions' })).count;
         const t0 = Date.now();
-        cpu0 = cpuSeconds(apiPid);
+        const cpu0 = cpuSeconds(apiPid);
+        const benchCpu0 = process.cpuUsage();
+        const receiverCpu0 = cpuSeconds(receiver.pid as number);
+        const machine0 = machineCpu();
         const workerCpu0 = worker ? cpuSeconds(worker.pid as number) : 0;
         const pgDatabase = o.databaseUrl.startsWith('postgres') ? new URL(o.databaseUrl).pathname.slice(1) : undefined;
         const backends0 = pgDatabase ? backendsCpu(pgDatabase) : undefined;
@@ -158,6 +167,10 @@ export async function actionDeliveryBench(o: ActionDeliveryOptions, log: (s: str
         });
         const t1 = Date.now();
         const apiCpu = cpuSeconds(apiPid) - cpu0;
+        const benchUsage = process.cpuUsage(benchCpu0);
+        const driverCpu = (benchUsage.user + benchUsage.system) / 1e6;
+        const receiverCpu = cpuSeconds(receiver.pid as number) - receiverCpu0;
+        const machine1 = machineCpu();
         const workerCpu = worker ? cpuSeconds(worker.pid as number) - workerCpu0 : 0;
         const backendCpu = pgDatabase && backends0 ? backendsCpuBetween(backends0, backendsCpu(pgDatabase)) : undefined;
         const load1 = loadavg()[0] as number;
@@ -169,6 +182,8 @@ export async function actionDeliveryBench(o: ActionDeliveryOptions, log: (s: str
         );
         const t2 = Date.now();
         const after = (await receiverStats(rport, { prefix: '/actions' })).count - before - during;
+        const putAfter = await putPhase();
+        const putUs = (putBefore + putAfter) / 2;
         const actionUs = (apiCpu * 1e6) / Math.max(1, drive.ok);
         const windows: string[] = [];
         let worst = 0;
@@ -184,9 +199,10 @@ export async function actionDeliveryBench(o: ActionDeliveryOptions, log: (s: str
           benchmark: `${dialect}, ${name}: asset.assign/return over HTTP, ${o.rate}/s asked for ${o.seconds} s, ${IN_FLIGHT} in flight`,
           result:
             `${Math.round(drive.ok / span)} actions/s taken (${drive.errors} errors${drive.firstError ? `, first: ${drive.firstError}` : ''}); ` +
-            `API CPU ${Math.round(actionUs)} µs/action vs ${Math.round(putUs)} µs/PUT (${(actionUs / putUs).toFixed(2)}×; API ${Math.round((apiCpu / span) * 100)}% CPU` +
+            `API CPU ${Math.round(actionUs)} µs/action vs ${Math.round(putUs)} µs/PUT (${(actionUs / putUs).toFixed(2)}×; PUT ${Math.round(putBefore)} before, ${Math.round(putAfter)} after; API ${Math.round((apiCpu / span) * 100)}% CPU` +
             `${worker ? `, worker ${Math.round((workerCpu / span) * 100)}%` : ''}` +
             `${backendCpu === undefined ? '' : `, PostgreSQL backends ${Math.round((backendCpu / span) * 100)}% = ${Math.round((backendCpu * 1e6) / Math.max(1, drive.ok))} µs/action`}); ` +
+            `machine ${Math.round(((machine1.busy - machine0.busy) / span) * 100)}% busy of ${cpus().length * 100}% (steal ${Math.round(((machine1.steal - machine0.steal) / span) * 100)}%), of which the bench's driver ${Math.round((driverCpu / span) * 100)}% and receiver ${Math.round((receiverCpu / span) * 100)}%; ` +
             `delivered ${Math.round(during / span)}/s while actions arrive, ${t2 > t1 ? Math.round(after / ((t2 - t1) / 1000)) : '-'}/s after (${((t2 - t1) / 1000).toFixed(1)} s to drain); ` +
             `commit → received p50 ${all.p50} ms, p99 ${all.p99} ms, max ${all.max} ms; per 10 s window p50/p99/max ms: ${windows.join(', ')}; load ${load0.toFixed(1)} → ${load1.toFixed(1)}`,
           goal: 'p99 ≤ 1 s in every 10 s window; CPU ≤ 1.5× a PUT',

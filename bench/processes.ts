@@ -84,6 +84,20 @@ export function cpuSeconds(pid: number): number {
 }
 
 /**
+ * CPU seconds the whole machine has spent so far, all cores (/proc/stat's first line): `busy` is
+ * every field but idle, iowait and steal; `steal` the time the hypervisor gave this machine's
+ * cores to others while they had work. Two readings around a phase say how much of the machine the
+ * phase left to anyone else, and whether the machine itself ran slow.
+ */
+export function machineCpu(): { busy: number; steal: number } {
+  ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
+  // user nice system idle iowait irq softirq steal (guest time is already inside user).
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = line.trim().split(/\s+/).slice(1).map(Number);
+  return { busy: (user + nice + system + irq + softirq) / ticksPerSecond, steal: steal / ticksPerSecond };
+}
+
+/**
  * CPU seconds of each PostgreSQL backend serving `database` (its title names the database), by
  * pid: two of these around a phase give the backends' share of it (`backendsCpuBetween`).
  */
