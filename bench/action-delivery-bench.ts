@@ -16,7 +16,7 @@ import { seedRegister, seedWorkspace } from '../src/seed/seed.js';
 import { createServices, type Services } from '../src/services.js';
 import { createEndpoint } from '../src/webhooks/endpoints.js';
 import { createWorkspace } from '../src/workspaces/workspaces.js';
-import { driveActions, putPeople } from './action-load.js';
+import { driveActions, PUT_PEOPLE, putPeople } from './action-load.js';
 import { receiverStats, startReceiver, waitFor } from './delivery-load-bench.js';
 import { backendsCpu, backendsCpuBetween, cpuSeconds, freePort, machineCpu, startProcess, stopProcess } from './processes.js';
 import type { Row } from './table.js';
@@ -134,7 +134,8 @@ export async function actionDeliveryBench(o: ActionDeliveryOptions, log: (s: str
           const puts = await putPeople(internal, TOKEN, fx.ws, fx.locationId, o.rate, PUT_SECONDS, IN_FLIGHT);
           return ((cpuSeconds(apiPid) - cpu) * 1e6) / Math.max(1, puts.ok);
         };
-        await putPeople(internal, TOKEN, fx.ws, fx.locationId, o.rate, 2, IN_FLIGHT);
+        // Every person once first, so that each measured PUT is an update, as an action is.
+        await putPeople(internal, TOKEN, fx.ws, fx.locationId, o.rate, Math.max(2, Math.ceil(PUT_PEOPLE / o.rate)), IN_FLIGHT);
         const putBefore = await putPhase();
         // Warm-up: the first actions run cold code; their deliveries drain before the measure.
         const warm = await driveActions({

@@ -126,7 +126,10 @@ export function driveActions(o: ActionDrive): Promise<DriveResult> {
   );
 }
 
-/** PUTs of 2,000 people (of `locationId`) in turn: after the first round, each is an update. */
+/** People the PUTs take turns on. */
+export const PUT_PEOPLE = 2000;
+
+/** PUTs of PUT_PEOPLE people (of `locationId`) in turn: after the first round, each is an update. */
 export function putPeople(
   internal: string,
   token: string,
@@ -136,7 +139,7 @@ export function putPeople(
   seconds: number,
   inFlight: number,
 ): Promise<DriveResult> {
-  const count = 2000;
+  const count = PUT_PEOPLE;
   return steady(
     internal,
     rate,
