@@ -445,6 +445,25 @@ export class Dispatcher {
     }
   }
 
+  private logFailedAttempt(r: Result, row: DeliveryAttemptsTable | undefined): void {
+    const next = row?.next_attempt_at ?? null;
+    this.log.info(
+      {
+        delivery_id: r.deliveryId,
+        event_id: r.job.event_id,
+        event_type: r.job.event_type,
+        endpoint_id: r.job.endpoint_id,
+        workspace_id: r.job.workspace_id,
+        attempt: row?.attempt,
+        status_code: r.outcome.statusCode,
+        error_class: r.outcome.errorClass,
+        error: r.outcome.error,
+        next_attempt_at: next,
+      },
+      next === null ? 'delivery attempt failed; no attempt is left (exhausted)' : `delivery attempt failed; next attempt at ${next}`,
+    );
+  }
+
   /** One transaction: the jobs still held by this claim, their attempts, the endpoints' health. */
   private async recordBatch(token: string, results: readonly Result[]): Promise<void> {
     const { deliveries: db, engine } = this.services.database;
@@ -500,6 +519,11 @@ export class Dispatcher {
       );
     }
     logHealthChanges(this.log, changes);
+    for (const r of kept) {
+      // The log as well as the delivery history: an operator who reads only the log sees each
+      // failed attempt and what follows it (the response body stays in the history).
+      if (!r.outcome.ok) this.logFailedAttempt(r, rows.get(r.job.id));
+    }
     for (const r of kept) {
       const first = r.job.attempts === 0 ? r.attemptedAt - Date.parse(r.job.event_created_at) : null;
       this.observer.attempted(r.outcome.ok ? 'succeeded' : 'failed', r.outcome.errorClass, first);

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { verifySignature } from '@wsops/client';
+import { pino } from 'pino';
 import Stripe from 'stripe';
 import { listAudit } from '../../src/audit/audit.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
@@ -24,12 +25,15 @@ for (const dialect of DIALECTS) {
     let rx: Receiver;
     let dispatcher: Dispatcher;
     let path = 0;
+    /** The dispatcher's log lines, as a server writes them to its standard output. */
+    const logged: Record<string, unknown>[] = [];
 
     before(async () => {
       h = await createHarness(dialect, { WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true' });
       ws = await h.workspace({ seed: false });
       rx = await new Receiver().start();
-      dispatcher = new Dispatcher(h.services, { random: () => 0 });
+      const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
+      dispatcher = new Dispatcher({ ...h.services, logger }, { random: () => 0 });
     });
     after(async () => {
       await dispatcher.stop();
@@ -240,6 +244,47 @@ for (const dialect of DIALECTS) {
       assert.equal(attempt.response_body?.length, 4096);
       assert.equal(attempt.next_attempt_at, new Date(Date.parse(attempt.attempted_at) + 60_000).toISOString());
       assert.ok(attempt.latency_ms >= 0);
+      await disableEndpoint(h.services, ws, ep.id);
+    });
+
+    it('each failed attempt is also a server log line: its ids, status, error class and when the next attempt is due; never the response body nor the secret', async () => {
+      const ep = await newEndpoint();
+      rx.on(ep.path, (_req, res) => res.writeHead(503).end('receiver-body-not-for-the-log'));
+      const event = await emit('asset.assigned');
+      logged.length = 0;
+      await drain();
+      const [attempt] = await h.services.database.db.selectFrom('delivery_attempts').selectAll().where('event_id', '=', event.id).execute();
+      assert.ok(attempt);
+      const lines = logged.filter((l) => l.event_id === event.id);
+      assert.equal(lines.length, 1, 'one line for the one failed attempt');
+      const [line] = lines;
+      assert.equal(line?.level, 30, 'info: a failed attempt is the receiver’s trouble, retried on schedule');
+      assert.equal(line?.msg, `delivery attempt failed; next attempt at ${attempt.next_attempt_at}`);
+      assert.deepEqual(
+        {
+          delivery_id: line?.delivery_id,
+          endpoint_id: line?.endpoint_id,
+          workspace_id: line?.workspace_id,
+          event_type: line?.event_type,
+          attempt: line?.attempt,
+          status_code: line?.status_code,
+          error_class: line?.error_class,
+          next_attempt_at: line?.next_attempt_at,
+        },
+        {
+          delivery_id: attempt.id,
+          endpoint_id: ep.id,
+          workspace_id: ws,
+          event_type: 'asset.assigned',
+          attempt: 1,
+          status_code: 503,
+          error_class: 'http_status',
+          next_attempt_at: attempt.next_attempt_at,
+        },
+      );
+      const text = JSON.stringify(logged);
+      assert.ok(!text.includes('receiver-body-not-for-the-log'), 'the response body stays in the delivery history');
+      assert.ok(!text.includes(ep.secret), 'the signing secret is never logged');
       await disableEndpoint(h.services, ws, ep.id);
     });
 
