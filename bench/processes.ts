@@ -69,18 +69,19 @@ export function sampleRss(pid: number): () => RssPeak {
 }
 
 /** Clock ticks per second of /proc's CPU times (USER_HZ), read once. */
-let ticksPerSecond: number | undefined;
+let ticksPerSecondRead: number | undefined;
+const ticksPerSecond = (): number =>
+  (ticksPerSecondRead ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100);
 
 /**
  * CPU seconds a process has used so far, all its threads, user and system (/proc/PID/stat).
  * The walk benchmarks report the server's share: on 2 cores the client's work competes with it.
  */
 export function cpuSeconds(pid: number): number {
-  ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // Fields after the command name, which may hold spaces: utime and stime are the 12th and 13th.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
+  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond();
 }
 
 /**
@@ -90,11 +91,11 @@ export function cpuSeconds(pid: number): number {
  * phase left to anyone else, and whether the machine itself ran slow.
  */
 export function machineCpu(): { busy: number; steal: number } {
-  ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
   const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
   // user nice system idle iowait irq softirq steal (guest time is already inside user).
   const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = line.trim().split(/\s+/).slice(1).map(Number);
-  return { busy: (user + nice + system + irq + softirq) / ticksPerSecond, steal: steal / ticksPerSecond };
+  const ticks = ticksPerSecond();
+  return { busy: (user + nice + system + irq + softirq) / ticks, steal: steal / ticks };
 }
 
 /**

@@ -445,19 +445,20 @@ export class Dispatcher {
     }
   }
 
-  private logFailedAttempt(r: Result, row: DeliveryAttemptsTable | undefined): void {
-    const next = row?.next_attempt_at ?? null;
+  /** A failed attempt as a log line: what its delivery history row says, but the response body. */
+  private logFailedAttempt(row: DeliveryAttemptsTable, error: string | null): void {
+    const next = row.next_attempt_at;
     this.log.info(
       {
-        delivery_id: r.deliveryId,
-        event_id: r.job.event_id,
-        event_type: r.job.event_type,
-        endpoint_id: r.job.endpoint_id,
-        workspace_id: r.job.workspace_id,
-        attempt: row?.attempt,
-        status_code: r.outcome.statusCode,
-        error_class: r.outcome.errorClass,
-        error: r.outcome.error,
+        delivery_id: row.id,
+        event_id: row.event_id,
+        event_type: row.event_type,
+        endpoint_id: row.endpoint_id,
+        workspace_id: row.workspace_id,
+        attempt: row.attempt,
+        status_code: row.status_code,
+        error_class: row.error_class,
+        error,
         next_attempt_at: next,
       },
       next === null ? 'delivery attempt failed; no attempt is left (exhausted)' : `delivery attempt failed; next attempt at ${next}`,
@@ -522,9 +523,8 @@ export class Dispatcher {
     for (const r of kept) {
       // The log as well as the delivery history: an operator who reads only the log sees each
       // failed attempt and what follows it (the response body stays in the history).
-      if (!r.outcome.ok) this.logFailedAttempt(r, rows.get(r.job.id));
-    }
-    for (const r of kept) {
+      const row = rows.get(r.job.id);
+      if (!r.outcome.ok && row) this.logFailedAttempt(row, r.outcome.error);
       const first = r.job.attempts === 0 ? r.attemptedAt - Date.parse(r.job.event_created_at) : null;
       this.observer.attempted(r.outcome.ok ? 'succeeded' : 'failed', r.outcome.errorClass, first);
     }
