@@ -157,6 +157,10 @@ export async function actionDeliveryBench(o: ActionDeliveryOptions, log: (s: str
         const workerCpu0 = worker ? cpuSeconds(worker.pid as number) : 0;
         const pgDatabase = o.databaseUrl.startsWith('postgres') ? new URL(o.databaseUrl).pathname.slice(1) : undefined;
         const backends0 = pgDatabase ? backendsCpu(pgDatabase) : undefined;
+        // The API's CPU at each window's end: an action's cost as the run goes on (its asset's
+        // custody history grows by one entry per assignment).
+        const windowCpu: number[] = [];
+        const sampler = setInterval(() => windowCpu.push(cpuSeconds(apiPid)), WINDOW_MS);
         const drive = await driveActions({
           ...fx,
           internal,
@@ -167,6 +171,7 @@ export async function actionDeliveryBench(o: ActionDeliveryOptions, log: (s: str
           inFlight: IN_FLIGHT,
         });
         const t1 = Date.now();
+        clearInterval(sampler);
         const apiCpu = cpuSeconds(apiPid) - cpu0;
         const benchUsage = process.cpuUsage(benchCpu0);
         const driverCpu = (benchUsage.user + benchUsage.system) / 1e6;
@@ -187,9 +192,13 @@ export async function actionDeliveryBench(o: ActionDeliveryOptions, log: (s: str
         const putUs = (putBefore + putAfter) / 2;
         const actionUs = (apiCpu * 1e6) / Math.max(1, drive.ok);
         const windows: string[] = [];
+        const windowsCpu: number[] = [];
         let worst = 0;
-        for (let from = t0; from < t1; from += WINDOW_MS) {
+        for (let from = t0, k = 0; from < t1; from += WINDOW_MS, k++) {
           const w = await receiverStats(rport, { prefix: '/actions', from, to: Math.min(t1, from + WINDOW_MS) });
+          const cpuEnd = windowCpu[k];
+          // Each action emits one event to the one endpoint: the window's deliveries count its actions.
+          if (cpuEnd !== undefined && w.matched > 0) windowsCpu.push(((cpuEnd - (windowCpu[k - 1] ?? cpu0)) * 1e6) / w.matched);
           if (w.matched === 0) continue;
           worst = Math.max(worst, w.p99);
           windows.push(`${w.p50}/${w.p99}/${w.max}`);
@@ -201,7 +210,7 @@ export async function actionDeliveryBench(o: ActionDeliveryOptions, log: (s: str
           result:
             `${Math.round(drive.ok / span)} actions/s taken (${drive.errors} errors${drive.firstError ? `, first: ${drive.firstError}` : ''}); ` +
             `API CPU ${Math.round(actionUs)} µs/action vs ${Math.round(putUs)} µs/PUT (${(actionUs / putUs).toFixed(2)}×; PUT ${Math.round(putBefore)} before, ${Math.round(putAfter)} after; API ${Math.round((apiCpu / span) * 100)}% CPU` +
-            `${worker ? `, worker ${Math.round((workerCpu / span) * 100)}%` : ''}` +
+            `${worker ? `, worker ${Math.round((workerCpu / span) * 100)}%` : ''}; per 10 s window ${windowsCpu.map((us) => Math.round(us)).join(', ')} µs/action` +
             `${backendCpu === undefined ? '' : `, PostgreSQL backends ${Math.round((backendCpu / span) * 100)}% = ${Math.round((backendCpu * 1e6) / Math.max(1, drive.ok))} µs/action`}); ` +
             `machine ${Math.round(((machine1.busy - machine0.busy) / span) * 100)}% busy of ${cpus().length * 100}% (steal ${Math.round(((machine1.steal - machine0.steal) / span) * 100)}%), of which the bench's driver ${Math.round((driverCpu / span) * 100)}% and receiver ${Math.round((receiverCpu / span) * 100)}%; ` +
             `delivered ${Math.round(during / span)}/s while actions arrive, ${t2 > t1 ? Math.round(after / ((t2 - t1) / 1000)) : '-'}/s after (${((t2 - t1) / 1000).toFixed(1)} s to drain); ` +

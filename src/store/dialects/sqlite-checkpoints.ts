@@ -7,6 +7,15 @@
  * file passes 4 MB a worker thread opens its own connection and runs PASSIVE checkpoints (they
  * never block readers or writers) every CHECKPOINT_EVERY_MS. A process that never writes much
  * (a CLI command, a test) never starts the thread; SQLite checkpoints at its last close anyway.
+ *
+ * A PASSIVE checkpoint never lets the WAL start over while writes keep coming: SQLite reuses the
+ * file from its start only when a writer finds every frame copied, and under a steady stream of
+ * writes (actions, an API beside a worker, an import) a new commit always lands first. The WAL
+ * then grew by 46 MB/s, to 5.4 GB in a two-minute run of actions (ADR 42, tenth pass). So once
+ * it holds RESTART_AT_BYTES, the thread runs one RESTART checkpoint: it takes the write lock,
+ * copies the few frames the PASSIVE one left, waits for readers to leave the WAL, and the next
+ * commit starts the WAL over; journal_size_limit then cuts the file back. Writers wait meanwhile
+ * (BEGIN IMMEDIATE waits on a timer, off the event loop), at most RESTART_WAIT_MS for readers.
  */
 import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -17,6 +26,10 @@ import type SQLite from 'better-sqlite3';
 const START_AT_BYTES = 4 * 1024 * 1024;
 const WATCH_EVERY_MS = 1000;
 export const CHECKPOINT_EVERY_MS = 250;
+/** The WAL that a RESTART checkpoint starts over: journal_size_limit's size (sqlite.ts). */
+const RESTART_AT_BYTES = 64 * 1024 * 1024;
+/** How long a RESTART checkpoint waits for a writer or readers before it gives the turn up. */
+const RESTART_WAIT_MS = 20;
 
 /**
  * The thread, as source (CommonJS, evaluated): a file would need the TypeScript loader in the
@@ -26,10 +39,14 @@ const THREAD = `
 const { parentPort, workerData } = require('node:worker_threads');
 const SQLite = require(workerData.driver);
 const db = new SQLite(workerData.path);
-db.exec('PRAGMA busy_timeout = 1000');
-const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+db.exec('PRAGMA busy_timeout = ' + workerData.restartWaitMs);
+const passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+const restart = db.prepare('PRAGMA wal_checkpoint(RESTART)');
+const restartAtFrames = Math.floor(workerData.restartAtBytes / (db.pragma('page_size', { simple: true }) + 24));
 const timer = setInterval(() => {
-  try { checkpoint.get(); } catch { /* SQLITE_BUSY: another process's checkpoint; the next turn tries again */ }
+  try {
+    if (passive.get().log >= restartAtFrames) restart.get();
+  } catch { /* SQLITE_BUSY: another process's checkpoint; the next turn tries again */ }
 }, workerData.everyMs);
 parentPort.once('message', () => { clearInterval(timer); db.close(); parentPort.close(); });
 `;
@@ -53,7 +70,13 @@ export function checkpointInBackground(writer: SQLite.Database, path: string): C
     clearInterval(watch);
     const w = new Worker(THREAD, {
       eval: true,
-      workerData: { path, everyMs: CHECKPOINT_EVERY_MS, driver: createRequire(import.meta.url).resolve('better-sqlite3') },
+      workerData: {
+        path,
+        everyMs: CHECKPOINT_EVERY_MS,
+        restartAtBytes: RESTART_AT_BYTES,
+        restartWaitMs: RESTART_WAIT_MS,
+        driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+      },
     });
     exited = new Promise((resolve) => w.once('exit', () => resolve()));
     // A thread that fails (the file removed under it) leaves the checkpoints to SQLite again.
