@@ -13,10 +13,9 @@ import { after, before, describe, it } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { sql } from '#kysely';
 import { type Database, openDatabase } from '../../src/store/database.js';
+import { WAL_LIMIT_BYTES as LIMIT } from '../../src/store/dialects/sqlite-checkpoints.js';
 
 const MB = 1024 * 1024;
-/** journal_size_limit (src/store/dialects/sqlite.ts): the size a WAL that starts over is cut back to. */
-const LIMIT = 64 * MB;
 /** Written before the test gives up: a WAL that never starts over holds all of it. */
 const BUDGET = 512 * MB;
 

@@ -12,7 +12,7 @@
  * file from its start only when a writer finds every frame copied, and under a steady stream of
  * writes (actions, an API beside a worker, an import) a new commit always lands first. The WAL
  * then grew by 46 MB/s, to 5.4 GB in a two-minute run of actions (ADR 42, tenth pass). So once
- * it holds RESTART_AT_BYTES, the thread runs one RESTART checkpoint: it takes the write lock,
+ * it holds WAL_LIMIT_BYTES, the thread runs one RESTART checkpoint: it takes the write lock,
  * copies the few frames the PASSIVE one left, waits for readers to leave the WAL, and the next
  * commit starts the WAL over; journal_size_limit then cuts the file back. Writers wait meanwhile
  * (BEGIN IMMEDIATE waits on a timer, off the event loop), at most RESTART_WAIT_MS for readers.
@@ -26,8 +26,11 @@ import type SQLite from 'better-sqlite3';
 const START_AT_BYTES = 4 * 1024 * 1024;
 const WATCH_EVERY_MS = 1000;
 export const CHECKPOINT_EVERY_MS = 250;
-/** The WAL that a RESTART checkpoint starts over: journal_size_limit's size (sqlite.ts). */
-const RESTART_AT_BYTES = 64 * 1024 * 1024;
+/**
+ * The WAL a RESTART checkpoint starts over, and the size SQLite cuts the file back to when it
+ * does (journal_size_limit, set in sqlite.ts).
+ */
+export const WAL_LIMIT_BYTES = 64 * 1024 * 1024;
 /** How long a RESTART checkpoint waits for a writer or readers before it gives the turn up. */
 const RESTART_WAIT_MS = 20;
 
@@ -73,7 +76,7 @@ export function checkpointInBackground(writer: SQLite.Database, path: string): C
       workerData: {
         path,
         everyMs: CHECKPOINT_EVERY_MS,
-        restartAtBytes: RESTART_AT_BYTES,
+        restartAtBytes: WAL_LIMIT_BYTES,
         restartWaitMs: RESTART_WAIT_MS,
         driver: createRequire(import.meta.url).resolve('better-sqlite3'),
       },

@@ -12,7 +12,7 @@ import type { DB, RecordsTable } from '../schema.js';
 import { deletedAtOf } from '../tombstones.js';
 import type { Adapter, Database, Engine, OpenOptions } from './engine.js';
 import { sqliteActionStatements } from './sqlite-actions.js';
-import { checkpointInBackground } from './sqlite-checkpoints.js';
+import { checkpointInBackground, WAL_LIMIT_BYTES } from './sqlite-checkpoints.js';
 import { preparedStatement } from './sqlite-prepared.js';
 import { sqliteQueue } from './sqlite-queue.js';
 import { openSqliteReader, sqliteHotQueries, sqlitePages, versionStamp } from './sqlite-reads.js';
@@ -145,10 +145,10 @@ export function openSqlite(path: string, options: OpenOptions): Omit<Database, '
   raw.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
   raw.exec('PRAGMA cache_size = -32768'); // 32 MB page cache
   raw.exec('PRAGMA temp_store = MEMORY');
-  // A long import writes faster than the checkpoints can empty the WAL, so it grows to gigabytes
-  // (ADR 36); once checkpointed it is reused from its start, and this cuts the file
-  // back instead of keeping the whole size on disk until the process ends.
-  raw.exec('PRAGMA journal_size_limit = 67108864');
+  // Steady writes (an import, actions) grow the WAL past this between checkpoints; when it starts
+  // over (the RESTART checkpoint, sqlite-checkpoints.ts) this cuts the file back instead of
+  // keeping the whole size on disk until the process ends.
+  raw.exec(`PRAGMA journal_size_limit = ${WAL_LIMIT_BYTES}`);
   const checkpoints = path === ':memory:' ? undefined : checkpointInBackground(raw, path);
   const db = new Kysely<DB>({ dialect: lockWaitingDialect(new SqliteDialect({ database: cachingSqlite(raw) }), raw) });
   // An in-memory database cannot be opened by a second connection: reads use the writer's.
