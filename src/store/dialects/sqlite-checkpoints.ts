@@ -16,6 +16,8 @@
  * copies the few frames the PASSIVE one left, waits for readers to leave the WAL, and the next
  * commit starts the WAL over; journal_size_limit then cuts the file back. Writers wait meanwhile
  * (BEGIN IMMEDIATE waits on a timer, off the event loop), at most RESTART_WAIT_MS for readers.
+ * While a long read (a backup) holds older frames the thread does not try: each try held the
+ * writers for those 20 ms, every turn, for the whole read.
  */
 import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -33,6 +35,11 @@ export const CHECKPOINT_EVERY_MS = 250;
 export const WAL_LIMIT_BYTES = 64 * 1024 * 1024;
 /** How long a RESTART checkpoint waits for a writer or readers before it gives the turn up. */
 const RESTART_WAIT_MS = 20;
+/**
+ * The frames a PASSIVE checkpoint may leave for a RESTART to copy (4 MB): short reads hold back
+ * only the last few commits; more means a long read is under way.
+ */
+const RESTART_REST_FRAMES = 1000;
 
 /**
  * The thread, as source (CommonJS, evaluated): a file would need the TypeScript loader in the
@@ -48,7 +55,10 @@ const restart = db.prepare('PRAGMA wal_checkpoint(RESTART)');
 const restartAtFrames = Math.floor(workerData.restartAtBytes / (db.pragma('page_size', { simple: true }) + 24));
 const timer = setInterval(() => {
   try {
-    if (passive.get().log >= restartAtFrames) restart.get();
+    const { log, checkpointed } = passive.get();
+    // A long read (a backup) holds the frames after its start: a RESTART would wait for it in vain
+    // while holding the writers, so it waits until the PASSIVE one copies nearly all.
+    if (log >= restartAtFrames && log - checkpointed < workerData.restartRestFrames) restart.get();
   } catch { /* SQLITE_BUSY: another process's checkpoint; the next turn tries again */ }
 }, workerData.everyMs);
 parentPort.once('message', () => { clearInterval(timer); db.close(); parentPort.close(); });
@@ -78,6 +88,7 @@ export function checkpointInBackground(writer: SQLite.Database, path: string): C
         everyMs: CHECKPOINT_EVERY_MS,
         restartAtBytes: WAL_LIMIT_BYTES,
         restartWaitMs: RESTART_WAIT_MS,
+        restartRestFrames: RESTART_REST_FRAMES,
         driver: createRequire(import.meta.url).resolve('better-sqlite3'),
       },
     });
