@@ -6,14 +6,13 @@
  * to journal_size_limit (ADR 42, tenth pass).
  */
 import assert from 'node:assert/strict';
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import SQLite from 'better-sqlite3';
+import type SQLite from 'better-sqlite3';
 import { sql } from '#kysely';
-import { type Database, openDatabase } from '../../src/store/database.js';
+import type { Database } from '../../src/store/database.js';
 import { WAL_LIMIT_BYTES as LIMIT } from '../../src/store/dialects/sqlite-checkpoints.js';
+import { openSqliteFile, type SqliteFile } from '../helpers/sqlite-file.js';
 
 const MB = 1024 * 1024;
 /** Written before the test gives up: a WAL that never starts over holds all of it. */
@@ -32,23 +31,16 @@ function walSequence(file: string): number {
 }
 
 describe('the SQLite WAL file under writes that never pause [sqlite]', () => {
-  let dir: string;
+  let sqliteFile: SqliteFile;
   let file: string;
   let database: Database;
-  /** Another connection reading between the commits: what another process's reader is. */
+  /** Another connection to the same file: what another process's connection is to this one. */
   let other: SQLite.Database;
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'wsops-wal-'));
-    file = join(dir, 'wsops.db');
-    database = openDatabase(`sqlite:${file}`);
-    await sql`CREATE TABLE notes (body BLOB NOT NULL)`.execute(database.db);
-    other = new SQLite(file);
+    sqliteFile = await openSqliteFile('wsops-wal-', 'body BLOB NOT NULL');
+    ({ file, database, other } = sqliteFile);
   });
-  after(async () => {
-    other?.close();
-    await database?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => sqliteFile?.close());
 
   it('starts over once it holds 64 MB, and is cut back to 64 MB, while commits keep coming and another connection keeps reading', async () => {
     const count = other.prepare('SELECT count(*) AS n FROM notes');

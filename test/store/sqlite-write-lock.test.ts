@@ -5,32 +5,22 @@
  * lock is free (ADR 42, sixth pass).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import SQLite from 'better-sqlite3';
+import type SQLite from 'better-sqlite3';
 import { sql } from '#kysely';
-import { type Database, openDatabase } from '../../src/store/database.js';
+import type { Database } from '../../src/store/database.js';
+import { openSqliteFile, type SqliteFile } from '../helpers/sqlite-file.js';
 
 describe('waiting for SQLite’s write lock [sqlite]', () => {
-  let dir: string;
-  let file: string;
+  let sqliteFile: SqliteFile;
   let database: Database;
   /** Another connection to the same file: what another process's connection is to this one. */
   let other: SQLite.Database;
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'wsops-write-lock-'));
-    file = join(dir, 'wsops.db');
-    database = openDatabase(`sqlite:${file}`);
-    await sql`CREATE TABLE notes (text TEXT NOT NULL)`.execute(database.db);
-    other = new SQLite(file);
+    sqliteFile = await openSqliteFile('wsops-write-lock-', 'text TEXT NOT NULL');
+    ({ database, other } = sqliteFile);
   });
-  after(async () => {
-    other?.close();
-    await database?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => sqliteFile?.close());
 
   it('a transaction waiting for the lock another connection holds leaves the process running, and commits once the lock is released', async () => {
     other.exec('BEGIN IMMEDIATE');
