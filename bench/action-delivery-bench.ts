@@ -151,16 +151,16 @@ export async function actionDeliveryBench(o: ActionDeliveryOptions, log: (s: str
         const before = (await receiverStats(rport, { prefix: '/actions' })).count;
         const t0 = Date.now();
         const cpu0 = cpuSeconds(apiPid);
+        // The API's CPU at each window's end, from t0 as the receiver's windows are: an action's
+        // cost as the run goes on (it showed the WAL growing through a run, ADR 42 tenth pass).
+        const windowCpu: number[] = [];
+        const sampler = setInterval(() => windowCpu.push(cpuSeconds(apiPid)), WINDOW_MS);
         const benchCpu0 = process.cpuUsage();
         const receiverCpu0 = cpuSeconds(receiver.pid as number);
         const machine0 = machineCpu();
         const workerCpu0 = worker ? cpuSeconds(worker.pid as number) : 0;
         const pgDatabase = o.databaseUrl.startsWith('postgres') ? new URL(o.databaseUrl).pathname.slice(1) : undefined;
         const backends0 = pgDatabase ? backendsCpu(pgDatabase) : undefined;
-        // The API's CPU at each window's end: an action's cost as the run goes on (its asset's
-        // custody history grows by one entry per assignment).
-        const windowCpu: number[] = [];
-        const sampler = setInterval(() => windowCpu.push(cpuSeconds(apiPid)), WINDOW_MS);
         const drive = await driveActions({
           ...fx,
           internal,
