@@ -24,11 +24,18 @@ interface Answer {
   metrics: MetricsJson;
 }
 
-/** In an API process: answers the primary's requests with this process's metrics. */
-export function answerMetricRequests(metrics: Metrics): void {
+/**
+ * In an API process: answers the primary's requests with this process's metrics. A registry
+ * that fails to read is reported to `onError` and left unanswered (the primary counts the
+ * process missing from that scrape): rejected with nothing awaiting it, it would end the process.
+ */
+export function answerMetricRequests(metrics: Metrics, onError: (err: unknown) => void): void {
   process.on('message', (message: Ask) => {
     if (message?.type !== ASK) return;
-    void metrics.json().then((json) => process.send?.({ type: ANSWER, id: message.id, metrics: json } satisfies Answer));
+    void metrics
+      .json()
+      .then((json) => process.send?.({ type: ANSWER, id: message.id, metrics: json } satisfies Answer))
+      .catch(onError);
   });
 }
 

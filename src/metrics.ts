@@ -41,6 +41,12 @@ const DATABASE_GAUGES = [
   ...Object.values(BACKLOG_METRICS),
 ];
 
+/** prom-client's default metrics that record from a timer or an observer, and the method each calls there. */
+const RECORDED_OUTSIDE_SCRAPES = [
+  ['nodejs_gc_duration_seconds', 'observe'],
+  ['nodejs_eventloop_lag_seconds', 'set'],
+] as const;
+
 /** One registry's metrics as JSON, the form processes exchange (src/cluster-metrics.ts). */
 export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
 
@@ -200,9 +206,30 @@ export class Metrics implements DeliveryObserver {
     });
   }
 
-  /** Process metrics (RSS, heap, event loop lag, GC): once per process, by `wsops serve`. */
-  collectProcessMetrics(): void {
+  /**
+   * Process metrics (RSS, heap, event loop lag, GC): once per process, by `wsops serve`. Two of
+   * them record from a callback of their own, outside any scrape (the GC observer, and the event
+   * loop lag's setImmediate): an exception there reaches no caller and would end the process, as
+   * a label Object.prototype had gained once did (issue 56). Their recording is guarded: a
+   * failing sample is dropped and `onError` told, the first time for each metric (the same fault
+   * would repeat at every collection).
+   */
+  collectProcessMetrics(onError: (err: unknown, metric: string) => void = () => {}): void {
     collectDefaultMetrics({ register: this.registry });
+    for (const [name, method] of RECORDED_OUTSIDE_SCRAPES) {
+      const metric = this.registry.getSingleMetric(name) as unknown as Record<string, (...args: unknown[]) => void> | undefined;
+      const record = metric?.[method]?.bind(metric);
+      if (!metric || !record) continue;
+      let told = false;
+      metric[method] = (...args: unknown[]) => {
+        try {
+          record(...args);
+        } catch (err) {
+          if (!told) onError(err, name);
+          told = true;
+        }
+      };
+    }
   }
 
   /**

@@ -109,7 +109,7 @@ async function serveMain(
   // Before the database is migrated, the demo written or anything printed.
   await checkListeners([...(only !== 'worker' ? [publicListener] : []), ...(internalListener ? [internalListener] : [])]);
   const services = await onDatabase(config.databaseUrl, () => createServices(config, { logger }), { create: true });
-  services.metrics.collectProcessMetrics();
+  services.metrics.collectProcessMetrics(metricFailure(logger));
   const app = buildApp(services);
   app.log.info(
     {
@@ -180,6 +180,29 @@ async function serveMain(
   } else {
     app.log.info({ worker_id: worker?.dispatcher.workerId }, 'delivery worker running');
   }
+  keepServingThroughUncaughtErrors(logger);
+}
+
+/** What a process metric that failed to record says, once (Metrics.collectProcessMetrics). */
+function metricFailure(logger: Logger) {
+  return (err: unknown, metric: string) =>
+    logger.error({ err, metric }, `the process metric ${metric} failed to record; its failing samples are dropped`);
+}
+
+/**
+ * Once serving, an exception no caller catches (thrown in a timer, an observer or an event
+ * listener, or a rejected promise nothing awaits) is logged with its stack, and the process goes
+ * on serving. Node's default, exiting, ends every tenant's requests in flight, and lets whatever
+ * makes such a callback throw stop the service for everyone, as one tenant's SCIM PATCH did
+ * (issue 56). Going on is sound here because such a callback leaves only its own work undone:
+ * every write is a database transaction, rolled back unless committed, and the worker's loops
+ * and rounds catch their own failures and run again. Before serving, a failure still ends the
+ * process, so a start that went wrong is never left half up.
+ */
+function keepServingThroughUncaughtErrors(logger: Logger): void {
+  process.on('uncaughtException', (err, origin) => {
+    logger.error({ err, origin }, 'an error no caller caught (logged; the process goes on serving)');
+  });
 }
 
 /** Listens; a port taken since it was checked is the same one-line refusal. */
@@ -198,9 +221,9 @@ async function listenOn(app: FastifyInstance, listener: PlannedListener): Promis
  */
 async function serveApiProcess(config: Config, port: number, logger: Logger): Promise<void> {
   const services = await createServices(config, { logger, migrate: false });
-  services.metrics.collectProcessMetrics();
+  services.metrics.collectProcessMetrics(metricFailure(logger));
   services.metrics.dropDatabaseGauges();
-  answerMetricRequests(services.metrics);
+  answerMetricRequests(services.metrics, (err) => logger.error({ err }, 'this process could not read its metrics for a scrape'));
   const app = buildApp(services);
   const shutdown = once(async () => {
     await app.close();
@@ -212,6 +235,7 @@ async function serveApiProcess(config: Config, port: number, logger: Logger): Pr
   // The primary is gone (killed without a chance to stop us): stop too rather than serve orphaned.
   process.once('disconnect', () => shutdown());
   await app.listen({ port, host: config.host });
+  keepServingThroughUncaughtErrors(logger);
 }
 
 /** `fn` run at most once: a second signal (SIGINT from a terminal and SIGTERM from the primary) joins the first. */

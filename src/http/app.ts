@@ -5,12 +5,14 @@ import { registerPortalRoutes } from '../developers/portal-routes.js';
 import { type Logger, lazyChildLogger } from '../logger.js';
 import { JSON_TYPE } from '../media-types.js';
 import { registerReadRoutes } from '../read/read-routes.js';
-import { registerScimRoutes } from '../scim/routes.js';
+import { invalidSyntax } from '../scim/errors.js';
+import { registerScimRoutes, SCIM_PREFIX } from '../scim/routes.js';
 import type { Services } from '../services.js';
 import { compressResponses, varyOnAcceptEncoding } from './compression.js';
 import { checkForwardedAddresses } from './forwarded-for.js';
 import { answerProblems, serverOptions, stampOrRefuse } from './listener.js';
 import { sendProblem } from './problem.js';
+import { JSON_POISONING_REFUSED, refusePrototypeKeys } from './prototype-keys.js';
 
 export interface AppOptions {
   /** Request-scoped logging goes through this logger (default: the services' logger). */
@@ -59,6 +61,7 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
         if (isApiRequest(request.url)) varyOnAcceptEncoding(reply);
       },
     }),
+    ...JSON_POISONING_REFUSED,
     loggerInstance: (options.logger ?? services.logger) as FastifyBaseLogger,
     childLoggerFactory: (logger, bindings, childOptions) => lazyChildLogger(logger as Logger, bindings, childOptions),
     // Per-request log lines would cost more than the request on the hot path; errors are logged.
@@ -82,6 +85,8 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
     reply.header('Allow', 'GET, HEAD');
     sendProblem(reply, 'method_not_allowed', 'The API is read-only: every operation is a GET.');
   });
+  // Console forms and SCIM bodies: no key naming the prototype reaches a handler.
+  refusePrototypeKeys(app, (detail, request) => (pathUnder(request.url, SCIM_PREFIX) ? invalidSyntax(detail) : undefined));
 
   // Metrics per route pattern; /internal/v1 and /metrics live on the internal listener only (internal-app.ts).
   services.metrics.instrument(app);

@@ -16,6 +16,7 @@ import { registerEndpointInternalRoutes } from '../webhooks/endpoint-internal-ro
 import { registerRecordWriteRoutes } from '../writes/record-write-routes.js';
 import { checkForwardedAddresses } from './forwarded-for.js';
 import { answerProblems, serverOptions, stampOrRefuse } from './listener.js';
+import { JSON_POISONING_REFUSED, refusePrototypeKeys } from './prototype-keys.js';
 
 /** A dependency that does not answer within this is not ready. */
 export const READINESS_TIMEOUT_MS = 1000;
@@ -71,6 +72,7 @@ export function buildInternalApp(services: Services, options: InternalAppOptions
     // still closes after WSOPS_REQUEST_TIMEOUT_MS of silence, and headers keep their deadline).
     ...serverOptions(services.config),
     requestTimeout: 0,
+    ...JSON_POISONING_REFUSED,
     loggerInstance: (options.logger ?? services.logger) as FastifyBaseLogger,
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
   });
@@ -78,6 +80,8 @@ export function buildInternalApp(services: Services, options: InternalAppOptions
   app.addHook('onRequest', (request, reply, done) => {
     if (!stampOrRefuse(request, reply)) done();
   });
+  // Records, merge patches, actions and endpoint settings: no key naming the prototype reaches a handler.
+  refusePrototypeKeys(app);
   services.metrics.instrument(app);
   answerProblems(
     app,

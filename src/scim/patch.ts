@@ -2,10 +2,16 @@
  * PATCH of a User (RFC 7644 §3.5.2), applied by scim-patch (ADR 40) to the User as SCIM shows
  * it, then written whole as a replace would be. Operation names ignore case (Entra sends
  * "Replace"); values keep Entra's string booleans, which the User's reading takes.
+ *
+ * Every operation is checked before any applies (patch-paths.ts): scim-patch is handed only
+ * names of the User schema, in its spelling, and values with no key naming the prototype, so
+ * no name it walks reaches Object.prototype. (A copy without prototypes is not an option:
+ * scim-patch compares values with fast-deep-equal, which calls their valueOf.)
  */
 import { type ScimPatchOperation, scimPatch } from 'scim-patch';
-import { controlCharacterIn } from '../text-rules.js';
+import { controlCharacterIn, prototypeKeyIn } from '../text-rules.js';
 import { invalidPath, invalidSyntax, invalidValue, ScimError } from './errors.js';
+import { checkedPath, pathNamesPrototype } from './patch-paths.js';
 
 export const PATCH_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 /** Operations in one PATCH: identity providers send one to a handful. */
@@ -20,7 +26,7 @@ function operations(body: unknown): ScimPatchOperation[] {
   const ops = b.Operations ?? b.operations;
   if (!Array.isArray(ops) || ops.length === 0) throw invalidSyntax('A PATCH body holds "Operations": an array of at least one operation.');
   if (ops.length > MAX_OPERATIONS) throw invalidSyntax(`A PATCH holds at most ${MAX_OPERATIONS} operations.`);
-  return ops.map((raw, i) => {
+  return ops.flatMap((raw, i) => {
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalidSyntax(`Operations[${i}] must be an object.`);
     const o = raw as Record<string, unknown>;
     const op = typeof o.op === 'string' ? o.op.toLowerCase() : undefined;
@@ -33,8 +39,30 @@ function operations(body: unknown): ScimPatchOperation[] {
     }
     if (op === 'remove' && o.path === undefined) throw new ScimError(400, `Operations[${i}] removes without a path.`, 'noTarget');
     if (op !== 'remove' && o.value === undefined) throw invalidValue(`Operations[${i}] has no value.`);
-    return { op, path: o.path as string, value: o.value } as ScimPatchOperation;
+    // scim-patch reads a value's keys as paths too: every key, at any depth, is checked as one.
+    const hostile = prototypeKeyIn(o.value, pathNamesPrototype);
+    if (hostile !== undefined) {
+      throw invalidPath(
+        `Operations[${i}].value has a key at ${hostile.slice(0, 200)} naming __proto__, constructor or prototype; nothing was applied.`,
+      );
+    }
+    if (o.path === undefined) return [{ op, value: attributesOf(o.value, i) } as ScimPatchOperation];
+    const path = checkedPath(o.path as string, `Operations[${i}].path`);
+    return path === undefined ? [] : [{ op, path, value: o.value } as ScimPatchOperation];
   });
+}
+
+/** The value of an operation without a path: its keys are paths, rebuilt as checkedPath says; ignored attributes are left out. */
+function attributesOf(value: unknown, i: number): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw invalidValue(`Operations[${i}] has no path, so its value must be an object of attributes.`);
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    const path = checkedPath(key, `Operations[${i}].value's key ${JSON.stringify(key.slice(0, 60))}`, false);
+    if (path !== undefined) out[path] = v;
+  }
+  return out;
 }
 
 /** The User after the PATCH, or a SCIM error naming the operation that cannot apply. */

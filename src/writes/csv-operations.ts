@@ -120,7 +120,8 @@ function checkHeader(register: Register, cells: readonly string[]): string[] {
   const seen = new Set<string>();
   for (const [i, name] of names.entries()) {
     if (name === '') throw new AppError('invalid_parameter', `CSV column ${i + 1} has no name; the first row names each column's field`);
-    if (!(name in register.allFields)) {
+    // Own fields only: `in` would take __proto__ or constructor, which every object inherits, for fields.
+    if (!Object.hasOwn(register.allFields, name)) {
       throw new AppError(
         'invalid_parameter',
         `CSV column "${clip(name)}" is not a field of ${register.path}; fields are: ${Object.keys(register.allFields).join(', ')}`,
