@@ -22,7 +22,7 @@ export function scimCommands(program: Command): void {
         throw new UsageError(`--env must be live or test; got "${opts.env}"`);
       const { created, baseUrl } = await withDatabase(async (s) => {
         await getWorkspace(s.database.db, opts.workspace);
-        const made = await createScimToken(s.database.db, {
+        const made = await createScimToken(s.database, {
           workspaceId: opts.workspace,
           environment: (opts.env as 'live' | 'test' | undefined) ?? s.config.env,
           locationId: opts.location,

@@ -10,6 +10,7 @@ import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
 import { base62Checksum, CHECKSUM_LENGTH, hasValidChecksum, KEY_ID_LENGTH, SECRET_LENGTH } from '../keys/key-format.js';
 import { hashSecret, secretMatches } from '../keys/key-hashing.js';
+import type { Database } from '../store/database.js';
 import type { DB } from '../store/schema.js';
 import { refuseUnsafeName } from '../text-rules.js';
 
@@ -70,7 +71,10 @@ function checkName(raw: string | undefined): string {
 }
 
 /** Creates a token; its text is returned once and only its hash is kept. */
-export async function createScimToken(db: Kysely<DB>, input: CreateScimTokenInput): Promise<ScimTokenSummary & { token: string }> {
+export async function createScimToken(
+  database: Pick<Database, 'db' | 'engine'>,
+  input: CreateScimTokenInput,
+): Promise<ScimTokenSummary & { token: string }> {
   const name = checkName(input.name);
   if (!/^loc_[A-Za-z0-9_-]{1,64}$/.test(input.locationId)) {
     throw new AppError('invalid_parameter', 'the location must be a location id (loc_...)', { param: 'location' });
@@ -92,7 +96,11 @@ export async function createScimToken(db: Kysely<DB>, input: CreateScimTokenInpu
     revoked_at: null,
     last_used_at: null,
   };
-  await db.transaction().execute(async (trx) => {
+  await database.db.transaction().execute(async (trx) => {
+    // The workspace's row locked first: two creations at once (several API processes) would
+    // otherwise both count four tokens and both insert a fifth. SQLite's BEGIN IMMEDIATE holds
+    // the database's write lock already.
+    await database.engine.lockRows(trx.selectFrom('workspaces').select('id').where('id', '=', input.workspaceId)).execute();
     const location = await trx
       .selectFrom('records')
       .select('doc')

@@ -151,8 +151,12 @@ async function getRow(db: Kysely<DB>, workspaceId: string, id: string): Promise<
     .where('id', '=', id)
     .where('workspace_id', '=', workspaceId)
     .executeTakeFirst();
-  if (!row) throw new AppError('not_found', `no webhook endpoint ${id} in workspace ${workspaceId}; list them with: wsops endpoint list`);
+  if (!row) throw notFound(workspaceId, id);
   return row;
+}
+
+function notFound(workspaceId: string, id: string): AppError {
+  return new AppError('not_found', `no webhook endpoint ${id} in workspace ${workspaceId}; list them with: wsops endpoint list`);
 }
 
 export async function createEndpoint(
@@ -258,29 +262,38 @@ export async function verifyEndpoint(services: EndpointsServices, workspaceId: s
   return reverify(services, workspaceId, id, actor, 'verify');
 }
 
+/** The state an endpoint must be in to be switched on (enable) or sent its verification again (verify). */
+const REVERIFIED_FROM = { enable: 'disabled', verify: 'unverified' } as const;
+
+function refuseReverify(id: string, status: string, mode: 'enable' | 'verify'): AppError {
+  return mode === 'enable'
+    ? new AppError('invalid_state', `endpoint ${id} is ${status}, not disabled; nothing to switch on`)
+    : new AppError(
+        'invalid_state',
+        `endpoint ${id} is ${status}; only an endpoint awaiting verification can be re-verified (use enable for a disabled one)`,
+      );
+}
+
 async function reverify(services: EndpointsServices, workspaceId: string, id: string, actor: string, mode: 'enable' | 'verify') {
   const current = await getRow(services.database.db, workspaceId, id);
-  if (mode === 'enable' && current.status !== 'disabled') {
-    throw new AppError('invalid_state', `endpoint ${id} is ${current.status}, not disabled; nothing to switch on`);
-  }
-  if (mode === 'verify' && current.status !== 'unverified') {
-    throw new AppError(
-      'invalid_state',
-      `endpoint ${id} is ${current.status}; only an endpoint awaiting verification can be re-verified (use enable for a disabled one)`,
-    );
-  }
+  if (current.status !== REVERIFIED_FROM[mode]) throw refuseReverify(id, current.status, mode);
   await checkWebhookUrl(current.url, { allowPrivate: services.config.allowPrivateWebhooks });
   const now = services.clock();
   const at = new Date(now).toISOString();
   return services.database.db.transaction().execute(async (trx) => {
     await lockWorkspace(trx, services.database.engine, workspaceId);
-    const row = await getRow(trx, workspaceId, id);
     if (mode === 'enable') await assertSlotFree(trx, workspaceId, id);
-    await trx
+    // Only from the state checked above: of two enables at once one switches it on and the
+    // other is refused, and a verify never puts back an endpoint that was verified meanwhile.
+    const row = await trx
       .updateTable('webhook_endpoints')
       .set({ status: 'unverified', disabled_reason: null, disabled_at: null, consecutive_failures: 0, failing_since: null, updated_at: at })
       .where('id', '=', id)
-      .execute();
+      .where('workspace_id', '=', workspaceId)
+      .where('status', '=', REVERIFIED_FROM[mode])
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw refuseReverify(id, (await getRow(trx, workspaceId, id)).status, mode);
     await recordAudit(trx, {
       workspaceId,
       at,
@@ -291,10 +304,7 @@ async function reverify(services: EndpointsServices, workspaceId: string, id: st
     const eventId =
       (await resendOwedVerification(trx, id, now)) ??
       (await emitVerification(trx, workspaceId, id, randomBytes(16).toString('hex'), now)).id;
-    return {
-      ...toView({ ...row, status: 'unverified', disabled_reason: null, disabled_at: null, consecutive_failures: 0, updated_at: at }),
-      verification_event_id: eventId,
-    };
+    return { ...toView(row), verification_event_id: eventId };
   });
 }
 
@@ -336,22 +346,25 @@ export async function rotateSecret(
   const now = services.clock();
   const at = new Date(now).toISOString();
   const secret = newSigningSecret();
+  const expires = graceHours > 0 ? new Date(now + graceHours * 3_600_000).toISOString() : null;
   return services.database.db.transaction().execute(async (trx) => {
-    const row = await getRow(trx, workspaceId, id);
-    const previous = graceHours > 0 ? row.secret_ciphertext : null;
-    const expires = graceHours > 0 ? new Date(now + graceHours * 3_600_000).toISOString() : null;
-    await trx
+    // One statement: the previous secret is the one stored when it runs, never one read before
+    // it. Of two rotations at once, the later keeps the earlier's secret signing for its grace.
+    const row = await trx
       .updateTable('webhook_endpoints')
-      .set({
+      .set((eb) => ({
         secret_ciphertext: services.secretBox.seal(secret),
-        previous_secret_ciphertext: previous,
+        previous_secret_ciphertext: graceHours > 0 ? eb.ref('secret_ciphertext') : null,
         previous_secret_expires_at: expires,
         updated_at: at,
-      })
+      }))
       .where('id', '=', id)
-      .execute();
+      .where('workspace_id', '=', workspaceId)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw notFound(workspaceId, id);
     await recordAudit(trx, { workspaceId, at, actor, action: 'endpoint.secret_rotated', target: id, detail: { grace_hours: graceHours } });
-    return { ...toView({ ...row, previous_secret_expires_at: expires, updated_at: at }), secret };
+    return { ...toView(row), secret };
   });
 }
 

@@ -55,10 +55,14 @@ export async function createWorkspace(db: Kysely<DB>, name: string, modules: str
   return toWorkspace(row);
 }
 
-export async function getWorkspace(db: Kysely<DB>, id: string): Promise<Workspace> {
+async function workspaceRow(db: Kysely<DB>, id: string): Promise<DB['workspaces']> {
   const row = await db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row) throw new AppError('not_found', `no workspace ${id}; list them with: wsops workspace list`);
-  return toWorkspace(row);
+  return row;
+}
+
+export async function getWorkspace(db: Kysely<DB>, id: string): Promise<Workspace> {
+  return toWorkspace(await workspaceRow(db, id));
 }
 
 /** What a write that locks a workspace takes: the query builder and the dialect's SQL for the lock. */
@@ -97,16 +101,25 @@ export async function setModule(
     );
   }
   return db.transaction().execute(async (trx) => {
-    const ws = await getWorkspace(trx, workspaceId);
-    const optional = new Set(ws.modules.filter((m) => (OPTIONAL_MODULES as readonly string[]).includes(m)));
-    if (installed) optional.add(module);
-    else optional.delete(module);
-    const modules = OPTIONAL_MODULES.filter((m) => optional.has(m));
-    await trx
-      .updateTable('workspaces')
-      .set({ modules: modules.join(' ') })
-      .where('id', '=', workspaceId)
-      .execute();
+    let ws: Workspace;
+    let modules: string[];
+    // Written only over the list it was computed from, else read again: two installs at once
+    // (several API processes) would otherwise each write their list and lose the other's module.
+    for (;;) {
+      const row = await workspaceRow(trx, workspaceId);
+      ws = toWorkspace(row);
+      const optional = new Set(ws.modules.filter((m) => (OPTIONAL_MODULES as readonly string[]).includes(m)));
+      if (installed) optional.add(module);
+      else optional.delete(module);
+      modules = OPTIONAL_MODULES.filter((m) => optional.has(m));
+      const written = await trx
+        .updateTable('workspaces')
+        .set({ modules: modules.join(' ') })
+        .where('id', '=', workspaceId)
+        .where('modules', '=', row.modules)
+        .executeTakeFirst();
+      if (Number(written.numUpdatedRows) === 1) break;
+    }
     await recordAudit(trx, {
       workspaceId,
       at: now,

@@ -99,7 +99,7 @@ for (const dialect of DIALECTS) {
 
     it('a token of the other environment is refused like any wrong token', async () => {
       s.h.clock.advance(120_000);
-      const live = await createScimToken(s.h.services.database.db, {
+      const live = await createScimToken(s.h.services.database, {
         workspaceId: s.ws,
         environment: 'live',
         locationId: s.locationId,

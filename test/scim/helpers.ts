@@ -50,7 +50,7 @@ export async function startScimServer(dialect: Dialect, env: Record<string, stri
       .where('register', '=', 'locations')
       .orderBy('id')
       .executeTakeFirstOrThrow();
-    const t = await createScimToken(h.services.database.db, {
+    const t = await createScimToken(h.services.database, {
       workspaceId,
       environment: h.services.config.env,
       locationId: location.id,

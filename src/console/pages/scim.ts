@@ -126,7 +126,7 @@ export function registerScimPages(scope: FastifyInstance, services: ConsoleServi
     const form = { name: formValue(request.body, 'name'), location: formValue(request.body, 'location') };
     const errors: FieldErrors = {};
     try {
-      const created = await createScimToken(services.database.db, {
+      const created = await createScimToken(services.database, {
         workspaceId: ctx.admin.workspaceId,
         environment: services.config.env,
         locationId: form.location,
