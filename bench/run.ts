@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: prints a table of every benchmark and writes it to bench/results/latest.md.
- *   npm run bench -- [--records N] [--duration S] [--only read|write|webhooks|deliveries|client|console|cli|processes] [--dialects sqlite,postgres]
+ *   npm run bench -- [--records N] [--duration S] [--only read|write|webhooks|deliveries|client|console|cli|processes|scim] [--dialects sqlite,postgres]
+ *     [--scim-people N] (scim: the directory's size, 100,000 by default)
  *     [--delivery-rate N] [--delivery-duration S] (webhooks/deliveries: the sustained and fairness rows; 1,000 events/s for 120 s
  *     by default, e.g. --delivery-duration 20s for a short run on a shared machine)
  *     [--fairness-receivers 7000,5000-9500,0] (how A's flooded receiver answers, one fairness row each)
@@ -24,6 +25,7 @@ import { consoleBench } from './console-bench.js';
 import { deliveryLoadBench } from './delivery-load-bench.js';
 import { ROOT } from './processes.js';
 import { readBench } from './read-bench.js';
+import { scimBench } from './scim-bench.js';
 import { soakBench } from './soak.js';
 import { printTable, type Row } from './table.js';
 import { webhookBench } from './webhook-bench.js';
@@ -148,6 +150,18 @@ if (only === 'all' || only === 'read') {
   }
   sections.push(printTable('Read API', rows), ...plans);
   process.stdout.write(`\n${plans.join('\n\n')}\n`);
+}
+
+if (only === 'all' || only === 'scim') {
+  const rows: Row[] = [];
+  const people = Number(arg('scim-people', '100000'));
+  for (const d of dialects) {
+    const url = d === 'sqlite' ? `sqlite:${join(dataDir, 'scim.db')}` : await freshPostgres('wsops_bench_scim');
+    rows.push(...(await scimBench({ databaseUrl: url, dialect: d, people }, log)));
+    if (d === 'sqlite') rmSync(join(dataDir, 'scim.db'), { force: true });
+    else await dropPostgres('wsops_bench_scim');
+  }
+  sections.push(printTable('SCIM reads of a large directory', rows));
 }
 
 if (only === 'all' || only === 'write') {

@@ -93,7 +93,7 @@ export async function correctRecord(
 export async function deleteRecord(services: CorrectServices, workspaceId: string, registerPath: string, id: string): Promise<void> {
   const register = resolveRegister(registerPath);
   await services.database.engine.writeRecords(async (batch) => {
-    const current = (await batch.current(workspaceId, [id])).get(id);
+    const current = (await batch.current(workspaceId, [id], 'delete')).get(id);
     if (current?.register !== register.path) throw new AppError('not_found', `no ${register.resource} ${id} in workspace ${workspaceId}`);
     await assertUnreferenced(batch, workspaceId, id);
     await batch.delete(workspaceId, [id], services.clock());

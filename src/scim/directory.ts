@@ -1,23 +1,16 @@
 /**
  * The people SCIM sees: every person of the workspace (people written by the system of record
  * or the seed too, so an identity provider can match and link them by userName), less those a
- * SCIM DELETE kept as INACTIVE because other records name them.
+ * SCIM DELETE kept as INACTIVE because other records name them. Every read is one bounded query
+ * in the database: a page, a count, one person, the holder of one userName.
  */
-import type { Kysely } from '#kysely';
-import { MAX_SEARCH_WORDS } from '../read/list-query.js';
-import type { PageReader } from '../read/pages.js';
-import { people } from '../registers/catalogue.js';
+import { type Kysely, type RawBuilder, sql } from '#kysely';
 import type { Database } from '../store/database.js';
 import type { DB } from '../store/schema.js';
-import { searchWords } from '../store/search-text.js';
 import type { RecordObject } from '../writes/records.js';
+import { ScimError } from './errors.js';
+import type { CompiledFilter } from './filter.js';
 import type { ScimLink } from './users.js';
-
-/** What this file takes of the services built at start (services.ts). */
-export interface DirectoryServices {
-  database: Database;
-  pages: PageReader;
-}
 
 export interface ScimPerson {
   person: RecordObject;
@@ -26,77 +19,126 @@ export interface ScimPerson {
   deletedAt: string | null;
 }
 
-async function read(db: Kysely<DB>, workspaceId: string, id?: string): Promise<ScimPerson[]> {
-  let q = db
-    .selectFrom('records as r')
-    .leftJoin('scim_people as s', (j) => j.onRef('s.workspace_id', '=', 'r.workspace_id').onRef('s.person_id', '=', 'r.id'))
-    .select(['r.id', 'r.doc', 's.external_id', 's.employee_number', 's.deleted_at', 's.person_id'])
-    .where('r.workspace_id', '=', workspaceId)
-    .where('r.register', '=', 'people');
-  if (id !== undefined) q = q.where('r.id', '=', id);
-  const rows = await q.orderBy('r.id').execute();
-  return rows.map((r) => ({
-    person: JSON.parse(r.doc) as RecordObject,
-    link: r.person_id ? { external_id: r.external_id, employee_number: r.employee_number } : undefined,
-    deletedAt: r.deleted_at ?? null,
-  }));
+interface LinkRow {
+  person_id: string;
+  external_id: string | null;
+  employee_number: string | null;
+  user_name: string | null;
+  deleted_at: string | null;
 }
 
-/**
- * Every person of the workspace, in id order (the paging order of a list). SCIM traffic is one
- * identity provider's sync; a filter is evaluated over these in memory (docs/scim.md, limits).
- */
-export async function allPeople(db: Kysely<DB>, workspaceId: string): Promise<ScimPerson[]> {
-  return read(db, workspaceId);
-}
+const linkOf = (l: LinkRow | undefined): ScimLink | undefined =>
+  l ? { external_id: l.external_id, employee_number: l.employee_number, user_name: l.user_name } : undefined;
 
-/** Candidates the search index can give at once; more, and the whole register is read instead. */
-const CANDIDATES = 1000;
-
-/**
- * The people whose work email may be this address, found through the register's search index
- * (the address's words, as word prefixes, over display_name and work_email): a superset of the
- * exact match, which the filter then picks out. The usual identity provider lookup
- * (`userName eq "..."`) so reads a few documents instead of the whole register. Undefined when
- * the index cannot narrow it (no words, or too many candidates).
- */
-export async function peopleByEmail(services: DirectoryServices, workspaceId: string, email: string): Promise<ScimPerson[] | undefined> {
-  const words = searchWords(email).slice(0, MAX_SEARCH_WORDS);
-  if (words.length === 0) return undefined;
-  const page = await services.pages.queries.listPage({ workspaceId, register: people, filters: {}, searchWords: words, limit: CANDIDATES });
-  if (page.hasMore) return undefined;
-  const docs = Buffer.isBuffer(page.documents)
-    ? (JSON.parse(`[${page.documents.toString('utf8')}]`) as RecordObject[])
-    : page.documents.map((d) => JSON.parse(d) as RecordObject);
-  if (docs.length === 0) return [];
-  const links = await services.database.db
+async function linksOf(db: Kysely<DB>, workspaceId: string, ids: readonly string[]): Promise<Map<string, LinkRow>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
     .selectFrom('scim_people')
-    .selectAll()
+    .select(['person_id', 'external_id', 'employee_number', 'user_name', 'deleted_at'])
     .where('workspace_id', '=', workspaceId)
-    .where(
-      'person_id',
-      'in',
-      docs.map((d) => d.id as string),
-    )
+    .where('person_id', 'in', [...ids])
     .execute();
-  const byId = new Map(links.map((l) => [l.person_id, l]));
-  return docs
-    .map((person) => {
-      const l = byId.get(person.id as string);
-      return {
-        person,
-        link: l ? { external_id: l.external_id, employee_number: l.employee_number } : undefined,
-        deletedAt: l?.deleted_at ?? null,
-      };
-    })
-    .sort((a, b) => ((a.person.id as string) < (b.person.id as string) ? -1 : 1));
+  return new Map(rows.map((l) => [l.person_id, l]));
+}
+
+async function withLinks(db: Kysely<DB>, workspaceId: string, rows: readonly { id: string; doc: string }[]): Promise<ScimPerson[]> {
+  const links = await linksOf(
+    db,
+    workspaceId,
+    rows.map((r) => r.id),
+  );
+  return rows.map((r) => {
+    const l = links.get(r.id);
+    return { person: JSON.parse(r.doc) as RecordObject, link: linkOf(l), deletedAt: l?.deleted_at ?? null };
+  });
 }
 
 export async function onePerson(db: Kysely<DB>, workspaceId: string, id: string): Promise<ScimPerson | undefined> {
-  return (await read(db, workspaceId, id))[0];
+  const rows = await db
+    .selectFrom('records')
+    .select(['id', 'doc'])
+    .where('workspace_id', '=', workspaceId)
+    .where('register', '=', 'people')
+    .where('id', '=', id)
+    .execute();
+  return (await withLinks(db, workspaceId, rows))[0];
 }
 
-/** Keeps what SCIM says beyond the register; `deletedAt` hides the person from SCIM. */
+/**
+ * Who holds a userName (given lower-cased), SCIM sees them or not: the person SCIM wrote it for
+ * (scim_people's unique key), else a person SCIM never named whose work email it is.
+ */
+export async function userNameHolder(database: Database, workspaceId: string, key: string): Promise<ScimPerson | undefined> {
+  const db = database.db;
+  const claimed = await db
+    .selectFrom('scim_people')
+    .select('person_id')
+    .where('workspace_id', '=', workspaceId)
+    .where('user_name_key', '=', key)
+    .executeTakeFirst();
+  if (claimed) return onePerson(db, workspaceId, claimed.person_id);
+  const email = database.engine.lowerDocText('p', 'work_email');
+  const { rows } = await sql<{ id: string; doc: string }>`SELECT p.id, p.doc FROM records p
+    WHERE p.workspace_id = ${workspaceId} AND p.register = 'people' AND ${email} = ${key}
+      AND NOT EXISTS (SELECT 1 FROM scim_people c WHERE c.workspace_id = p.workspace_id AND c.person_id = p.id AND c.user_name_key IS NOT NULL)
+    ORDER BY p.id LIMIT 1`.execute(db);
+  return (await withLinks(db, workspaceId, rows))[0];
+}
+
+/** One page of the Users a filter selects (in id order), and how many it selects in all. */
+export async function listUsers(
+  database: Database,
+  workspaceId: string,
+  filter: CompiledFilter | undefined,
+  startIndex: number,
+  count: number,
+): Promise<{ total: number; page: ScimPerson[] }> {
+  const db = database.db;
+  const matched: RawBuilder<boolean> = filter ? filter.where({ workspaceId, fields: database.engine }) : sql<boolean>`(1 = 1)`;
+  // The people a SCIM DELETE kept are few: a set read once per statement, not a probe per person.
+  const where = sql`r.workspace_id = ${workspaceId} AND r.register = 'people'
+    AND r.id NOT IN (SELECT person_id FROM scim_people WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL)
+    AND ${matched}`;
+  const { rows: counted } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM records r WHERE ${where}`.execute(db);
+  if (count === 0) return { total: Number(counted[0]?.n ?? 0), page: [] };
+  // The page's ids first, from the people's id index (a deep page skips index entries only), then their documents.
+  const { rows: ids } = await sql<{ id: string }>`SELECT r.id FROM records r WHERE ${where}
+    ORDER BY r.id LIMIT ${count} OFFSET ${startIndex - 1}`.execute(db);
+  const rows = ids.length
+    ? await db
+        .selectFrom('records')
+        .select(['id', 'doc'])
+        .where('workspace_id', '=', workspaceId)
+        .where(
+          'id',
+          'in',
+          ids.map((r) => r.id),
+        )
+        .orderBy('id')
+        .execute()
+    : [];
+  return { total: Number(counted[0]?.n ?? 0), page: await withLinks(db, workspaceId, rows) };
+}
+
+const isUniqueViolation = (err: unknown): boolean => {
+  const e = err as { code?: unknown };
+  return e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || e.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+};
+
+/** The 409 of a userName another person holds. */
+export function uniqueness(userName: string): ScimError {
+  return new ScimError(
+    409,
+    `A person with userName ${userName.slice(0, 254)} already exists in this workspace; look it up with filter=userName eq "...".`,
+    'uniqueness',
+  );
+}
+
+/**
+ * Keeps what SCIM says beyond the register, in the transaction `db` of the person's write;
+ * `deletedAt` hides the person from SCIM. The userName's key is unique per workspace: a second
+ * holder fails here, and its transaction (the person's write with it) rolls back.
+ */
 export async function saveLink(
   db: Kysely<DB>,
   workspaceId: string,
@@ -104,12 +146,17 @@ export async function saveLink(
   link: ScimLink,
   deletedAt: string | null,
 ): Promise<void> {
-  const row = { workspace_id: workspaceId, person_id: personId, ...link, deleted_at: deletedAt };
-  await db
-    .insertInto('scim_people')
-    .values(row)
-    .onConflict((oc) => oc.columns(['workspace_id', 'person_id']).doUpdateSet({ ...link, deleted_at: deletedAt }))
-    .execute();
+  const values = { ...link, user_name_key: link.user_name?.toLowerCase() ?? null, deleted_at: deletedAt };
+  try {
+    await db
+      .insertInto('scim_people')
+      .values({ workspace_id: workspaceId, person_id: personId, ...values })
+      .onConflict((oc) => oc.columns(['workspace_id', 'person_id']).doUpdateSet(values))
+      .execute();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw uniqueness(link.user_name ?? '');
+    throw err;
+  }
 }
 
 export async function dropLink(db: Kysely<DB>, workspaceId: string, personId: string): Promise<void> {

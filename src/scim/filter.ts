@@ -1,41 +1,116 @@
 /**
  * `filter` of a Users list (RFC 7644 §3.4.2.2), parsed by scim2-parse-filter (ADR 40) and
- * evaluated here over the attributes the discovery documents name, with each attribute's own
- * case rule (userName and emails compare ignoring case, ids and externalId exactly).
+ * compiled to a condition the database evaluates (directory.ts runs it), over the attributes
+ * the discovery documents name, with each attribute's own case rule (userName, emails and names
+ * compare ignoring case, ids, externalId and employeeNumber exactly). No list reads a register
+ * into the process: equality and prefix comparisons are served by the indexes of migration 0037,
+ * anything else is a scan in the database, which the caller's budget pays for (routes.ts).
  */
+
 import { type Filter, parse } from 'scim2-parse-filter';
+import { type RawBuilder, sql } from '#kysely';
+import type { DocFields } from '../store/dialects/doc-fields.js';
 import { controlCharacterIn } from '../text-rules.js';
 import { invalidFilter } from './errors.js';
-import { ENTERPRISE_SCHEMA, type ScimLink } from './users.js';
+import { ENTERPRISE_SCHEMA } from './users.js';
 
 /** Longer filters are refused before parsing: identity providers send one or two comparisons. */
 export const MAX_FILTER_LENGTH = 1000;
 /** Nesting of and/or/not/parentheses at most this deep. */
 export const MAX_FILTER_DEPTH = 10;
 
-export interface FilterSubject {
-  person: Record<string, unknown>;
-  link: ScimLink | undefined;
+/** What a condition is built for: the workspace, and the dialect's SQL for fields of a record's JSON. */
+export interface FilterContext {
+  workspaceId: string;
+  fields: DocFields;
 }
 
-type Read = (s: FilterSubject) => string | boolean | null;
-interface Attribute {
-  read: Read;
-  caseExact: boolean;
+/** A condition on the people row `r` (always true or false, never SQL's unknown, so `not` is exact). */
+type Condition = (ctx: FilterContext) => RawBuilder<boolean>;
+type Op = 'eq' | 'ne' | 'co' | 'sw' | 'ew';
+
+/** A comparison of a text expression, null-safe: a missing value matches only `ne`. */
+function textTest(ctx: FilterContext, expr: RawBuilder<unknown>, op: Exclude<Op, 'ne'>, value: string): RawBuilder<boolean> {
+  if (op !== 'eq' && value === '') return sql<boolean>`(${expr} IS NOT NULL)`;
+  const test = {
+    eq: () => sql<boolean>`${expr} = ${value}`,
+    sw: () => ctx.fields.startsWith(expr, value),
+    ew: () => ctx.fields.endsWith(expr, value),
+    co: () => ctx.fields.contains(expr, value),
+  }[op]();
+  return sql<boolean>`(${expr} IS NOT NULL AND ${test})`;
 }
+
+/**
+ * The people whose kept SCIM attribute `column` passes the test: a lookup of scim_people
+ * (indexed by workspace and column), as ids.
+ */
+const linked = (column: string, ctx: FilterContext, op: Exclude<Op, 'ne'>, value: string) =>
+  sql`SELECT person_id FROM scim_people WHERE workspace_id = ${ctx.workspaceId} AND ${textTest(ctx, sql.ref(column), op, value)}`;
+
+interface Attribute {
+  caseExact: boolean;
+  /** Whether eq and sw on it are served by an index. */
+  indexed: boolean;
+  /** The people matching `op value` (value already lower-cased where the attribute ignores case). */
+  test(ctx: FilterContext, op: Exclude<Op, 'ne'>, value: string): RawBuilder<boolean>;
+  /** The people where the attribute has a value (pr). */
+  present(ctx: FilterContext): RawBuilder<boolean>;
+}
+
+function docAttribute(field: string, caseExact: boolean, indexed: boolean): Attribute {
+  const expr = (ctx: FilterContext) => (caseExact ? ctx.fields.docText('r', field) : ctx.fields.lowerDocText('r', field));
+  return {
+    caseExact,
+    indexed,
+    test: (ctx, op, value) => textTest(ctx, expr(ctx), op, value),
+    present: (ctx) => sql<boolean>`(${expr(ctx)} IS NOT NULL AND ${expr(ctx)} <> '')`,
+  };
+}
+
+function linkAttribute(column: string, caseExact: boolean): Attribute {
+  return {
+    caseExact,
+    indexed: true,
+    test: (ctx, op, value) => sql<boolean>`r.id IN (${linked(column, ctx, op, value)})`,
+    present: (ctx) =>
+      sql<boolean>`r.id IN (SELECT person_id FROM scim_people WHERE workspace_id = ${ctx.workspaceId} AND ${sql.ref(column)} <> '')`,
+  };
+}
+
+/**
+ * userName: the one SCIM wrote (scim_people.user_name_key, unique), else, for a person SCIM never
+ * named, the work email.
+ */
+const userName: Attribute = {
+  caseExact: false,
+  indexed: true,
+  test: (ctx, op, value) =>
+    sql<boolean>`r.id IN (${linked('user_name_key', ctx, op, value)} UNION ALL
+      SELECT p.id FROM records p WHERE p.workspace_id = ${ctx.workspaceId} AND p.register = 'people'
+        AND ${textTest(ctx, ctx.fields.lowerDocText('p', 'work_email'), op, value)}
+        AND NOT EXISTS (SELECT 1 FROM scim_people c WHERE c.workspace_id = p.workspace_id AND c.person_id = p.id AND c.user_name_key IS NOT NULL))`,
+  present: () => sql<boolean>`(1 = 1)`,
+};
+
+const ID: Attribute = {
+  caseExact: true,
+  indexed: true,
+  test: (ctx, op, value) => textTest(ctx, sql.ref('r.id'), op, value),
+  present: () => sql<boolean>`(1 = 1)`,
+};
 
 const attributes: Record<string, Attribute> = {
-  id: { read: (s) => s.person.id as string, caseExact: true },
-  username: { read: (s) => s.person.work_email as string, caseExact: false },
-  'emails.value': { read: (s) => s.person.work_email as string, caseExact: false },
-  emails: { read: (s) => s.person.work_email as string, caseExact: false },
-  externalid: { read: (s) => s.link?.external_id ?? null, caseExact: true },
-  active: { read: (s) => s.person.status === 'ACTIVE', caseExact: true },
-  displayname: { read: (s) => s.person.display_name as string, caseExact: false },
-  'name.givenname': { read: (s) => s.person.given_name as string, caseExact: false },
-  'name.familyname': { read: (s) => s.person.family_name as string, caseExact: false },
-  [`${ENTERPRISE_SCHEMA.toLowerCase()}:employeenumber`]: { read: (s) => s.link?.employee_number ?? null, caseExact: true },
-  [`${ENTERPRISE_SCHEMA.toLowerCase()}:manager.value`]: { read: (s) => (s.person.manager_id as string | null) ?? null, caseExact: true },
+  id: ID,
+  username: userName,
+  'emails.value': docAttribute('work_email', false, true),
+  emails: docAttribute('work_email', false, true),
+  externalid: linkAttribute('external_id', true),
+  displayname: docAttribute('display_name', false, true),
+  'name.givenname': docAttribute('given_name', false, true),
+  'name.familyname': docAttribute('family_name', false, true),
+  [`${ENTERPRISE_SCHEMA.toLowerCase()}:employeenumber`]: linkAttribute('employee_number', true),
+  [`${ENTERPRISE_SCHEMA.toLowerCase()}:manager.value`]: docAttribute('manager_id', true, false),
 };
 
 /** The attributes a filter may name, as the ServiceProviderConfig and README list them. */
@@ -53,69 +128,83 @@ export const FILTER_ATTRIBUTES = [
 ];
 export const FILTER_OPERATORS = ['eq', 'ne', 'co', 'sw', 'ew', 'pr', 'and', 'or', 'not'];
 
-type Predicate = (s: FilterSubject) => boolean;
-
-function attributeNamed(path: string): Attribute {
-  const found = attributes[path.toLowerCase().replace(/^urn:ietf:params:scim:schemas:core:2\.0:user:/, '')];
-  if (!found)
-    throw invalidFilter(`A filter may not name ${JSON.stringify(path.slice(0, 80))}; it may name ${FILTER_ATTRIBUTES.join(', ')}.`);
-  return found;
+/** A compiled part: its condition, and whether an index serves it (so the whole filter is no scan). */
+interface Part {
+  where: Condition;
+  indexed: boolean;
 }
 
-function compare(op: string, attr: Attribute, compValue: unknown): Predicate {
-  if (op === 'pr') {
-    return (s) => {
-      const v = attr.read(s);
-      return v !== null && v !== '';
-    };
-  }
+const always = (value: boolean): Part => ({ where: () => (value ? sql<boolean>`(1 = 1)` : sql<boolean>`(1 = 0)`), indexed: false });
+const negate = (p: Part): Part => ({ where: (ctx) => sql<boolean>`NOT ${p.where(ctx)}`, indexed: false });
+
+function compare(op: string, path: string, compValue: unknown): Part {
+  const name = path.toLowerCase().replace(/^urn:ietf:params:scim:schemas:core:2\.0:user:/, '');
+  if (name === 'active') return compareActive(op, compValue);
+  const attr = attributes[name];
+  if (!attr)
+    throw invalidFilter(`A filter may not name ${JSON.stringify(path.slice(0, 80))}; it may name ${FILTER_ATTRIBUTES.join(', ')}.`);
+  if (op === 'pr') return { where: (ctx) => attr.present(ctx), indexed: false };
   if (typeof compValue === 'boolean' || compValue === null) {
     if (op !== 'eq' && op !== 'ne') throw invalidFilter(`${op} compares text; true, false and null take eq or ne.`);
-    return (s) => (attr.read(s) === compValue) === (op === 'eq');
+    // Text is never true or false; null is "no value".
+    if (compValue !== null) return always(op === 'ne');
+    const present: Part = { where: (ctx) => attr.present(ctx), indexed: false };
+    return op === 'eq' ? negate(present) : present;
   }
   if (typeof compValue !== 'string') throw invalidFilter('Compare with a quoted string, true, false or null.');
-  const norm = (v: string) => (attr.caseExact ? v : v.toLowerCase());
-  const want = norm(compValue);
-  const test: Record<string, (v: string) => boolean> = {
-    eq: (v) => v === want,
-    ne: (v) => v !== want,
-    co: (v) => v.includes(want),
-    sw: (v) => v.startsWith(want),
-    ew: (v) => v.endsWith(want),
-  };
-  const t = test[op];
-  if (!t) throw invalidFilter(`The operator ${op} is not supported; use ${FILTER_OPERATORS.join(', ')}.`);
-  return (s) => {
-    const v = attr.read(s);
-    if (typeof v === 'boolean') return (String(v) === want) === (op !== 'ne');
-    return v === null ? op === 'ne' : t(norm(v));
+  if (!['eq', 'ne', 'co', 'sw', 'ew'].includes(op))
+    throw invalidFilter(`The operator ${op} is not supported; use ${FILTER_OPERATORS.join(', ')}.`);
+  const value = attr.caseExact ? compValue : compValue.toLowerCase();
+  if (op === 'ne') return negate({ where: (ctx) => attr.test(ctx, 'eq', value), indexed: false });
+  return { where: (ctx) => attr.test(ctx, op as Exclude<Op, 'ne'>, value), indexed: attr.indexed && (op === 'eq' || op === 'sw') };
+}
+
+/** active: the person's status (true: ACTIVE); the string "true"/"false" compares as the boolean. */
+function compareActive(op: string, compValue: unknown): Part {
+  if (op === 'pr') return always(true);
+  if (op !== 'eq' && op !== 'ne') throw invalidFilter('active is true or false: compare it with eq or ne.');
+  const wanted = typeof compValue === 'string' ? compValue.toLowerCase() === 'true' : compValue === true;
+  const active = (op === 'eq') === wanted;
+  return {
+    where: (ctx) => {
+      const status = ctx.fields.docText('r', 'status');
+      return active ? sql<boolean>`(${status} = 'ACTIVE')` : sql<boolean>`(${status} IS NULL OR ${status} <> 'ACTIVE')`;
+    },
+    indexed: false,
   };
 }
 
-function compile(f: Filter, depth: number): Predicate {
+function compile(f: Filter, depth: number): Part {
   if (depth > MAX_FILTER_DEPTH) throw invalidFilter(`The filter nests deeper than ${MAX_FILTER_DEPTH} levels.`);
   switch (f.op) {
     case 'and':
     case 'or': {
       const parts = f.filters.map((g) => compile(g, depth + 1));
-      return f.op === 'and' ? (s) => parts.every((p) => p(s)) : (s) => parts.some((p) => p(s));
+      const joiner = f.op === 'and' ? sql` AND ` : sql` OR `;
+      return {
+        where: (ctx) =>
+          sql<boolean>`(${sql.join(
+            parts.map((p) => p.where(ctx)),
+            joiner,
+          )})`,
+        // An and is served by an index when one of its terms is; an or only when each is.
+        indexed: f.op === 'and' ? parts.some((p) => p.indexed) : parts.every((p) => p.indexed),
+      };
     }
-    case 'not': {
-      const inner = compile(f.filter, depth + 1);
-      return (s) => !inner(s);
-    }
+    case 'not':
+      return negate(compile(f.filter, depth + 1));
     case '[]': {
       // emails[value eq "x"] and emails[type eq "work"]: the one work email.
       if (f.attrPath.toLowerCase() !== 'emails') throw invalidFilter('A bracketed filter may only be on emails.');
       const inner = f.valFilter;
-      if (inner.op === 'eq' && inner.attrPath.toLowerCase() === 'type') return () => String(inner.compValue).toLowerCase() === 'work';
+      if (inner.op === 'eq' && inner.attrPath.toLowerCase() === 'type') return always(String(inner.compValue).toLowerCase() === 'work');
       if ('attrPath' in inner && inner.attrPath.toLowerCase() === 'value' && inner.op !== '[]') {
         return compile({ ...inner, attrPath: 'emails.value' } as Filter, depth + 1);
       }
       throw invalidFilter('Inside emails[...] a filter may compare value, or type with eq.');
     }
     default:
-      return compare(f.op, attributeNamed(f.attrPath), 'compValue' in f ? f.compValue : undefined);
+      return compare(f.op, f.attrPath, 'compValue' in f ? f.compValue : undefined);
   }
 }
 
@@ -136,23 +225,14 @@ function nesting(text: string): number {
   return deepest;
 }
 
-/**
- * The address a filter requires userName (or the work email) to equal, ignoring case: the
- * filter itself, or one term of a top-level `and`. Lets a list read only the candidates.
- */
-function requiredEmail(f: Filter): string | undefined {
-  if (f.op === 'eq' && typeof f.compValue === 'string' && /^(username|emails\.value)$/i.test(f.attrPath)) return f.compValue;
-  if (f.op === 'and') for (const g of f.filters) if (requiredEmail(g) !== undefined) return requiredEmail(g);
-  return undefined;
-}
-
 export interface CompiledFilter {
-  matches: Predicate;
-  /** Set when every match has this work email (ignoring case). */
-  email?: string;
+  /** The condition on the people row `r`. */
+  where: Condition;
+  /** Whether an index serves it; a filter that is not reads every person of the workspace in the database. */
+  indexed: boolean;
 }
 
-/** The predicate of a filter, or a 400 invalidFilter saying what is wrong with it. */
+/** The condition of a filter, or a 400 invalidFilter saying what is wrong with it. */
 export function compileFilter(text: string): CompiledFilter {
   if (text.length > MAX_FILTER_LENGTH) throw invalidFilter(`The filter is longer than ${MAX_FILTER_LENGTH} characters.`);
   if (controlCharacterIn(text) !== undefined || /[\n\r\t]/.test(text)) throw invalidFilter('The filter holds a control character.');
@@ -164,5 +244,5 @@ export function compileFilter(text: string): CompiledFilter {
     const why = err instanceof RangeError ? 'it nests too deeply' : String((err as Error).message).slice(0, 120);
     throw invalidFilter(`The filter could not be parsed: ${why}. Example: userName eq "ada@example.com".`);
   }
-  return { matches: compile(ast, 0), email: requiredEmail(ast) };
+  return compile(ast, 0);
 }

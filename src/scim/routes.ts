@@ -8,25 +8,23 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { FailureThrottle } from '../keys/failure-throttle.js';
 import type { RateLimiter } from '../keys/rate-limit.js';
-import type { PageReader } from '../read/pages.js';
 import type { Database } from '../store/database.js';
 import { authenticateScim } from './auth.js';
-import { allPeople, peopleByEmail } from './directory.js';
+import { listUsers } from './directory.js';
 import { GROUPS_UNSUPPORTED, listOf, resourceTypes, schemas, serviceProviderConfig } from './discovery.js';
 import { errorBody, invalidSyntax, notFound, SCIM_CONTENT_TYPE, ScimError, scimErrorHandler } from './errors.js';
 import { compileFilter } from './filter.js';
-import { oneWriterPerWorkspace } from './one-writer.js';
+import { OnePerKey } from './one-per-key.js';
 import { patchedUser } from './patch.js';
 import { project, readQuery } from './query.js';
 import type { ScimTokenEntry } from './tokens.js';
-import { createUser, deleteUser, readUser, replaceUser } from './user-writes.js';
+import { createUser, deleteUser, patchUser, readUser, replaceUser } from './user-writes.js';
 import { personToUser, USER_SCHEMA } from './users.js';
 
 /** What this file takes of the services built at start (services.ts). */
 export interface ScimRoutesServices {
   config: Config;
   database: Database;
-  pages: PageReader;
   rateLimiter: RateLimiter;
   failureThrottle: FailureThrottle;
   clock: Clock;
@@ -35,6 +33,9 @@ export interface ScimRoutesServices {
 export const SCIM_PREFIX = '/scim/v2';
 
 type WithId = { Params: { id: string } };
+
+/** Lists whose filter no index serves that may wait behind the one a workspace runs, per process. */
+const SCANS_WAITING = 4;
 
 function send(reply: FastifyReply, status: number, body: unknown) {
   return reply.code(status).type(SCIM_CONTENT_TYPE).send(JSON.stringify(body));
@@ -51,6 +52,16 @@ function checkUserSchemas(body: unknown): void {
 
 export function registerScimRoutes(app: FastifyInstance, services: ScimRoutesServices): void {
   const base = services.config.baseUrl;
+  const scans = new OnePerKey(SCANS_WAITING);
+  const scanned = <T>(workspaceId: string, read: () => Promise<T>, reply: FastifyReply): Promise<T> => {
+    const queued = scans.run(workspaceId, read);
+    if (queued) return queued;
+    reply.header('Retry-After', '1');
+    throw new ScimError(
+      429,
+      `This workspace already has ${SCANS_WAITING} SCIM reads waiting whose filter no index serves (they run one at a time); retry after 1 s, or filter by userName, externalId, id, emails or employeeNumber with eq.`,
+    );
+  };
   const userOf = (p: { person: Record<string, unknown>; link: Parameters<typeof personToUser>[1] }) => personToUser(p.person, p.link, base);
 
   void app.register(
@@ -100,14 +111,12 @@ export function registerScimRoutes(app: FastifyInstance, services: ScimRoutesSer
         const q = readQuery(request.query, true);
         const filter = q.filter === undefined ? undefined : compileFilter(q.filter);
         const token = tokenOf(request);
-        const candidates =
-          (filter?.email !== undefined ? await peopleByEmail(services, token.workspaceId, filter.email) : undefined) ??
-          (await allPeople(services.database.db, token.workspaceId));
-        const found = candidates.filter((p) => p.deletedAt === null && (filter === undefined || filter.matches(p)));
-        const page = found.slice(q.startIndex - 1, q.startIndex - 1 + q.count);
+        const read = () => listUsers(services.database, token.workspaceId, filter, q.startIndex, q.count);
+        // A filter no index serves reads the workspace's people in the database: one at a time per workspace.
+        const { total, page } = filter === undefined || filter.indexed ? await read() : await scanned(token.workspaceId, read, reply);
         return send(reply, 200, {
           schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'],
-          totalResults: found.length,
+          totalResults: total,
           startIndex: q.startIndex,
           itemsPerPage: page.length,
           Resources: page.map((p) => project(userOf(p), q)),
@@ -116,8 +125,7 @@ export function registerScimRoutes(app: FastifyInstance, services: ScimRoutesSer
 
       scope.post('/Users', async (request, reply) => {
         checkUserSchemas(request.body);
-        const token = tokenOf(request);
-        const saved = await oneWriterPerWorkspace(token.workspaceId, () => createUser(services, token, request.body));
+        const saved = await createUser(services, tokenOf(request), request.body);
         const user = userOf(saved);
         reply.header('Location', (user.meta as { location: string }).location);
         return send(reply, 201, user);
@@ -130,24 +138,16 @@ export function registerScimRoutes(app: FastifyInstance, services: ScimRoutesSer
 
       scope.put<WithId>('/Users/:id', async (request, reply) => {
         checkUserSchemas(request.body);
-        const token = tokenOf(request);
-        const saved = await oneWriterPerWorkspace(token.workspaceId, () => replaceUser(services, token, request.params.id, request.body));
-        return send(reply, 200, userOf(saved));
+        return send(reply, 200, userOf(await replaceUser(services, tokenOf(request), request.params.id, request.body)));
       });
 
       scope.patch<WithId>('/Users/:id', async (request, reply) => {
-        const token = tokenOf(request);
-        const saved = await oneWriterPerWorkspace(token.workspaceId, async () => {
-          const found = await readUser(services, token, request.params.id);
-          const after = patchedUser(userOf(found), request.body);
-          return replaceUser(services, token, request.params.id, after, 'record.scim_patched', found);
-        });
+        const saved = await patchUser(services, tokenOf(request), request.params.id, (found) => patchedUser(userOf(found), request.body));
         return send(reply, 200, userOf(saved));
       });
 
       scope.delete<WithId>('/Users/:id', async (request, reply) => {
-        const token = tokenOf(request);
-        await oneWriterPerWorkspace(token.workspaceId, () => deleteUser(services, token, request.params.id));
+        await deleteUser(services, tokenOf(request), request.params.id);
         return reply.code(204).send();
       });
     },

@@ -2,29 +2,40 @@
  * SCIM writes of Users, through the system of record's write path (src/writes/record-writes.ts):
  * the register's validation, references, updated_at and search index, and no webhook event (the
  * rule for direct writes). Each write is audited as the SCIM token's.
+ *
+ * Every guarantee is the database's, so it holds across any number of API processes: the
+ * person and what SCIM keeps beside it commit in one transaction; a userName is unique through
+ * scim_people's unique index (a second holder rolls its whole write back: 409 uniqueness); and a
+ * write that read the User first commits only if the User is still as read (the person's ETag and
+ * its SCIM link, checked under the person's row lock), else it reads again and reapplies (no lost
+ * update between two PATCHes).
  */
 
+import type { Kysely } from '#kysely';
 import { recordAudit } from '../audit/audit.js';
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
-import type { PageReader } from '../read/pages.js';
 import { people } from '../registers/catalogue.js';
 import type { FieldProblem } from '../registers/record-input.js';
 import type { Database } from '../store/database.js';
-import { deleteOne, putRecord } from '../writes/record-writes.js';
+import type { DB } from '../store/schema.js';
+import { etagOf } from '../writes/record-changes.js';
+import { deleteOne, type Preconditions, putRecord } from '../writes/record-writes.js';
 import type { RecordObject } from '../writes/records.js';
-import { allPeople, dropLink, onePerson, peopleByEmail, type ScimPerson, saveLink } from './directory.js';
-import { invalidValue, notFound, ScimError } from './errors.js';
+import { onePerson, type ScimPerson, saveLink, uniqueness, userNameHolder } from './directory.js';
+import { invalidValue, notFound } from './errors.js';
 import type { ScimTokenEntry } from './tokens.js';
-import { ATTRIBUTE_OF_POINTER, type UserContext, type UserWrite, userToPerson } from './users.js';
+import { ATTRIBUTE_OF_POINTER, type ScimLink, type UserContext, type UserWrite, userToPerson } from './users.js';
 
 /** What this file takes of the services built at start (services.ts). */
 export interface UserWritesServices {
   database: Database;
-  pages: PageReader;
   clock: Clock;
 }
+
+/** Reads and reapplications of one write whose User moved meanwhile, before it gives up (409). */
+const ATTEMPTS = 8;
 
 /** A refusal of the register, as SCIM: the attribute it concerns and why. */
 function refusedWrite(err: unknown): never {
@@ -36,6 +47,25 @@ function refusedWrite(err: unknown): never {
     }
   }
   throw err;
+}
+
+const moved = (err: unknown) => err instanceof AppError && err.code === 'precondition_failed';
+
+/**
+ * Runs a write that reads the User first, again while another write moved the User between its
+ * read and its commit (the 412 of its precondition): each try reads afresh.
+ */
+async function untilSettled<T>(write: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (err) {
+      if (!moved(err)) throw err;
+      if (attempt >= ATTEMPTS) {
+        throw new AppError('conflict', 'The User kept changing while this write was applied; send it again.');
+      }
+    }
+  }
 }
 
 async function audit(services: UserWritesServices, token: ScimTokenEntry, action: string, personId: string, detail: RecordObject = {}) {
@@ -53,28 +83,43 @@ function context(services: UserWritesServices, token: ScimTokenEntry, current?: 
   return { current, locationId: token.locationId, today: new Date(services.clock()).toISOString().slice(0, 10) };
 }
 
-/** Another person (SCIM sees it or not) whose work email is this userName, ignoring case. */
-function holderOf(all: readonly ScimPerson[], userName: string, exceptId?: string): ScimPerson | undefined {
-  const wanted = userName.toLowerCase();
-  return all.find((p) => p.person.id !== exceptId && String(p.person.work_email).toLowerCase() === wanted);
+/** The link beside a person as stored now, read in the write's transaction (the person's row is locked). */
+async function storedLink(db: Kysely<DB>, workspaceId: string, personId: string) {
+  return db
+    .selectFrom('scim_people')
+    .select(['external_id', 'employee_number', 'user_name', 'deleted_at'])
+    .where('workspace_id', '=', workspaceId)
+    .where('person_id', '=', personId)
+    .executeTakeFirst();
 }
 
-/** The people who may hold this work email: the search index's candidates, else everyone. */
-async function candidates(services: UserWritesServices, token: ScimTokenEntry, email: string): Promise<ScimPerson[]> {
-  return (await peopleByEmail(services, token.workspaceId, email)) ?? (await allPeople(services.database.db, token.workspaceId));
-}
+const sameLink = (a: (ScimLink & { deleted_at: string | null }) | undefined, b: ScimPerson | undefined): boolean =>
+  a === undefined
+    ? b?.link === undefined
+    : b?.link !== undefined &&
+      a.external_id === b.link.external_id &&
+      a.employee_number === b.link.employee_number &&
+      a.user_name === b.link.user_name &&
+      a.deleted_at === b.deletedAt;
 
-function uniqueness(userName: string): ScimError {
-  return new ScimError(
-    409,
-    `A person with userName ${userName.slice(0, 254)} already exists in this workspace; look it up with filter=userName eq "...".`,
-    'uniqueness',
-  );
-}
-
-async function store(services: UserWritesServices, token: ScimTokenEntry, id: string, w: UserWrite, deletedAt: string | null = null) {
-  const result = await putRecord(services, token.workspaceId, people, id, { id, ...w.person }).catch(refusedWrite);
-  await saveLink(services.database.db, token.workspaceId, id, w.link, deletedAt);
+/**
+ * Writes the person and its link in one transaction. `read`: the User as the caller read it
+ * (undefined: a new person), which must still be stored as read, else 412 (untilSettled reads again).
+ */
+async function store(
+  services: UserWritesServices,
+  token: ScimTokenEntry,
+  id: string,
+  w: UserWrite,
+  read: ScimPerson | undefined,
+  deletedAt: string | null = null,
+) {
+  const ws = token.workspaceId;
+  const precondition: Preconditions = read ? { ifMatch: etagOf(read.person.updated_at as string) } : { ifNoneMatch: '*' };
+  const result = await putRecord(services, ws, people, id, { id, ...w.person }, precondition, async (db) => {
+    if (read && !sameLink(await storedLink(db, ws, id), read)) throw new AppError('precondition_failed', 'The User moved on.');
+    await saveLink(db, ws, id, w.link, deletedAt);
+  }).catch(refusedWrite);
   return { person: JSON.parse(result.doc) as RecordObject, link: w.link, created: result.created };
 }
 
@@ -84,13 +129,15 @@ async function store(services: UserWritesServices, token: ScimTokenEntry, id: st
  */
 export async function createUser(services: UserWritesServices, token: ScimTokenEntry, body: unknown) {
   const first = userToPerson(body, context(services, token));
-  const all = await candidates(services, token, first.person.work_email as string);
-  const holder = holderOf(all, first.person.work_email as string);
-  if (holder && holder.deletedAt === null) throw uniqueness(first.person.work_email as string);
-  const id = holder ? (holder.person.id as string) : `per_${randomBase62(20)}`;
-  const w = holder ? userToPerson(body, context(services, token, holder.person)) : first;
-  const saved = await store(services, token, id, w);
-  await audit(services, token, holder ? 'record.scim_restored' : 'record.scim_created', id);
+  const userName = first.link.user_name as string;
+  const saved = await untilSettled(async () => {
+    const holder = await userNameHolder(services.database, token.workspaceId, userName.toLowerCase());
+    if (holder && holder.deletedAt === null) throw uniqueness(userName);
+    if (!holder) return store(services, token, `per_${randomBase62(20)}`, first, undefined);
+    const w = userToPerson(body, context(services, token, holder.person));
+    return store(services, token, holder.person.id as string, w, holder);
+  });
+  await audit(services, token, saved.created ? 'record.scim_created' : 'record.scim_restored', saved.person.id as string);
   return saved;
 }
 
@@ -104,17 +151,9 @@ export async function readUser(services: UserWritesServices, token: ScimTokenEnt
   return visible(services, token, id);
 }
 
-/** PUT /Users/{id}, and the end of a PATCH: the whole User as it should be. */
-export async function replaceUser(
-  services: UserWritesServices,
-  token: ScimTokenEntry,
-  id: string,
-  body: unknown,
-  action = 'record.scim_replaced',
-  existing?: ScimPerson,
-) {
-  const found = existing ?? (await visible(services, token, id));
-  const patch = action === 'record.scim_patched';
+/** The whole User `body` written over `found` (a PUT, or the result of a PATCH). */
+async function replaceFound(services: UserWritesServices, token: ScimTokenEntry, found: ScimPerson, body: unknown, patch: boolean) {
+  const id = found.person.id as string;
   const w = userToPerson(body, {
     ...context(services, token, found.person),
     currentLink: found.link,
@@ -122,34 +161,59 @@ export async function replaceUser(
     absentKeeps: !patch,
     unknownAs: patch ? 'invalidPath' : 'invalidSyntax',
   });
-  const all = await candidates(services, token, w.person.work_email as string);
-  if (holderOf(all, w.person.work_email as string, id)) throw uniqueness(w.person.work_email as string);
-  const saved = await store(services, token, id, w);
-  await audit(services, token, action, id);
+  const userName = w.link.user_name as string;
+  const holder = await userNameHolder(services.database, token.workspaceId, userName.toLowerCase());
+  if (holder && holder.person.id !== id) throw uniqueness(userName);
+  return store(services, token, id, w, found);
+}
+
+/** PUT /Users/{id}: the whole User as it should be. */
+export async function replaceUser(services: UserWritesServices, token: ScimTokenEntry, id: string, body: unknown) {
+  const saved = await untilSettled(async () => replaceFound(services, token, await visible(services, token, id), body, false));
+  await audit(services, token, 'record.scim_replaced', id);
+  return saved;
+}
+
+/** PATCH /Users/{id}: `apply` turns the User as read into the User as it should be; applied again to a fresh read if the User moved. */
+export async function patchUser(
+  services: UserWritesServices,
+  token: ScimTokenEntry,
+  id: string,
+  apply: (found: ScimPerson) => Record<string, unknown>,
+) {
+  const saved = await untilSettled(async () => {
+    const found = await visible(services, token, id);
+    return replaceFound(services, token, found, apply(found), true);
+  });
+  await audit(services, token, 'record.scim_patched', id);
   return saved;
 }
 
 /**
  * DELETE /Users/{id}: a person no other record names is deleted (it leaves /api/v1 as a
- * `wsops delete` would); a person others name (an asset's holder, an approver, someone's
- * manager) is kept as INACTIVE and SCIM no longer sees it: identity providers need the user gone,
- * the register needs its references whole. Either way the answer is 204.
+ * `wsops delete` would, and what SCIM kept beside it goes with it: migration 0031's trigger); a
+ * person others name (an asset's holder, an approver, someone's manager) is kept as INACTIVE and
+ * SCIM no longer sees it: identity providers need the user gone, the register needs its
+ * references whole. Either way the answer is 204. The delete's referrer check and the writes that
+ * name the person are serialised by row locks (ADR 43), so the choice holds under concurrency.
  */
 export async function deleteUser(services: UserWritesServices, token: ScimTokenEntry, id: string): Promise<'deleted' | 'deactivated'> {
-  const found = await visible(services, token, id);
-  try {
-    await deleteOne(services, token.workspaceId, people, id);
-    await dropLink(services.database.db, token.workspaceId, id);
-    await audit(services, token, 'record.scim_deleted', id);
-    return 'deleted';
-  } catch (err) {
-    // Other records still name the person (the write side's 409 referenced): keep it instead.
-    if (!(err instanceof AppError) || err.code !== 'referenced') throw err;
-  }
-  const person: RecordObject = { ...found.person, status: 'INACTIVE' };
-  for (const stamp of ['id', 'created_at', 'updated_at']) delete person[stamp];
-  const link = found.link ?? { external_id: null, employee_number: null };
-  await store(services, token, id, { person, link }, new Date(services.clock()).toISOString());
-  await audit(services, token, 'record.scim_deactivated', id, { reason: 'referenced by other records; kept as INACTIVE' });
-  return 'deactivated';
+  const outcome = await untilSettled(async () => {
+    const found = await visible(services, token, id);
+    try {
+      await deleteOne(services, token.workspaceId, people, id, { ifMatch: etagOf(found.person.updated_at as string) });
+      return 'deleted' as const;
+    } catch (err) {
+      // Other records still name the person (the write side's 409 referenced): keep it instead.
+      if (!(err instanceof AppError) || err.code !== 'referenced') throw err;
+    }
+    const person: RecordObject = { ...found.person, status: 'INACTIVE' };
+    for (const stamp of ['id', 'created_at', 'updated_at']) delete person[stamp];
+    const link = found.link ?? { external_id: null, employee_number: null, user_name: null };
+    await store(services, token, id, { person, link }, found, new Date(services.clock()).toISOString());
+    return 'deactivated' as const;
+  });
+  if (outcome === 'deleted') await audit(services, token, 'record.scim_deleted', id);
+  else await audit(services, token, 'record.scim_deactivated', id, { reason: 'referenced by other records; kept as INACTIVE' });
+  return outcome;
 }

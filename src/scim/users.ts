@@ -45,6 +45,8 @@ const ENTERPRISE_PARTS = ['employeeNumber', 'manager', 'costCenter', 'organizati
 export interface ScimLink {
   external_id: string | null;
   employee_number: string | null;
+  /** The userName SCIM wrote (unique per workspace ignoring case); null: the work email stands for it. */
+  user_name: string | null;
 }
 
 /** The person's fields and link a SCIM User body asks for. */
@@ -193,6 +195,7 @@ export function userToPerson(body: unknown, ctx: UserContext): UserWrite {
     link: {
       external_id: externalId ?? (user.externalId === undefined ? (storedLink?.external_id ?? null) : null),
       employee_number: employeeNumber ?? (ext.employeeNumber === undefined ? (storedLink?.employee_number ?? null) : null),
+      user_name: userName,
     },
   };
 }
@@ -208,7 +211,7 @@ export function personToUser(person: RecordObject, link: ScimLink | undefined, b
     schemas: hasEnterprise ? [USER_SCHEMA, ENTERPRISE_SCHEMA] : [USER_SCHEMA],
     id,
     ...(link?.external_id ? { externalId: link.external_id } : {}),
-    userName: person.work_email,
+    userName: link?.user_name ?? person.work_email,
     name: {
       givenName: person.given_name,
       familyName: person.family_name,

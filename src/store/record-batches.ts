@@ -4,7 +4,8 @@
  * (`writeRecords` in dialects/sqlite.ts and dialects/postgres.ts), inside one short
  * transaction; the caller never awaits a client while it is open.
  */
-import { RECORD_COLUMNS, type RecordsTable } from './schema.js';
+import type { Kysely } from '#kysely';
+import { type DB, RECORD_COLUMNS, type RecordsTable } from './schema.js';
 
 /** The current state of a stored record, as a batch needs it. */
 export interface StoredRecord {
@@ -16,9 +17,20 @@ export interface StoredRecord {
 }
 
 export interface RecordBatch {
-  /** The stored rows among `ids` (PostgreSQL locks them until commit, in id order). */
-  current(workspaceId: string, ids: readonly string[]): Promise<Map<string, StoredRecord>>;
-  /** Which of `ids` exist in the workspace. */
+  /** The transaction itself, for rows that must commit with the records (SCIM's link beside a person). */
+  readonly db: Kysely<DB>;
+  /**
+   * The stored rows among `ids`. PostgreSQL locks them until commit, in id order, as `lock` says
+   * (ADR 43, "Under concurrency"): 'delete' (FOR UPDATE) when the transaction may delete any of
+   * them, so that no write can name them meanwhile; 'write' (FOR NO KEY UPDATE) when it only
+   * writes them, which leaves writes naming them free. SQLite's one writer needs neither.
+   */
+  current(workspaceId: string, ids: readonly string[], lock: RowLock): Promise<Map<string, StoredRecord>>;
+  /**
+   * Which of `ids` exist in the workspace. PostgreSQL locks those it finds FOR KEY SHARE until
+   * commit: the reference the caller is about to write to them holds them as a foreign key
+   * would, so a delete of one waits for this commit (and then finds the reference).
+   */
   existing(workspaceId: string, ids: readonly string[]): Promise<Set<string>>;
   /**
    * Writes rows (insert or replace). `created`: the ids among them that were absent when this
@@ -39,6 +51,34 @@ export interface RecordBatch {
   delete(workspaceId: string, ids: readonly string[], now: number): Promise<void>;
   /** Records an import's progress in its `record_imports` row, committed with this batch. */
   importProgress(progress: ImportProgress): Promise<void>;
+}
+
+/** How current() locks the rows it reads: for a transaction that may delete them, or only writes them. */
+export type RowLock = 'delete' | 'write';
+
+/** PostgreSQL's SQLSTATE when it ended a transaction to break a deadlock (deadlock_detected). */
+const DEADLOCK = '40P01';
+export const isDeadlock = (err: unknown): boolean =>
+  typeof err === 'object' && err !== null && (err as { code?: unknown }).code === DEADLOCK;
+/** Runs of a single-record write whose transaction PostgreSQL ended as a deadlock's victim. */
+const DEADLOCK_RUNS = 3;
+
+/**
+ * `engine.writeRecords(fn)`, run again when PostgreSQL ended its transaction to break a deadlock:
+ * the victim was rolled back whole, so an `fn` that only reads and writes through its batch can
+ * run again. Not for the import, whose batches change state outside the database.
+ */
+export async function writeAgainOnDeadlock<T>(
+  engine: { writeRecords<R>(fn: (batch: RecordBatch) => Promise<R>): Promise<R> },
+  fn: (batch: RecordBatch) => Promise<T>,
+): Promise<T> {
+  for (let run = 1; ; run++) {
+    try {
+      return await engine.writeRecords(fn);
+    } catch (err) {
+      if (!isDeadlock(err) || run >= DEADLOCK_RUNS) throw err;
+    }
+  }
 }
 
 /** What an import has applied once the batch that carries it commits. */

@@ -59,6 +59,10 @@ export interface ScimPeopleTable {
   employee_number: string | null;
   /** Set when a SCIM DELETE kept the person (still referenced) as INACTIVE: SCIM no longer sees it. */
   deleted_at: string | null;
+  /** The User's userName as the identity provider wrote it (null: rows of before migration 0037 that shared one). */
+  user_name: string | null;
+  /** userName lower-cased: unique per workspace (index scim_people_user_name, migration 0037). */
+  user_name_key: string | null;
 }
 
 export interface AuditEventsTable {

@@ -22,9 +22,10 @@ import type { Register } from '../registers/define.js';
 import { idPattern, idRule } from '../registers/fields.js';
 import { clip, type FieldProblemCode, type RecordObject, readRecordInput } from '../registers/record-input.js';
 import type { Database } from '../store/database.js';
-import { nextSlice, type RecordBatch, type StoredRecord, sliceUsed } from '../store/record-batches.js';
+import { isDeadlock, nextSlice, type RecordBatch, type StoredRecord, sliceUsed } from '../store/record-batches.js';
 import type { RecordsTable } from '../store/schema.js';
 import { storageFaultOf } from '../store/storage-faults.js';
+import { mayNamePrototype, prototypeKeyIn } from '../text-rules.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
 import { FirstLines } from './first-lines.js';
 import { HEARTBEAT_MS, THIS_PROCESS } from './import-runs.js';
@@ -137,6 +138,15 @@ export function parseOperation(line: number, text: string, keepTimestamps: boole
     return [{ line, pointer: '', code: 'invalid_json', detail: `is not JSON (${(err as Error).message.slice(0, 100)})` }];
   }
   const refuse = (pointer: string, code: FieldProblemCode, detail: string): RefusedLine[] => [{ line, pointer, code, detail }];
+  const hostile = mayNamePrototype(text) ? prototypeKeyIn(value) : undefined;
+  if (hostile !== undefined) {
+    const code = hostile.startsWith('/record/') ? 'unknown_field' : 'invalid_operation';
+    return refuse(
+      hostile,
+      code,
+      'names __proto__, constructor or prototype, which no operation or record has and which is never accepted as a key',
+    );
+  }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return refuse(
       '',
@@ -375,7 +385,9 @@ class Applier {
     const madePresent = (id: string) => !!unsettled?.state.get(id);
     // Written batches are in the database; a dry run's changes never are.
     if (!dryRun) this.pending.clear();
-    const stored = await tx.current(this.workspaceId, [...ids]);
+    // A batch that deletes locks its rows as a delete (no write may name them meanwhile), the
+    // others as writes, which leave writes naming them free (ADR 43, "Under concurrency").
+    const stored = await tx.current(this.workspaceId, [...ids], ops.some((o) => o.kind === 'delete') ? 'delete' : 'write');
     // Present now (in this batch's view): id -> the stored row, or null once deleted.
     const state = new Map<string, StoredRecord | null>();
     for (const id of ids) {
@@ -780,6 +792,16 @@ export async function importRecords(
           `${fault.message}. The import ${report.id} stopped after ${report.appliedLines} lines applied in whole batches; running the same import again converges.`,
           { lines_applied: report.appliedLines, import_id: report.id },
           fault,
+        );
+      }
+      if (isDeadlock(err)) {
+        // A batch's transaction cannot be run again (the check changed the import's state), so
+        // the deadlock's victim ends the import, said as such rather than as a fault.
+        throw new AppError(
+          'conflict',
+          `A batch of the import and a concurrent write (another import deleting records, or a write naming a record this batch deletes) waited for each other's rows, and PostgreSQL ended the batch. The import ${report.id} stopped after ${report.appliedLines} lines applied in whole batches; running the same import again converges.`,
+          { lines_applied: report.appliedLines, import_id: report.id },
+          err,
         );
       }
       throw err;

@@ -4,6 +4,7 @@
  * transaction that reads the stored row, checks the precondition, and writes.
  */
 
+import type { Kysely } from '#kysely';
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import { REGISTERS, registerByPath } from '../registers/catalogue.js';
@@ -11,6 +12,8 @@ import type { Register } from '../registers/define.js';
 import { idPattern, idRule } from '../registers/fields.js';
 import { type FieldProblem, type RecordObject, readRecordInput } from '../registers/record-input.js';
 import type { Database } from '../store/database.js';
+import { writeAgainOnDeadlock } from '../store/record-batches.js';
+import type { DB } from '../store/schema.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
 import { changeOf, danglingProblem, etagOf, knownReferences, referenceKey, referencesIn } from './record-changes.js';
 import { assertUnreferenced, fieldOf } from './referrers.js';
@@ -86,13 +89,22 @@ function writable(register: Register, doc: RecordObject): RecordObject {
   return out;
 }
 
-/** JSON Merge Patch (RFC 7396): null removes a member, objects merge, anything else replaces. */
+/**
+ * JSON Merge Patch (RFC 7396): null removes a member, objects merge, anything else replaces.
+ * Members are defined, never assigned, and only own members are merged into: assigning a key
+ * `__proto__` would replace the prototype of the object built, and reading one would merge into
+ * Object.prototype. Such a key stays an ordinary member, which the register's validation refuses
+ * as an unknown field like any other undeclared name (the listeners refuse it even earlier).
+ */
 export function mergePatch(target: unknown, patch: unknown): unknown {
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
   const out: RecordObject = typeof target === 'object' && target !== null && !Array.isArray(target) ? { ...(target as RecordObject) } : {};
   for (const [k, v] of Object.entries(patch as RecordObject)) {
     if (v === null) delete out[k];
-    else out[k] = mergePatch(out[k], v);
+    else {
+      const value = mergePatch(Object.hasOwn(out, k) ? out[k] : undefined, v);
+      Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
+    }
   }
   return out;
 }
@@ -105,11 +117,13 @@ async function write(
   preconditions: Preconditions,
   body: (current: RecordObject | undefined) => unknown,
   mustExist: boolean,
+  alongside?: WriteAlongside,
 ): Promise<WriteResult> {
   checkId(register, id);
   await getWorkspace(services.database.db, workspaceId);
-  return services.database.engine.writeRecords(async (batch) => {
-    const current = (await batch.current(workspaceId, [id])).get(id);
+  // Run again if PostgreSQL picks it as a deadlock's victim: it only reads and writes the database.
+  return writeAgainOnDeadlock(services.database.engine, async (batch) => {
+    const current = (await batch.current(workspaceId, [id], 'write')).get(id);
     if (mustExist && !current) throw new AppError('not_found', `No ${register.resource} ${id} in workspace ${workspaceId}.`);
     checkPreconditions(preconditions, current);
     const input = readRecordInput(register, body(current ? (JSON.parse(current.doc) as RecordObject) : undefined), { id });
@@ -125,9 +139,16 @@ async function write(
     }
     const change = changeOf(workspaceId, register, input.record, current, services.clock());
     if (change.changed) await batch.upsert([change.row]);
+    await alongside?.(batch.db, current !== undefined);
     return { doc: change.row.doc, etag: etagOf(change.row.updated_at), created: change.created };
   });
 }
+
+/**
+ * Rows that commit with a record write, in its transaction, after the record (SCIM's link beside
+ * a person): `existed` tells whether the record was stored before. A throw rolls the record back too.
+ */
+export type WriteAlongside = (db: Kysely<DB>, existed: boolean) => Promise<void>;
 
 /** PUT: creates (created: true) or replaces a whole record. */
 export function putRecord(
@@ -137,8 +158,9 @@ export function putRecord(
   id: string,
   body: unknown,
   p: Preconditions = {},
+  alongside?: WriteAlongside,
 ) {
-  return write(services, workspaceId, register, id, p, () => body, false);
+  return write(services, workspaceId, register, id, p, () => body, false, alongside);
 }
 
 /** PATCH: a JSON merge patch of a stored record. */
@@ -166,8 +188,11 @@ export async function deleteOne(
 ): Promise<void> {
   checkId(register, id);
   await getWorkspace(services.database.db, workspaceId);
-  await services.database.engine.writeRecords(async (batch) => {
-    const current = (await batch.current(workspaceId, [id])).get(id);
+  // Run again if PostgreSQL picks it as a deadlock's victim: it only reads and writes the database.
+  await writeAgainOnDeadlock(services.database.engine, async (batch) => {
+    // Locked FOR UPDATE before its referrers are read: a write naming it either committed
+    // first (and is found) or waits for this commit (and finds it gone).
+    const current = (await batch.current(workspaceId, [id], 'delete')).get(id);
     if (!current) throw new AppError('not_found', `No ${register.resource} ${id} in workspace ${workspaceId}.`);
     checkPreconditions(p, current);
     await assertUnreferenced(batch, workspaceId, id);

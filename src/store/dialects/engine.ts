@@ -16,6 +16,7 @@ import type { ListQuery, PageRows } from '../page-queries.js';
 import type { RecordBatch } from '../record-batches.js';
 import type { DB, DeliveryAttemptsTable, RecordsTable } from '../schema.js';
 import type { StorageHealth } from '../storage-faults.js';
+import type { DocFields } from './doc-fields.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -73,7 +74,7 @@ export interface Pages {
  * The dialect's SQL, bound to no connection (Kysely's adapter): usable where only the dialect's
  * name is at hand (`adapterOf` in index.ts).
  */
-export interface Adapter {
+export interface Adapter extends DocFields {
   readonly name: Dialect;
   /**
    * Lines an import applies per transaction (each well inside the sync overlap). SQLite has one

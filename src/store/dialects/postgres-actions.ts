@@ -2,6 +2,12 @@
  * A domain action's statements on PostgreSQL (engine.ts, ActionStatements): fixed texts, each a
  * named statement that a session parses and plans once (postgres-prepared.ts), run in the
  * action's transaction. Every read locks the rows it returns until the transaction ends.
+ *
+ * Actions never delete a record, so the rows they change are locked FOR NO KEY UPDATE, not FOR
+ * UPDATE: a write naming one of them takes FOR KEY SHARE on it (ADR 43, "Under concurrency"),
+ * which only FOR UPDATE blocks; with FOR UPDATE, an action waiting for a row that write holds
+ * while holding the row the write waits for was a deadlock. A record an action checks but does
+ * not change is FOR SHARE: it blocks a delete of it until the action commits.
  */
 import { CompiledQuery, type Kysely } from '#kysely';
 import { COLUMNS, upsertOneSql } from '../record-batches.js';
@@ -10,16 +16,16 @@ import type { ActionStatements, WorkspaceEndpointRow } from './engine.js';
 import { prepared } from './postgres-prepared.js';
 
 const RECORD = 'SELECT doc FROM records WHERE id = $1 AND workspace_id = $2 AND register = $3';
-const LOCKS = { update: prepared(`${RECORD} FOR UPDATE`), share: prepared(`${RECORD} FOR SHARE`) };
+const LOCKS = { update: prepared(`${RECORD} FOR NO KEY UPDATE`), share: prepared(`${RECORD} FOR SHARE`) };
 /**
  * The referrers of an id, by the reverse index (ADR 43), their register told by the ids' prefix
- * (as on SQLite). `IN`, not a join: FOR UPDATE locks every table of the FROM list, and a PUT
+ * (as on SQLite). `IN`, not a join: a row lock locks every table of the FROM list, and a PUT
  * changing a record's references deletes its rows of the index, so the two could deadlock.
  */
 const NAMING = `SELECT doc FROM records WHERE workspace_id = $1 AND id IN (SELECT source_id FROM record_refs
   WHERE workspace_id = $1 AND target_id = $2 AND source_id >= $3 AND source_id < $4)`;
-const NAMING_ANY = prepared(`${NAMING} FOR UPDATE`);
-const NAMING_IN = prepared(`${NAMING} AND status = ANY($5::text[]) FOR UPDATE`);
+const NAMING_ANY = prepared(`${NAMING} FOR NO KEY UPDATE`);
+const NAMING_IN = prepared(`${NAMING} AND status = ANY($5::text[]) FOR NO KEY UPDATE`);
 const WORKSPACE = prepared(`SELECT w.modules, e.id, e.events, e.scopes FROM workspaces w
   LEFT JOIN webhook_endpoints e ON e.workspace_id = w.id AND e.status = 'active' WHERE w.id = $1`);
 const UPSERT = prepared(upsertOneSql((i) => `$${i + 1}`));
@@ -45,7 +51,7 @@ export function postgresActionStatements(trx: Kysely<DB>, workspaceId: string): 
       let text = 'SELECT doc FROM records WHERE workspace_id = $1 AND register = $2';
       if (statuses) text += ` AND status = ANY($${params.push(statuses)}::text[])`;
       if (mention !== null) text += ` AND doc LIKE $${params.push(`%${mention}%`)}`;
-      return docs(prepared(`${text} FOR UPDATE`), params);
+      return docs(prepared(`${text} FOR NO KEY UPDATE`), params);
     },
     workspace() {
       return run<WorkspaceEndpointRow>(WORKSPACE, [workspaceId]);

@@ -11,6 +11,7 @@ import { pgDriver } from '../pg-driver.js';
 import { COLUMNS, type StoredRecord, UPDATED } from '../record-batches.js';
 import type { DB } from '../schema.js';
 import { deletedAtOf } from '../tombstones.js';
+import { postgresDocFields } from './doc-fields.js';
 import type { Adapter, Database, Engine } from './engine.js';
 import { postgresActionStatements } from './postgres-actions.js';
 import { announcingDialect, JobAnnouncer } from './postgres-jobs.js';
@@ -32,6 +33,9 @@ export const POOL_SESSIONS = 5;
  * the claims back by seconds). Claims are one at a time; the second session records outcomes meanwhile.
  */
 export const DELIVERY_SESSIONS = 2;
+
+const FOR_UPDATE = sql.raw('FOR UPDATE');
+const FOR_NO_KEY_UPDATE = sql.raw('FOR NO KEY UPDATE');
 
 export const postgresAdapter: Adapter = {
   name: 'postgres',
@@ -93,6 +97,7 @@ export const postgresAdapter: Adapter = {
     await sql.raw(updateTrigger('api_keys', columns)).execute(db);
   },
   ...postgresQueue,
+  ...postgresDocFields,
 };
 
 const updateTrigger = (
@@ -148,17 +153,26 @@ export function openPostgres(url: string, logger: Logger | undefined): Omit<Data
         // imported into) as a scan of the whole workspace, a cost per batch growing with the
         // table: the import's decay (ADR 36).
         return fn({
-          async current(workspaceId, ids) {
-            // Locks in id order (the order of the ids given), as the upsert below does.
+          db: trx,
+          async current(workspaceId, ids, lock) {
+            // Locks in id order (the order of the ids given), as the upsert below does. A delete's
+            // FOR UPDATE waits for every write holding a reference to the row (existing() below)
+            // and makes new ones wait; a write's NO KEY UPDATE (what its upsert, which keeps the
+            // key, takes anyway) leaves them alone (ADR 43, "Under concurrency").
             const sorted = [...ids].sort();
             const { rows } = await sql<StoredRecord>`SELECT r.* FROM unnest(${sorted}::text[]) AS k(id) CROSS JOIN LATERAL (
             SELECT id, register, created_at, updated_at, doc FROM records
-            WHERE workspace_id = ${workspaceId} AND id = k.id LIMIT 1 FOR UPDATE) r`.execute(trx);
+            WHERE workspace_id = ${workspaceId} AND id = k.id LIMIT 1 ${lock === 'delete' ? FOR_UPDATE : FOR_NO_KEY_UPDATE}) r`.execute(
+              trx,
+            );
             return new Map(rows.map((r) => [r.id, r]));
           },
           async existing(workspaceId, ids) {
-            const { rows } = await sql<{ id: string }>`SELECT r.id FROM unnest(${[...ids]}::text[]) AS k(id) CROSS JOIN LATERAL (
-            SELECT id FROM records WHERE workspace_id = ${workspaceId} AND id = k.id LIMIT 1) r`.execute(trx);
+            // KEY SHARE, as a foreign key's check: a delete of a target waits for this commit and
+            // then finds the reference; a target deleted first is not returned (the row this
+            // waited for is gone when it is read again). In id order, as every lock of a batch.
+            const { rows } = await sql<{ id: string }>`SELECT r.id FROM unnest(${[...ids].sort()}::text[]) AS k(id) CROSS JOIN LATERAL (
+            SELECT id FROM records WHERE workspace_id = ${workspaceId} AND id = k.id LIMIT 1 FOR KEY SHARE) r`.execute(trx);
             return new Set(rows.map((r) => r.id));
           },
           async importProgress(p) {

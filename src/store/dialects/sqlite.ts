@@ -10,6 +10,7 @@ import { changedColumns, KEY_COLUMNS, WORKSPACE_COLUMNS } from '../auth-change-t
 import { COLUMNS, INDEX_SLICE_ROWS, nextSlice, type StoredRecord, sliceUsed, upsertOneSql } from '../record-batches.js';
 import type { DB, RecordsTable } from '../schema.js';
 import { deletedAtOf } from '../tombstones.js';
+import { sqliteDocFields } from './doc-fields.js';
 import type { Adapter, Database, Engine, OpenOptions } from './engine.js';
 import { sqliteActionStatements } from './sqlite-actions.js';
 import { checkpointInBackground, WAL_LIMIT_BYTES } from './sqlite-checkpoints.js';
@@ -80,6 +81,7 @@ export const sqliteAdapter: Adapter = {
     await sql.raw(keyUpdateTrigger(columns)).execute(db);
   },
   ...sqliteQueue,
+  ...sqliteDocFields,
 };
 
 const BUMP = 'BEGIN UPDATE auth_version SET version = version + 1 WHERE id = 1; END';
@@ -191,7 +193,7 @@ export function openSqlite(path: string, options: OpenOptions): Omit<Database, '
     authChanges: (invalidate) => versionStamp(committed, invalidate),
     actionStatements: (_trx, workspaceId) => sqliteActionStatements(raw, workspaceId),
     writeRecords: (fn) =>
-      db.transaction().execute(async () => {
+      db.transaction().execute(async (trx) => {
         // The Kysely transaction holds the one writer connection; the raw statements below run on
         // that same connection, inside it, without a round trip each.
         const upsert = preparedStatement(
@@ -221,6 +223,7 @@ export function openSqlite(path: string, options: OpenOptions): Omit<Database, '
          WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))`,
         );
         return fn({
+          db: trx,
           async current(workspaceId, ids) {
             const rows = current.all(workspaceId, JSON.stringify(ids)) as StoredRecord[];
             return new Map(rows.map((r) => [r.id, r]));
