@@ -6,11 +6,22 @@
  * of the process shares (issue 56). So a path is handed on only rebuilt from the schema's own
  * spelling of each name, and an attribute wsops accepts and ignores is left out altogether.
  *
- * The attributes are those users.ts reads, kept and ignored, with the sub-attributes it reads.
+ * The attributes are users.ts's own lists, kept and ignored, with the sub-attributes it reads.
  */
 import { namesPrototype } from '../text-rules.js';
 import { invalidPath } from './errors.js';
-import { ENTERPRISE_SCHEMA, USER_SCHEMA } from './users.js';
+import {
+  ENTERPRISE_KEPT,
+  ENTERPRISE_PARTS,
+  ENTERPRISE_SCHEMA,
+  ENTRY_PARTS,
+  IGNORED,
+  IGNORED_MULTI_VALUED,
+  KEPT,
+  MANAGER_PARTS,
+  NAME_PARTS,
+  USER_SCHEMA,
+} from './users.js';
 
 interface Attribute {
   /** The sub-attributes wsops reads; absent: a simple attribute. */
@@ -21,48 +32,22 @@ interface Attribute {
   ignored?: true;
 }
 
-const ENTRY: Attribute = { parts: ['value', 'type', 'primary', 'display'], multiValued: true };
-const IGNORED: Attribute = { ignored: true };
-const IGNORED_LIST: Attribute = { ignored: true, multiValued: true };
+const ignored = (name: string): Attribute =>
+  (IGNORED_MULTI_VALUED as readonly string[]).includes(name) ? { ignored: true, multiValued: true } : { ignored: true };
+const kept = (name: string): Attribute =>
+  name === 'emails' || name === 'phoneNumbers' ? { parts: ENTRY_PARTS, multiValued: true } : name === 'name' ? { parts: NAME_PARTS } : {};
 
-const CORE: Readonly<Record<string, Attribute>> = {
-  id: {},
-  externalId: {},
-  userName: {},
-  displayName: {},
-  title: {},
-  active: {},
-  name: { parts: ['givenName', 'familyName', 'formatted', 'middleName', 'honorificPrefix', 'honorificSuffix'] },
-  emails: ENTRY,
-  phoneNumbers: ENTRY,
-  nickName: IGNORED,
-  profileUrl: IGNORED,
-  userType: IGNORED,
-  preferredLanguage: IGNORED,
-  locale: IGNORED,
-  timezone: IGNORED,
-  password: IGNORED,
-  meta: IGNORED,
-  schemas: IGNORED_LIST,
-  ims: IGNORED_LIST,
-  photos: IGNORED_LIST,
-  addresses: IGNORED_LIST,
-  groups: IGNORED_LIST,
-  entitlements: IGNORED_LIST,
-  roles: IGNORED_LIST,
-  x509Certificates: IGNORED_LIST,
-};
+const CORE: Readonly<Record<string, Attribute>> = Object.fromEntries([
+  ...KEPT.map((name) => [name, kept(name)]),
+  ...IGNORED.map((name) => [name, ignored(name)]),
+]);
 
-const ENTERPRISE: Readonly<Record<string, Attribute>> = {
-  employeeNumber: {},
-  manager: { parts: ['value', '$ref', 'displayName'] },
-  costCenter: IGNORED,
-  organization: IGNORED,
-  division: IGNORED,
-  department: IGNORED,
-};
-
-const KEPT_NAMES = Object.keys(CORE).filter((n) => !CORE[n]?.ignored);
+const ENTERPRISE: Readonly<Record<string, Attribute>> = Object.fromEntries(
+  ENTERPRISE_PARTS.map((name) => [
+    name,
+    name === 'manager' ? { parts: MANAGER_PARTS } : (ENTERPRISE_KEPT as readonly string[]).includes(name) ? {} : { ignored: true },
+  ]),
+);
 
 /** Lower-cased name to its declared spelling and attribute: SCIM attribute names ignore case. */
 function byLowerName(attributes: Readonly<Record<string, Attribute>>): Map<string, [string, Attribute]> {
@@ -133,7 +118,7 @@ export function checkedPath(path: string, where: string, filters = true): string
   const found = (enterprise ? ENTERPRISE_BY_LOWER : CORE_BY_LOWER).get(given.toLowerCase());
   if (!found) {
     throw invalidPath(
-      `${where} names no attribute ${JSON.stringify(given.slice(0, 60))}; wsops keeps ${KEPT_NAMES.join(', ')} and the enterprise employeeNumber and manager.`,
+      `${where} names no attribute ${JSON.stringify(given.slice(0, 60))}; wsops keeps ${KEPT.join(', ')} and the enterprise employeeNumber and manager.`,
     );
   }
   const [name, attribute] = found;

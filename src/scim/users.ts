@@ -15,12 +15,12 @@ export const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
 export const ENTERPRISE_SCHEMA = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
 
 /** Core attributes wsops stores (the Schemas document lists exactly these). */
-const KEPT = ['id', 'externalId', 'userName', 'name', 'displayName', 'title', 'emails', 'phoneNumbers', 'active'] as const;
+export const KEPT = ['id', 'externalId', 'userName', 'name', 'displayName', 'title', 'emails', 'phoneNumbers', 'active'] as const;
 /**
  * Core attributes identity providers send by default that the people register has no place for:
  * accepted and dropped, so a default Okta or Entra mapping provisions without edits.
  */
-const IGNORED = [
+export const IGNORED = [
   'nickName',
   'profileUrl',
   'userType',
@@ -38,8 +38,24 @@ const IGNORED = [
   'meta',
   'schemas',
 ] as const;
-const NAME_PARTS = ['givenName', 'familyName', 'formatted', 'middleName', 'honorificPrefix', 'honorificSuffix'] as const;
-const ENTERPRISE_PARTS = ['employeeNumber', 'manager', 'costCenter', 'organization', 'division', 'department'] as const;
+/** The ignored core attributes that are multi-valued (a PATCH path may select their entries). */
+export const IGNORED_MULTI_VALUED: readonly (typeof IGNORED)[number][] = [
+  'ims',
+  'photos',
+  'addresses',
+  'groups',
+  'entitlements',
+  'roles',
+  'x509Certificates',
+  'schemas',
+];
+export const NAME_PARTS = ['givenName', 'familyName', 'formatted', 'middleName', 'honorificPrefix', 'honorificSuffix'] as const;
+/** The sub-attributes read of an entry of emails and phoneNumbers. */
+export const ENTRY_PARTS = ['value', 'type', 'primary', 'display'] as const;
+/** Of the enterprise extension, the attributes kept; the others of ENTERPRISE_PARTS are accepted and ignored. */
+export const ENTERPRISE_KEPT = ['employeeNumber', 'manager'] as const;
+export const ENTERPRISE_PARTS = [...ENTERPRISE_KEPT, 'costCenter', 'organization', 'division', 'department'] as const;
+export const MANAGER_PARTS = ['value', '$ref', 'displayName'] as const;
 
 /** What SCIM holds about a person beyond the register. */
 export interface ScimLink {
@@ -114,7 +130,7 @@ function workEntry(value: unknown, name: string): string | null | undefined {
   if (value === undefined || value === null) return undefined;
   if (!Array.isArray(value)) throw invalidValue(`${name} must be an array.`);
   if (value.length > 20) throw invalidValue(`${name} holds more than 20 entries.`);
-  const entries = value.map((e, i) => canonical(e, ['value', 'type', 'primary', 'display'], `${name}[${i}]`, 'invalidSyntax'));
+  const entries = value.map((e, i) => canonical(e, ENTRY_PARTS, `${name}[${i}]`, 'invalidSyntax'));
   for (const [i, e] of entries.entries()) text(e.type, `${name}[${i}].type`, 40);
   const chosen =
     entries.find((e) => typeof e.type === 'string' && e.type.toLowerCase() === 'work') ??
@@ -129,7 +145,7 @@ function managerOf(value: unknown): string | null | undefined {
   if (value === null || value === '') return null;
   // Entra sends the manager's id as a bare string in a PATCH; the schema's form is {"value": id}.
   if (typeof value === 'string') return text(value, 'manager.value', 80);
-  const m = canonical(value, ['value', '$ref', 'displayName'], 'manager', 'invalidSyntax');
+  const m = canonical(value, MANAGER_PARTS, 'manager', 'invalidSyntax');
   return text(m.value, 'manager.value', 80) ?? null;
 }
 
