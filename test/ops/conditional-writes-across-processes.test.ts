@@ -19,16 +19,6 @@ const LINES = 300;
 
 const statuses = (answers: readonly HttpAnswer[]) => answers.map((a) => a.status).join(' ');
 const ok = (a: HttpAnswer) => a.status >= 200 && a.status < 300;
-/**
- * Broken on PostgreSQL in the record-write path (its owner's to fix, docs/guarantees.md): a
- * batch locks the rows it reads, and an absent id has no row, so two writers of one new id both
- * find it absent and the second's upsert overwrites the first (its document keeps its own
- * created_at, the row the first's). Marked todo there until that is fixed: run, reported, not
- * failing the suite.
- */
-const absentIdsUnlocked = (dialect: string) =>
-  dialect === 'postgres' ? 'absent ids are not locked by a record batch on PostgreSQL (owned by the record-write path)' : undefined;
-
 interface ImportReport {
   committed: boolean;
   refused_count: number;
@@ -107,9 +97,7 @@ for (const dialect of DIALECTS) {
       assert.equal(rounds.broken.length, 0, rounds.summary('If-Match delete'));
     });
 
-    it('If-None-Match: *: eight creations of one new id at once over both processes create it once; the others get 412', {
-      todo: absentIdsUnlocked(dialect),
-    }, async () => {
+    it('If-None-Match: *: eight creations of one new id at once over both processes create it once; the others get 412', {}, async () => {
       const rounds = new Rounds(ROUNDS);
       for (let r = 0; r < ROUNDS; r++) {
         const id = `ven_new_${r}`;
@@ -157,9 +145,7 @@ for (const dialect of DIALECTS) {
         .execute();
     const storedDocs = async (ids: readonly string[]) => new Map((await storedRows(ids)).map((r) => [r.id, r.doc]));
 
-    it('one import sent to both processes at once applies every line, and the same file imported again changes nothing', {
-      todo: absentIdsUnlocked(dialect),
-    }, async () => {
+    it('one import sent to both processes at once applies every line, and the same file imported again changes nothing', {}, async () => {
       const rounds = new Rounds(ROUNDS);
       for (let r = 0; r < ROUNDS; r++) {
         const file = importFile(`imp${r}`);

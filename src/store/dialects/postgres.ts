@@ -34,6 +34,12 @@ export const POOL_SESSIONS = 5;
  */
 export const DELIVERY_SESSIONS = 2;
 
+/**
+ * Buckets of ids a write serialises its creations on (the advisory locks of current()): few enough
+ * that an import batch of a thousand ids takes few of PostgreSQL's shared lock slots, many enough
+ * that writers of different ids seldom wait for each other.
+ */
+const ID_BUCKETS = 64;
 const FOR_UPDATE = sql.raw('FOR UPDATE');
 const FOR_NO_KEY_UPDATE = sql.raw('FOR NO KEY UPDATE');
 
@@ -160,6 +166,13 @@ export function openPostgres(url: string, logger: Logger | undefined): Omit<Data
             // and makes new ones wait; a write's NO KEY UPDATE (what its upsert, which keeps the
             // key, takes anyway) leaves them alone (ADR 43, "Under concurrency").
             const sorted = [...ids].sort();
+            // An id not stored yet has no row to lock: two writers of it would each find it absent and
+            // create it, the later overwriting the earlier (If-None-Match: * passing twice, two imports
+            // of one file disagreeing on created_at). Every writer of an id, stored or not, first takes
+            // a transaction-level advisory lock on the id's bucket (at most ID_BUCKETS per transaction,
+            // whatever the batch), in bucket order and before any row lock, so they take turns.
+            await sql`SELECT pg_advisory_xact_lock(hashtext(${workspaceId}), b) FROM (SELECT DISTINCT abs(hashtext(k.id) % ${ID_BUCKETS}) AS b
+              FROM unnest(${sorted}::text[]) AS k(id) ORDER BY b) x`.execute(trx);
             const { rows } = await sql<StoredRecord>`SELECT r.* FROM unnest(${sorted}::text[]) AS k(id) CROSS JOIN LATERAL (
             SELECT id, register, created_at, updated_at, doc FROM records
             WHERE workspace_id = ${workspaceId} AND id = k.id LIMIT 1 ${lock === 'delete' ? FOR_UPDATE : FOR_NO_KEY_UPDATE}) r`.execute(
