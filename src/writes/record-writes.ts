@@ -121,7 +121,8 @@ async function write(
 ): Promise<WriteResult> {
   checkId(register, id);
   await getWorkspace(services.database.db, workspaceId);
-  // Run again if PostgreSQL picks it as a deadlock's victim: it only reads and writes the database.
+  // Run again if PostgreSQL picks it as a deadlock's victim: it (and `alongside`, which must
+  // therefore work only in its transaction) only reads and writes the database.
   return writeAgainOnDeadlock(services.database.engine, async (batch) => {
     const current = (await batch.current(workspaceId, [id], 'write')).get(id);
     if (mustExist && !current) throw new AppError('not_found', `No ${register.resource} ${id} in workspace ${workspaceId}.`);

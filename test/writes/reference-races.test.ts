@@ -233,11 +233,15 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await danglingReferences(ws), []);
     });
 
-    /** A session of its own holding row locks, as a concurrent transaction would. */
+    /**
+     * A session of its own holding row locks, as a concurrent transaction would. Its deadlock
+     * check comes long after the server's (1 s), so the server's transaction is always the victim.
+     */
     async function holding(run: (c: pg.Client) => Promise<void>): Promise<void> {
       const c = new pg.Client({ connectionString: h.databaseUrl });
       await c.connect();
       try {
+        await c.query(`SET deadlock_timeout = '20s'`);
         await c.query('BEGIN');
         await run(c);
       } finally {
@@ -279,8 +283,8 @@ for (const dialect of DIALECTS) {
         patched = patchRecord(h.services, ws, registerNamed('people'), 'per_r', { manager_id: 'per_a' });
         patched.catch(() => undefined);
         await untilWaiting(1);
-        // ... and this session then waits for per_r: a cycle. The PATCH waited first, so its
-        // deadlock check runs first and PostgreSQL ends it; this statement then gets the row.
+        // ... and this session then waits for per_r: a cycle. The PATCH's deadlock check runs
+        // first and PostgreSQL ends it; this statement then gets the row.
         await lockRow(c, ws, 'per_r', 'FOR UPDATE');
       });
       // Rolled back: the PATCH's second run finds per_a there.
