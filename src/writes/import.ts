@@ -327,6 +327,11 @@ interface Checked {
   now: number;
   /** Every id the batch read: its row after the batch, or null if absent. */
   state: ReadonlyMap<string, StoredRecord | null>;
+  /**
+   * Records the batch names that the previous batch wrote and had not committed when this one
+   * was checked: they could not be locked then, so they are locked once it has committed.
+   */
+  namedUnsettled: string[];
 }
 
 /** A checked batch whose transaction is still open: its rows are invisible to the next one. */
@@ -403,6 +408,11 @@ class Applier {
       if (op.kind === 'upsert')
         for (const r of op.refs) if (!ids.has(r.id) && this.pending.changed(r.id) === undefined && !madePresent(r.id)) refIds.add(r.id);
     const inDatabase = refIds.size ? await tx.existing(this.workspaceId, [...refIds]) : new Set<string>();
+    const namedUnsettled = new Set<string>();
+    for (const op of ops)
+      if (op.kind === 'upsert')
+        for (const r of op.refs)
+          if (!ids.has(r.id) && this.pending.changed(r.id) === undefined && madePresent(r.id)) namedUnsettled.add(r.id);
     const present = (id: string) =>
       state.has(id) ? state.get(id) !== null : (this.pending.changed(id) ?? (madePresent(id) || inDatabase.has(id)));
     // Who names what this batch deletes: one query, and only for a batch that deletes.
@@ -485,7 +495,23 @@ class Applier {
     const deletes = [...written.entries()].filter(([id, r]) => r === null && stored.has(id)).map(([id]) => id);
     for (const [id, s] of state) if (s !== null) this.resolved(id);
     const created = new Set(upserts.filter((r) => !stored.has(r.id)).map((r) => r.id));
-    return { upserts, created, deletes, now, state };
+    return { upserts, created, deletes, now, state, namedUnsettled: [...namedUnsettled] };
+  }
+
+  /**
+   * Once the previous batch has committed: locks what this batch names of it (ADR 43, "Under
+   * concurrency"), or refuses the batch if a delete committed in between removed one of them.
+   */
+  async lockNamedUnsettled(tx: RecordBatch, checked: Checked, appliedLines: number, importId: string): Promise<void> {
+    if (checked.namedUnsettled.length === 0 || this.options.dryRun) return;
+    const found = await tx.existing(this.workspaceId, checked.namedUnsettled);
+    const gone = checked.namedUnsettled.filter((id) => !found.has(id));
+    if (gone.length === 0) return;
+    throw new AppError(
+      'conflict',
+      `${gone.slice(0, 3).join(', ')}${gone.length > 3 ? ', ...' : ''} was written by this import and deleted by another writer before the next batch, which names it, committed. The import ${importId} stopped after ${appliedLines} lines applied in whole batches; running the same import again converges.`,
+      { lines_applied: appliedLines, import_id: importId },
+    );
   }
 
   /** Writes a checked batch inside its transaction `tx` (a dry run writes nothing). */
@@ -745,6 +771,7 @@ export async function importRecords(
             settle.resolve({ state: c.state, deletes: c.deletes.length > 0, committed: thisBatch });
             await applier.write(tx, c);
             await previous;
+            await applier.lockNamedUnsettled(tx, c, report.appliedLines, report.id);
             await tx.importProgress(progressAt(lines, refused, counts));
           })
           .then(() => {

@@ -2,7 +2,7 @@
  * Several real API processes (`bin/wsops serve --only api`) on one database, each with its own
  * public and internal listener: the production shape of several hosts behind a load balancer,
  * where nothing held in one process's memory is seen by another. Races that a guarantee must
- * survive are sent across them (`spread` hands requests to the processes in turn).
+ * survive are sent across them (test/helpers/races.ts hands requests to the processes in turn).
  */
 import { randomBytes } from 'node:crypto';
 import { TEST_SECRET } from './harness.js';
@@ -22,7 +22,7 @@ export interface ApiProcesses {
   stop(): Promise<void>;
 }
 
-/** Starts `count` API processes on `databaseUrl` (already migrated) and waits until each answers /readyz. */
+/** Starts `count` API processes on `databaseUrl` (already migrated) and waits until both listeners of each answer. */
 export async function startApiProcesses(databaseUrl: string, count = 2, env: Record<string, string> = {}): Promise<ApiProcesses> {
   const operatorToken = randomBytes(24).toString('hex');
   const started: { running: Running; publicUrl: string; internalUrl: string }[] = [];
@@ -51,8 +51,10 @@ export async function startApiProcesses(databaseUrl: string, count = 2, env: Rec
       await until(
         async () => {
           if (s.running.child.exitCode !== null) throw new Error(`an API process exited while starting:\n${output()}`);
-          const res = await fetch(`${s.internalUrl}/readyz`).catch(() => undefined);
-          return res?.status === 200;
+          // Both listeners: the public one binds after the internal one answers.
+          const ready = await fetch(`${s.internalUrl}/readyz`).catch(() => undefined);
+          const serving = await fetch(`${s.publicUrl}/healthz`).catch(() => undefined);
+          return ready?.status === 200 && serving?.status === 200;
         },
         60_000,
         `API process at ${s.publicUrl} to be ready`,

@@ -42,11 +42,11 @@ export const sqliteDocFields: DocFields = {
 export const postgresDocFields: DocFields = {
   docText(alias, field) {
     checked(alias, field);
-    return sql.raw(`((${alias}.doc)::jsonb ->> '${field}')`);
+    return sql.raw(`((${alias}.doc)::json ->> '${field}')`);
   },
   lowerDocText(alias, field) {
     checked(alias, field);
-    return sql.raw(`lower((${alias}.doc)::jsonb ->> '${field}')`);
+    return sql.raw(`lower((${alias}.doc)::json ->> '${field}')`);
   },
   // Served by a text_pattern_ops index whatever the database's collation.
   startsWith: (expr, prefix) => sql`${expr} LIKE ${`${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`}`,

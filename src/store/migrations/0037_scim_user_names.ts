@@ -40,7 +40,7 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   // A list pages in id order: the people's ids alone, so a deep page skips index entries, not documents.
   await sql`CREATE INDEX records_people_id ON records (workspace_id, id) WHERE register = 'people'`.execute(db);
   for (const field of PEOPLE_FIELDS) {
-    const expr = dialect === 'postgres' ? `lower((doc)::jsonb ->> '${field}')` : `lower(json_extract(doc, '$.${field}'))`;
+    const expr = dialect === 'postgres' ? `lower((doc)::json ->> '${field}')` : `lower(json_extract(doc, '$.${field}'))`;
     await sql.raw(`CREATE INDEX records_people_${field} ON records (workspace_id, ${expr}${ops}) WHERE register = 'people'`).execute(db);
   }
   // SQLite plans without statistics until ANALYZE: without them it walks every person of a
