@@ -146,7 +146,9 @@ export async function saveLink(
   link: ScimLink,
   deletedAt: string | null,
 ): Promise<void> {
-  const values = { ...link, user_name_key: link.user_name?.toLowerCase() ?? null, deleted_at: deletedAt };
+  // A person a SCIM DELETE kept releases its userName: SCIM no longer sees it, so nothing could find the holder.
+  const key = deletedAt === null ? (link.user_name?.toLowerCase() ?? null) : null;
+  const values = { ...link, user_name_key: key, deleted_at: deletedAt };
   try {
     await db
       .insertInto('scim_people')

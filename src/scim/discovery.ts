@@ -33,12 +33,6 @@ export function serviceProviderConfig(baseUrl: string) {
         primary: true,
       },
     ],
-    'urn:wsops:scim:notes': {
-      filterAttributes: FILTER_ATTRIBUTES,
-      filterOperators: FILTER_OPERATORS,
-      groups: GROUPS_UNSUPPORTED,
-      delete: DELETE_RULE,
-    },
     meta: { resourceType: 'ServiceProviderConfig', location: `${baseUrl}/scim/v2/ServiceProviderConfig` },
   };
 }
@@ -56,10 +50,12 @@ function userResourceType(baseUrl: string) {
   };
 }
 
-const attr = (name: string, type: string, extra: Record<string, unknown> = {}) => ({
+/** An attribute with every characteristic RFC 7643 §7 names, so a client can build its model from it alone. */
+const attr = (name: string, type: string, description: string, extra: Record<string, unknown> = {}) => ({
   name,
   type,
   multiValued: false,
+  description,
   required: false,
   caseExact: false,
   mutability: 'readWrite',
@@ -69,35 +65,47 @@ const attr = (name: string, type: string, extra: Record<string, unknown> = {}) =
 });
 
 function userSchema(baseUrl: string) {
-  const sub = (name: string, type = 'string', extra: Record<string, unknown> = {}) => attr(name, type, extra);
-  const multi = (name: string, description: string) =>
-    attr(name, 'complex', {
+  const entries = (name: string, description: string) =>
+    attr(name, 'complex', description, {
       multiValued: true,
-      description,
-      subAttributes: [sub('value'), sub('type', 'string', { canonicalValues: ['work'] }), sub('primary', 'boolean')],
+      subAttributes: [
+        attr('value', 'string', `The ${name === 'emails' ? 'address' : 'number'}.`),
+        attr('type', 'string', 'work: the entry wsops keeps.', { canonicalValues: ['work'] }),
+        attr('primary', 'boolean', 'Whether this is the primary entry.'),
+      ],
     });
   return {
     schemas: ['urn:ietf:params:scim:schemas:core:2.0:Schema'],
     id: USER_SCHEMA,
     name: 'User',
-    description:
-      'A person. Attributes not listed here are accepted and ignored when they belong to the core User schema, refused otherwise.',
+    description: `A person of the people register. Core attributes not listed here are accepted and ignored; others are refused. Filters compare ${FILTER_ATTRIBUTES.join(', ')} with ${FILTER_OPERATORS.join(', ')}. ${GROUPS_UNSUPPORTED} ${DELETE_RULE}`,
     attributes: [
-      attr('id', 'string', { caseExact: true, mutability: 'readOnly', returned: 'always', uniqueness: 'server' }),
-      attr('externalId', 'string', { caseExact: true, description: "The identity provider's id of the user." }),
-      attr('userName', 'string', {
+      attr('id', 'string', "The person's id in wsops.", {
+        caseExact: true,
+        mutability: 'readOnly',
+        returned: 'always',
+        uniqueness: 'server',
+      }),
+      attr('externalId', 'string', "The identity provider's id of the user.", { caseExact: true }),
+      attr('userName', 'string', "The identity provider's unique name for the user (any text); unique in the workspace, ignoring case.", {
         required: true,
         uniqueness: 'server',
-        description: 'The work email; unique in the workspace, ignoring case.',
       }),
-      attr('name', 'complex', {
-        subAttributes: [sub('givenName'), sub('familyName'), sub('formatted', 'string', { mutability: 'readOnly' })],
+      attr('name', 'complex', "The person's name.", {
+        subAttributes: [
+          attr('givenName', 'string', 'The given name.'),
+          attr('familyName', 'string', 'The family name.'),
+          attr('formatted', 'string', 'The given and family name.', { mutability: 'readOnly' }),
+        ],
       }),
-      attr('displayName', 'string'),
-      attr('title', 'string', { description: 'The job title.' }),
-      multi('emails', 'One work email: the same address as userName; changing one changes the other.'),
-      multi('phoneNumbers', 'One work phone number (the work entry, else the primary, else the only one).'),
-      attr('active', 'boolean', { description: 'true: status ACTIVE; false: INACTIVE.' }),
+      attr('displayName', 'string', 'The name shown for the person.'),
+      attr('title', 'string', 'The job title.'),
+      entries(
+        'emails',
+        'The work email: the work entry, else the primary one, else the only one. wsops keeps one; a User without one takes its userName when that is an address.',
+      ),
+      entries('phoneNumbers', 'One work phone number (the work entry, else the primary, else the only one).'),
+      attr('active', 'boolean', 'true: status ACTIVE; false: INACTIVE.'),
     ],
     meta: { resourceType: 'Schema', location: `${baseUrl}/scim/v2/Schemas/${USER_SCHEMA}` },
   };
@@ -110,10 +118,12 @@ function enterpriseSchema(baseUrl: string) {
     name: 'EnterpriseUser',
     description: 'Of the enterprise extension, employeeNumber and manager are kept; its other attributes are accepted and ignored.',
     attributes: [
-      attr('employeeNumber', 'string', { caseExact: true }),
-      attr('manager', 'complex', {
-        description: "The manager: value is the manager's User id in this service.",
-        subAttributes: [attr('value', 'string', { caseExact: true }), attr('$ref', 'reference', { mutability: 'readOnly' })],
+      attr('employeeNumber', 'string', 'The employee number.', { caseExact: true }),
+      attr('manager', 'complex', "The person's manager, a User of this workspace (not the User itself).", {
+        subAttributes: [
+          attr('value', 'string', "The manager's User id.", { caseExact: true }),
+          attr('$ref', 'reference', "The manager's User resource.", { caseExact: true, mutability: 'readOnly', referenceTypes: ['User'] }),
+        ],
       }),
     ],
     meta: { resourceType: 'Schema', location: `${baseUrl}/scim/v2/Schemas/${ENTERPRISE_SCHEMA}` },

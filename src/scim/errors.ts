@@ -5,6 +5,7 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
+import { STORAGE_RETRY_AFTER_SECONDS, storageFaultOf } from '../store/storage-faults.js';
 
 export const SCIM_CONTENT_TYPE = 'application/scim+json; charset=utf-8';
 export const ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
@@ -38,22 +39,21 @@ export const invalidFilter = (detail: string) => new ScimError(400, detail, 'inv
 export const invalidPath = (detail: string) => new ScimError(400, detail, 'invalidPath');
 export const notFound = (detail: string) => new ScimError(404, detail);
 
-/** What a reply body of an error is; `request_id` lets an operator find the log line. */
-export function errorBody(status: number, detail: string, scimType: ScimType | undefined, requestId: string): string {
-  return JSON.stringify({
-    schemas: [ERROR_SCHEMA],
-    status: String(status),
-    ...(scimType ? { scimType } : {}),
-    detail,
-    request_id: requestId,
-  });
+/**
+ * What a reply body of an error is: exactly RFC 7644's members, so a client that validates
+ * errors against the RFC takes it. The request's id, which lets an operator find the log line,
+ * travels in the X-Request-Id header instead (sendError).
+ */
+function errorBody(status: number, detail: string, scimType: ScimType | undefined): string {
+  return JSON.stringify({ schemas: [ERROR_SCHEMA], status: String(status), ...(scimType ? { scimType } : {}), detail });
 }
 
-function sendError(reply: FastifyReply, status: number, detail: string, scimType?: ScimType) {
+export function sendError(reply: FastifyReply, status: number, detail: string, scimType?: ScimType) {
   return reply
     .code(status)
+    .header('X-Request-Id', String(reply.request.id))
     .type(SCIM_CONTENT_TYPE)
-    .send(errorBody(status, detail, scimType, String(reply.request.id)));
+    .send(errorBody(status, detail, scimType));
 }
 
 /** A write refused by the register's validation: its first problem, named by JSON pointer, as invalidValue. */
@@ -66,7 +66,20 @@ function fromAppError(reply: FastifyReply, error: AppError) {
 
 export function scimErrorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof ScimError) return sendError(reply, error.status, error.message, error.scimType);
-  if (error instanceof AppError) return fromAppError(reply, error);
+  if (error instanceof AppError) {
+    if (error.status === 503) {
+      request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
+      reply.header('Retry-After', String(STORAGE_RETRY_AFTER_SECONDS));
+    }
+    return fromAppError(reply, error);
+  }
+  // A full disk or a lost database is a 503 saying so, as on every other write path.
+  const fault = storageFaultOf(error);
+  if (fault) {
+    request.log.error({ err: error, reason: fault.reason }, fault.message);
+    reply.header('Retry-After', String(STORAGE_RETRY_AFTER_SECONDS));
+    return sendError(reply, 503, fault.message);
+  }
   const status = (error as { statusCode?: number }).statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     // The framework's own refusals: a body that is not JSON, too large, of another media type.
@@ -79,5 +92,5 @@ export function scimErrorHandler(error: FastifyError | Error, request: FastifyRe
     return sendError(reply, status, detail, status === 400 ? 'invalidSyntax' : undefined);
   }
   request.log.error({ err: error }, 'unhandled error in SCIM');
-  return sendError(reply, 500, 'An internal error occurred; quote the request_id when reporting it.');
+  return sendError(reply, 500, 'An internal error occurred; quote the X-Request-Id header of this answer when reporting it.');
 }

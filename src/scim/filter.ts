@@ -174,12 +174,12 @@ function compareActive(op: string, compValue: unknown): Part {
   };
 }
 
-function compile(f: Filter, depth: number): Part {
+function compile(f: Filter, depth: number, compiled?: Part[]): Part {
   if (depth > MAX_FILTER_DEPTH) throw invalidFilter(`The filter nests deeper than ${MAX_FILTER_DEPTH} levels.`);
   switch (f.op) {
     case 'and':
     case 'or': {
-      const parts = f.filters.map((g) => compile(g, depth + 1));
+      const parts = compiled ?? f.filters.map((g) => compile(g, depth + 1));
       const joiner = f.op === 'and' ? sql` AND ` : sql` OR `;
       return {
         where: (ctx) =>
@@ -194,17 +194,41 @@ function compile(f: Filter, depth: number): Part {
     case 'not':
       return negate(compile(f.filter, depth + 1));
     case '[]': {
-      // emails[value eq "x"] and emails[type eq "work"]: the one work email.
+      // emails[...]: the one work email, whose type is work and which is primary.
       if (f.attrPath.toLowerCase() !== 'emails') throw invalidFilter('A bracketed filter may only be on emails.');
-      const inner = f.valFilter;
-      if (inner.op === 'eq' && inner.attrPath.toLowerCase() === 'type') return always(String(inner.compValue).toLowerCase() === 'work');
-      if ('attrPath' in inner && inner.attrPath.toLowerCase() === 'value' && inner.op !== '[]') {
-        return compile({ ...inner, attrPath: 'emails.value' } as Filter, depth + 1);
-      }
-      throw invalidFilter('Inside emails[...] a filter may compare value, or type with eq.');
+      return compileEmailEntry(f.valFilter, depth + 1);
     }
     default:
       return compare(f.op, f.attrPath, 'compValue' in f ? f.compValue : undefined);
+  }
+}
+
+/**
+ * A filter on the entries of emails (`emails[type eq "work" and value eq "x"]`): wsops keeps one
+ * entry, the work email, so `value` compares the work email, `type` is "work" and `primary` true.
+ */
+function compileEmailEntry(f: Filter, depth: number): Part {
+  if (depth > MAX_FILTER_DEPTH) throw invalidFilter(`The filter nests deeper than ${MAX_FILTER_DEPTH} levels.`);
+  switch (f.op) {
+    case 'and':
+    case 'or': {
+      const parts = f.filters.map((g) => compileEmailEntry(g, depth + 1));
+      return compile({ op: f.op, filters: [] } as Filter, depth, parts);
+    }
+    case 'not':
+      return negate(compileEmailEntry(f.filter, depth + 1));
+    case '[]':
+      throw invalidFilter('Inside emails[...] a filter may compare value, type and primary.');
+    default: {
+      const name = f.attrPath.toLowerCase();
+      const value = 'compValue' in f ? f.compValue : undefined;
+      if (name === 'value') return compare(f.op, 'emails.value', value);
+      if (name === 'type' && (f.op === 'eq' || f.op === 'ne') && typeof value === 'string')
+        return always((value.toLowerCase() === 'work') === (f.op === 'eq'));
+      if (name === 'primary' && (f.op === 'eq' || f.op === 'ne') && typeof value === 'boolean') return always(value === (f.op === 'eq'));
+      if ((name === 'type' || name === 'primary') && f.op === 'pr') return always(true);
+      throw invalidFilter('Inside emails[...] a filter may compare value, type (eq or ne) and primary (eq or ne).');
+    }
   }
 }
 

@@ -12,8 +12,10 @@ import { type ScimPatchOperation, scimPatch } from 'scim-patch';
 import { controlCharacterIn, prototypeKeyIn } from '../text-rules.js';
 import { invalidPath, invalidSyntax, invalidValue, ScimError } from './errors.js';
 import { checkedPath, pathNamesPrototype } from './patch-paths.js';
+import { ENTERPRISE_SCHEMA } from './users.js';
 
 export const PATCH_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+const MANAGER_PATH = `${ENTERPRISE_SCHEMA}:manager`;
 /** Operations in one PATCH: identity providers send one to a handful. */
 export const MAX_OPERATIONS = 100;
 
@@ -48,7 +50,14 @@ function operations(body: unknown): ScimPatchOperation[] {
     }
     if (o.path === undefined) return [{ op, value: attributesOf(o.value, i) } as ScimPatchOperation];
     const path = checkedPath(o.path as string, `Operations[${i}].path`);
-    return path === undefined ? [] : [{ op, path, value: o.value } as ScimPatchOperation];
+    if (path === undefined) return [];
+    // The manager is single-valued: an add sets it as a replace does (RFC 7644 §3.5.2.1), and
+    // Entra's bare id is the schema's {"value": id}.
+    if (path === MANAGER_PATH && op !== 'remove') {
+      const value = typeof o.value === 'string' ? { value: o.value } : o.value;
+      return [{ op: 'replace', path, value } as ScimPatchOperation];
+    }
+    return [{ op, path, value: o.value } as ScimPatchOperation];
   });
 }
 
@@ -79,25 +88,5 @@ export function patchedUser(user: Record<string, unknown>, body: unknown): Recor
     throw invalidPath(detail);
   }
   if (after.id !== user.id) throw new ScimError(400, 'id is assigned by wsops and cannot be changed.', 'mutability');
-  return reconcileEmail(user, after);
-}
-
-/**
- * wsops keeps one work email, shown as both userName and the work entry of emails: a PATCH that
- * changes one of them changes the other.
- */
-function reconcileEmail(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, unknown> {
-  const workOf = (u: Record<string, unknown>) => {
-    const emails = Array.isArray(u.emails) ? (u.emails as Record<string, unknown>[]) : [];
-    return emails.find((e) => e && typeof e === 'object' && String(e.type).toLowerCase() === 'work')?.value;
-  };
-  const nameChanged = after.userName !== before.userName;
-  const emailChanged = workOf(after) !== workOf(before);
-  if (emailChanged && !nameChanged && typeof workOf(after) === 'string') {
-    return { ...after, userName: workOf(after) };
-  }
-  if (nameChanged && !emailChanged) {
-    return { ...after, emails: [{ value: after.userName, type: 'work', primary: true }] };
-  }
   return after;
 }

@@ -12,7 +12,7 @@ import type { Database } from '../store/database.js';
 import { authenticateScim } from './auth.js';
 import { listUsers } from './directory.js';
 import { GROUPS_UNSUPPORTED, listOf, resourceTypes, schemas, serviceProviderConfig } from './discovery.js';
-import { errorBody, invalidSyntax, notFound, SCIM_CONTENT_TYPE, ScimError, scimErrorHandler } from './errors.js';
+import { invalidSyntax, notFound, SCIM_CONTENT_TYPE, ScimError, scimErrorHandler, sendError } from './errors.js';
 import { compileFilter } from './filter.js';
 import { OnePerKey } from './one-per-key.js';
 import { patchedUser } from './patch.js';
@@ -77,10 +77,7 @@ export function registerScimRoutes(app: FastifyInstance, services: ScimRoutesSer
                 : `${unsupported} is not supported (see /scim/v2/ServiceProviderConfig).`,
             ]
           : [404, `No SCIM endpoint ${request.method} ${request.url.split('?')[0]?.slice(0, 200)}.`];
-        return reply
-          .code(status)
-          .type(SCIM_CONTENT_TYPE)
-          .send(errorBody(status, detail, undefined, String(request.id)));
+        return sendError(reply, status, detail);
       });
       // SCIM bodies are JSON under their own media type; the same parser refuses a __proto__ key.
       scope.addContentTypeParser(['application/scim+json'], { parseAs: 'string' }, scope.getDefaultJsonParser('error', 'error'));

@@ -163,7 +163,7 @@ async function replaceFound(services: UserWritesServices, token: ScimTokenEntry,
   });
   const userName = w.link.user_name as string;
   const holder = await userNameHolder(services.database, token.workspaceId, userName.toLowerCase());
-  if (holder && holder.person.id !== id) throw uniqueness(userName);
+  if (holder && holder.person.id !== id && holder.deletedAt === null) throw uniqueness(userName);
   return store(services, token, id, w, found);
 }
 

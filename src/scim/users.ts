@@ -125,20 +125,35 @@ export function booleanOf(value: unknown, name: string): boolean | undefined {
   throw invalidValue(`${name} must be true or false.`);
 }
 
-/** The work entry of a multi-valued attribute: type "work", else the primary one, else the only one. */
-function workEntry(value: unknown, name: string): string | null | undefined {
+/**
+ * The work entry of a multi-valued attribute: type "work", else the primary one, else the only
+ * one. wsops keeps one: a body with two different work entries is refused, while in the result of
+ * a PATCH the last one wins (an `add` appends the new address after the one stored).
+ */
+function workEntry(value: unknown, name: string, lastWins: boolean): string | null | undefined {
   if (value === undefined || value === null) return undefined;
   if (!Array.isArray(value)) throw invalidValue(`${name} must be an array.`);
   if (value.length > 20) throw invalidValue(`${name} holds more than 20 entries.`);
   const entries = value.map((e, i) => canonical(e, ENTRY_PARTS, `${name}[${i}]`, 'invalidSyntax'));
   for (const [i, e] of entries.entries()) text(e.type, `${name}[${i}].type`, 40);
+  const pick = (test: (e: RecordObject) => boolean) => {
+    const found = entries.filter(test);
+    const values = new Set(found.map((e) => (typeof e.value === 'string' ? e.value.toLowerCase() : e.value)));
+    if (values.size > 1 && !lastWins) {
+      throw invalidValue(`${name} holds ${found.length} work entries with different values; wsops keeps one work entry per person.`);
+    }
+    return lastWins ? found.at(-1) : found[0];
+  };
   const chosen =
-    entries.find((e) => typeof e.type === 'string' && e.type.toLowerCase() === 'work') ??
-    entries.find((e) => booleanOf(e.primary, `${name}.primary`) === true) ??
+    pick((e) => typeof e.type === 'string' && e.type.toLowerCase() === 'work') ??
+    pick((e) => booleanOf(e.primary, `${name}.primary`) === true) ??
     (entries.length === 1 ? entries[0] : undefined);
   if (!chosen) return entries.length === 0 ? null : undefined;
   return text(chosen.value, `${name}.value`) ?? null;
 }
+
+/** A userName that is an email address stands for the work email when a User gives none. */
+const ADDRESS = /^[^\s@]+@[^\s@]+$/;
 
 function managerOf(value: unknown): string | null | undefined {
   if (value === undefined) return undefined;
@@ -165,16 +180,23 @@ export function userToPerson(body: unknown, ctx: UserContext): UserWrite {
       ? {}
       : canonical(user[ENTERPRISE_SCHEMA], ENTERPRISE_PARTS, 'The enterprise extension', unknownAs);
   const userName = text(user.userName, 'userName', 254);
-  if (!userName) throw invalidValue('userName is required: the work email of the person.');
-  const email = workEntry(user.emails, 'emails');
-  if (email && email.toLowerCase() !== userName.toLowerCase()) {
+  if (!userName) {
     throw invalidValue(
-      `wsops keeps one work email: userName (${userName.slice(0, 80)}) and the work entry of emails (${email.slice(0, 80)}) must be the same address; map both to the same attribute in the identity provider.`,
+      "userName is required: the identity provider's unique name for the user (any text: a sign-in name, an employee login or an email address).",
     );
   }
   const current = ctx.current ?? {};
   const stored = ctx.absentKeeps ? current : {};
   const storedLink = ctx.absentKeeps ? ctx.currentLink : undefined;
+  const email =
+    workEntry(user.emails, 'emails', unknownAs === 'invalidPath') ??
+    (user.emails === undefined ? (stored.work_email as string | undefined) : undefined) ??
+    (ADDRESS.test(userName) ? userName : undefined);
+  if (!email) {
+    throw invalidValue(
+      'emails: wsops keeps a work email for each person (the people register requires one); send emails with a work entry, or a userName that is an email address.',
+    );
+  }
   const given =
     text(name.givenName, 'name.givenName') ?? (name.givenName === undefined ? (stored.given_name as string | undefined) : undefined) ?? '';
   const family =
@@ -186,9 +208,10 @@ export function userToPerson(body: unknown, ctx: UserContext): UserWrite {
     text(name.formatted, 'name.formatted') ??
     (user.displayName === undefined ? (stored.display_name as string | undefined) : undefined) ??
     (`${given} ${family}`.trim() || userName);
-  const phone = workEntry(user.phoneNumbers, 'phoneNumbers');
+  const phone = workEntry(user.phoneNumbers, 'phoneNumbers', unknownAs === 'invalidPath');
   const active = booleanOf(user.active, 'active');
   const manager = managerOf(ext.manager);
+  if (manager && manager === current.id) throw invalidValue('manager: a User cannot be their own manager.');
   const title = text(user.title, 'title');
   const externalId = text(user.externalId, 'externalId', 255);
   const employeeNumber = text(ext.employeeNumber, 'employeeNumber', 255);
@@ -196,7 +219,7 @@ export function userToPerson(body: unknown, ctx: UserContext): UserWrite {
     display_name: display,
     given_name: given,
     family_name: family,
-    work_email: userName,
+    work_email: email,
     work_phone: phone !== undefined ? phone : user.phoneNumbers === undefined ? (stored.work_phone ?? null) : null,
     job_title: title ?? (user.title === undefined ? (stored.job_title ?? '') : ''),
     team_id: current.team_id ?? null,
@@ -250,7 +273,7 @@ export function personToUser(person: RecordObject, link: ScimLink | undefined, b
 
 /** Register fields by JSON pointer, as SCIM names them: what a refused write names. */
 export const ATTRIBUTE_OF_POINTER: Readonly<Record<string, string>> = {
-  '/work_email': 'userName',
+  '/work_email': 'emails[type eq "work"].value',
   '/given_name': 'name.givenName',
   '/family_name': 'name.familyName',
   '/display_name': 'displayName',

@@ -76,7 +76,8 @@ for (const dialect of DIALECTS) {
         ),
       );
       assert.equal(patched.status, 200, patched.text);
-      assert.equal(patched.json.userName, 'babs.jensen@example.com', 'the one work email: userName follows emails');
+      assert.equal(patched.json.userName, 'bjensen@example.com', "userName is the identity provider's name, apart from the email");
+      assert.deepEqual(patched.json.emails, [{ value: 'babs.jensen@example.com', type: 'work', primary: true }]);
       const person = (await s.api(`/people/${id}`)).json;
       assert.deepEqual(
         [person.given_name, person.work_email, person.manager_id, person.job_title],

@@ -57,7 +57,7 @@ for (const dialect of DIALECTS) {
       refused(await s.scim('GET', '/Users?cnt=5'), 400, 'invalidValue');
     });
 
-    it('bodies: unknown attributes, wrong types, missing userName, bad JSON, control characters are refused and nothing is written', async () => {
+    it('bodies: unknown attributes, wrong types, missing userName, two different work emails, bad JSON, control characters are refused and nothing is written', async () => {
       const before = (await s.scim('GET', '/Users?count=0')).json.totalResults;
       refused(await s.scim('POST', '/Users', { ...good, userName: 'x1@example.com', usrName: 'typo' }), 400, 'invalidSyntax');
       refused(await s.scim('POST', '/Users', { ...good, userName: 'x2@example.com', 'urn:example:custom': {} }), 400, 'invalidSyntax');
@@ -66,7 +66,14 @@ for (const dialect of DIALECTS) {
       refused(await s.scim('POST', '/Users', { ...good, userName: 'x5@example.com', active: 'maybe' }), 400, 'invalidValue');
       refused(await s.scim('POST', '/Users', { ...good, userName: 'x6@example.com', emails: 'x6@example.com' }), 400, 'invalidValue');
       refused(
-        await s.scim('POST', '/Users', { ...good, userName: 'x7@example.com', emails: [{ type: 'work', value: 'other@example.com' }] }),
+        await s.scim('POST', '/Users', {
+          ...good,
+          userName: 'x7@example.com',
+          emails: [
+            { type: 'work', value: 'one@example.com' },
+            { type: 'work', value: 'other@example.com' },
+          ],
+        }),
         400,
         'invalidValue',
       );

@@ -1,6 +1,7 @@
 /**
- * A secretlint rule for wsops API keys that checks each key's checksum, so a scanner reports
- * real keys only: `svc_sk_<live|test>_<key_id>_<secret>` whose last six characters are the CRC32
+ * A secretlint rule for wsops API keys and SCIM tokens that checks each one's checksum, so a
+ * scanner reports real ones only: `svc_sk_<live|test>_<key_id>_<secret>` (a key) or
+ * `svc_scim_<live|test>_<token_id>_<secret>` (a SCIM token) whose last six characters are the CRC32
  * (as zlib computes it) of everything before them, in base62 with leading zeros. A mistyped or
  * corrupted key, or text made to look like one (documentation examples, test fixtures), is not
  * reported. Keys made before checksums existed are not recognised by it; the pattern-only rule
@@ -10,7 +11,7 @@
  * Typed without secretlint's packages, so installing the client does not pull them in.
  */
 
-const KEY = /\bsvc_sk_(?:live|test)_[0-9A-Za-z]{16}_[0-9A-Za-z]{43}\b/g;
+const KEY = /\bsvc_(?:sk|scim)_(?:live|test)_[0-9A-Za-z]{16}_[0-9A-Za-z]{43}\b/g;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const CHECKSUM_LENGTH = 6;
 
@@ -37,7 +38,7 @@ function base62Checksum(text: string): string {
   return out;
 }
 
-/** Whether `text` is a wsops API key whose checksum holds. */
+/** Whether `text` is a wsops API key or SCIM token whose checksum holds. */
 export function isWsopsKey(text: string): boolean {
   if (!new RegExp(`^${KEY.source}$`).test(text)) return false;
   return base62Checksum(text.slice(0, -CHECKSUM_LENGTH)) === text.slice(-CHECKSUM_LENGTH);
@@ -45,7 +46,8 @@ export function isWsopsKey(text: string): boolean {
 
 export const messages = {
   WSOPS_API_KEY: {
-    en: (props: { CREDENTIAL: string }) => `found a wsops API key (its checksum holds): ${props.CREDENTIAL}`,
+    en: (props: { CREDENTIAL: string }) =>
+      `found a wsops ${props.CREDENTIAL.startsWith('svc_scim_') ? 'SCIM token' : 'API key'} (its checksum holds): ${props.CREDENTIAL}`,
   },
 };
 
