@@ -85,6 +85,13 @@ export async function userNameHolder(database: Database, workspaceId: string, ke
   return (await withLinks(db, workspaceId, rows))[0];
 }
 
+/**
+ * People a scan reads per query. SQLite's reads run on the event loop: a filter no index serves
+ * reads the workspace's people a slice at a time, each slice one short query, with a turn of the
+ * event loop between, so other requests (other workspaces') wait for a slice, not for the scan.
+ */
+const SCAN_SLICE = 500;
+
 /** One page of the Users a filter selects (in id order), and how many it selects in all. */
 export async function listUsers(
   database: Database,
@@ -94,30 +101,75 @@ export async function listUsers(
   count: number,
 ): Promise<{ total: number; page: ScimPerson[] }> {
   const db = database.db;
-  const matched: RawBuilder<boolean> = filter ? filter.where({ workspaceId, fields: database.engine }) : sql<boolean>`(1 = 1)`;
+  const people = sql`r.workspace_id = ${workspaceId} AND r.register = 'people'`;
   // The people a SCIM DELETE kept are few: a set read once per statement, not a probe per person.
-  const where = sql`r.workspace_id = ${workspaceId} AND r.register = 'people'
-    AND r.id NOT IN (SELECT person_id FROM scim_people WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL)
-    AND ${matched}`;
-  const { rows: counted } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM records r WHERE ${where}`.execute(db);
-  if (count === 0) return { total: Number(counted[0]?.n ?? 0), page: [] };
-  // The page's ids first, from the people's id index (a deep page skips index entries only), then their documents.
-  const { rows: ids } = await sql<{ id: string }>`SELECT r.id FROM records r WHERE ${where}
+  const visible = sql`${people} AND r.id NOT IN (SELECT person_id FROM scim_people WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL)`;
+  const matched = filter?.where({ workspaceId, fields: database.engine });
+  const { total, ids } =
+    matched === undefined
+      ? { total: await visibleCount(db, workspaceId), ids: await pageIds(db, visible, startIndex, count) }
+      : filter?.indexed
+        ? {
+            total: await countOf(db, sql`${visible} AND ${matched}`),
+            ids: await pageIds(db, sql`${visible} AND ${matched}`, startIndex, count),
+          }
+        : await scan(db, people, sql`${visible} AND ${matched}`, startIndex, count);
+  if (ids.length === 0) return { total, page: [] };
+  const rows = await db
+    .selectFrom('records')
+    .select(['id', 'doc'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', 'in', ids)
+    .orderBy('id')
+    .execute();
+  return { total, page: await withLinks(db, workspaceId, rows) };
+}
+
+async function countOf(db: Kysely<DB>, where: RawBuilder<unknown>): Promise<number> {
+  const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM records r WHERE ${where}`.execute(db);
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** The people SCIM sees, counted from the people's id index less the few a DELETE kept (no probe per person). */
+async function visibleCount(db: Kysely<DB>, workspaceId: string): Promise<number> {
+  const all = await countOf(db, sql`r.workspace_id = ${workspaceId} AND r.register = 'people'`);
+  const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM scim_people
+    WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL`.execute(db);
+  return all - Number(rows[0]?.n ?? 0);
+}
+
+/** A page's ids, from the people's id index: a deep page skips index entries, not documents. */
+async function pageIds(db: Kysely<DB>, where: RawBuilder<unknown>, startIndex: number, count: number): Promise<string[]> {
+  if (count === 0) return [];
+  const { rows } = await sql<{ id: string }>`SELECT r.id FROM records r WHERE ${where}
     ORDER BY r.id LIMIT ${count} OFFSET ${startIndex - 1}`.execute(db);
-  const rows = ids.length
-    ? await db
-        .selectFrom('records')
-        .select(['id', 'doc'])
-        .where('workspace_id', '=', workspaceId)
-        .where(
-          'id',
-          'in',
-          ids.map((r) => r.id),
-        )
-        .orderBy('id')
-        .execute()
-    : [];
-  return { total: Number(counted[0]?.n ?? 0), page: await withLinks(db, workspaceId, rows) };
+  return rows.map((r) => r.id);
+}
+
+/** A filter no index serves, read a slice of people at a time (SCAN_SLICE): the count, and the page's ids. */
+async function scan(
+  db: Kysely<DB>,
+  people: RawBuilder<unknown>,
+  where: RawBuilder<unknown>,
+  startIndex: number,
+  count: number,
+): Promise<{ total: number; ids: string[] }> {
+  let total = 0;
+  const ids: string[] = [];
+  for (let after = ''; ; ) {
+    const { rows: bound } = await sql<{ id: string }>`SELECT r.id FROM records r WHERE ${people} AND r.id > ${after}
+      ORDER BY r.id LIMIT 1 OFFSET ${SCAN_SLICE - 1}`.execute(db);
+    const last = bound[0]?.id;
+    const slice = last === undefined ? sql`r.id > ${after}` : sql`r.id > ${after} AND r.id <= ${last}`;
+    const { rows } = await sql<{ id: string }>`SELECT r.id FROM records r WHERE ${where} AND ${slice} ORDER BY r.id`.execute(db);
+    for (const r of rows) {
+      if (total >= startIndex - 1 && ids.length < count) ids.push(r.id);
+      total++;
+    }
+    if (last === undefined) return { total, ids };
+    after = last;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 const isUniqueViolation = (err: unknown): boolean => {

@@ -41,63 +41,73 @@ function textTest(ctx: FilterContext, expr: RawBuilder<unknown>, op: Exclude<Op,
   return sql<boolean>`(${expr} IS NOT NULL AND ${test})`;
 }
 
-/**
- * The people whose kept SCIM attribute `column` passes the test: a lookup of scim_people
- * (indexed by workspace and column), as ids.
- */
-const linked = (column: string, ctx: FilterContext, op: Exclude<Op, 'ne'>, value: string) =>
-  sql`SELECT person_id FROM scim_people WHERE workspace_id = ${ctx.workspaceId} AND ${textTest(ctx, sql.ref(column), op, value)}`;
-
 interface Attribute {
   caseExact: boolean;
-  /** Whether eq and sw on it are served by an index. */
-  indexed: boolean;
-  /** The people matching `op value` (value already lower-cased where the attribute ignores case). */
-  test(ctx: FilterContext, op: Exclude<Op, 'ne'>, value: string): RawBuilder<boolean>;
-  /** The people where the attribute has a value (pr). */
-  present(ctx: FilterContext): RawBuilder<boolean>;
+  /** The attribute's value for the people row `r` (lower-cased where it ignores case). */
+  value(ctx: FilterContext): RawBuilder<unknown>;
+  /**
+   * The ids of the people whose value passes an equality or prefix test, looked up by an index:
+   * the planner then finds the few matches and each by id, rather than walk every person (which
+   * SQLite chose for an equality without statistics). Absent: no index serves the attribute.
+   */
+  lookup?(ctx: FilterContext, op: 'eq' | 'sw', value: string): RawBuilder<unknown>;
 }
 
+const selectLinked = (ctx: FilterContext, test: RawBuilder<boolean>) =>
+  sql`SELECT person_id FROM scim_people WHERE workspace_id = ${ctx.workspaceId} AND ${test}`;
+/** A column of the row `r`'s scim_people, one primary-key probe per person. */
+const linkValue = (column: string) =>
+  sql`(SELECT c.${sql.ref(column)} FROM scim_people c WHERE c.workspace_id = r.workspace_id AND c.person_id = r.id)`;
+
+/** A field of the people's documents, with an expression index where `indexed` (migration 0037). */
 function docAttribute(field: string, caseExact: boolean, indexed: boolean): Attribute {
-  const expr = (ctx: FilterContext) => (caseExact ? ctx.fields.docText('r', field) : ctx.fields.lowerDocText('r', field));
+  const expr = (ctx: FilterContext, alias: string) =>
+    caseExact ? ctx.fields.docText(alias, field) : ctx.fields.lowerDocText(alias, field);
   return {
     caseExact,
-    indexed,
-    test: (ctx, op, value) => textTest(ctx, expr(ctx), op, value),
-    present: (ctx) => sql<boolean>`(${expr(ctx)} IS NOT NULL AND ${expr(ctx)} <> '')`,
+    value: (ctx) => expr(ctx, 'r'),
+    lookup: indexed
+      ? (ctx, op, value) =>
+          sql`SELECT p.id FROM records p WHERE p.workspace_id = ${ctx.workspaceId} AND p.register = 'people'
+            AND ${textTest(ctx, expr(ctx, 'p'), op, value)}`
+      : undefined,
   };
 }
 
+/** What SCIM keeps beside a person (scim_people, indexed by workspace and column). */
 function linkAttribute(column: string, caseExact: boolean): Attribute {
   return {
     caseExact,
-    indexed: true,
-    test: (ctx, op, value) => sql<boolean>`r.id IN (${linked(column, ctx, op, value)})`,
-    present: (ctx) =>
-      sql<boolean>`r.id IN (SELECT person_id FROM scim_people WHERE workspace_id = ${ctx.workspaceId} AND ${sql.ref(column)} <> '')`,
+    value: () => linkValue(column),
+    lookup: (ctx, op, value) => selectLinked(ctx, textTest(ctx, sql.ref(column), op, value)),
   };
 }
 
 /**
  * userName: the one SCIM wrote (scim_people.user_name_key, unique), else, for a person SCIM never
- * named, the work email.
+ * named (or one a DELETE kept, which released it), the work email.
  */
 const userName: Attribute = {
   caseExact: false,
-  indexed: true,
-  test: (ctx, op, value) =>
-    sql<boolean>`r.id IN (${linked('user_name_key', ctx, op, value)} UNION ALL
+  value: (ctx) => sql`coalesce(${linkValue('user_name_key')}, ${ctx.fields.lowerDocText('r', 'work_email')})`,
+  lookup: (ctx, op, value) =>
+    sql`${selectLinked(ctx, textTest(ctx, sql.ref('user_name_key'), op, value))} UNION ALL
       SELECT p.id FROM records p WHERE p.workspace_id = ${ctx.workspaceId} AND p.register = 'people'
         AND ${textTest(ctx, ctx.fields.lowerDocText('p', 'work_email'), op, value)}
-        AND NOT EXISTS (SELECT 1 FROM scim_people c WHERE c.workspace_id = p.workspace_id AND c.person_id = p.id AND c.user_name_key IS NOT NULL))`,
-  present: () => sql<boolean>`(1 = 1)`,
+        AND NOT EXISTS (SELECT 1 FROM scim_people c WHERE c.workspace_id = p.workspace_id AND c.person_id = p.id AND c.user_name_key IS NOT NULL)`,
 };
 
 const ID: Attribute = {
   caseExact: true,
-  indexed: true,
-  test: (ctx, op, value) => textTest(ctx, sql.ref('r.id'), op, value),
-  present: () => sql<boolean>`(1 = 1)`,
+  value: () => sql.ref('r.id'),
+  lookup: (ctx, op, value) =>
+    sql`SELECT p.id FROM records p WHERE p.workspace_id = ${ctx.workspaceId} AND p.register = 'people' AND ${textTest(ctx, sql.ref('p.id'), op, value)}`,
+};
+
+/** manager.value: an equality is looked up in the index of references (who names the manager), then checked in the document. */
+const MANAGER: Attribute = {
+  caseExact: true,
+  value: (ctx) => ctx.fields.docText('r', 'manager_id'),
 };
 
 const attributes: Record<string, Attribute> = {
@@ -110,7 +120,7 @@ const attributes: Record<string, Attribute> = {
   'name.givenname': docAttribute('given_name', false, true),
   'name.familyname': docAttribute('family_name', false, true),
   [`${ENTERPRISE_SCHEMA.toLowerCase()}:employeenumber`]: linkAttribute('employee_number', true),
-  [`${ENTERPRISE_SCHEMA.toLowerCase()}:manager.value`]: docAttribute('manager_id', true, false),
+  [`${ENTERPRISE_SCHEMA.toLowerCase()}:manager.value`]: MANAGER,
 };
 
 /** The attributes a filter may name, as the ServiceProviderConfig and README list them. */
@@ -143,20 +153,36 @@ function compare(op: string, path: string, compValue: unknown): Part {
   const attr = attributes[name];
   if (!attr)
     throw invalidFilter(`A filter may not name ${JSON.stringify(path.slice(0, 80))}; it may name ${FILTER_ATTRIBUTES.join(', ')}.`);
-  if (op === 'pr') return { where: (ctx) => attr.present(ctx), indexed: false };
+  const present: Part = {
+    where: (ctx) => sql<boolean>`(${attr.value(ctx)} IS NOT NULL AND ${attr.value(ctx)} <> '')`,
+    indexed: false,
+  };
+  if (op === 'pr') return present;
   if (typeof compValue === 'boolean' || compValue === null) {
     if (op !== 'eq' && op !== 'ne') throw invalidFilter(`${op} compares text; true, false and null take eq or ne.`);
     // Text is never true or false; null is "no value".
     if (compValue !== null) return always(op === 'ne');
-    const present: Part = { where: (ctx) => attr.present(ctx), indexed: false };
     return op === 'eq' ? negate(present) : present;
   }
   if (typeof compValue !== 'string') throw invalidFilter('Compare with a quoted string, true, false or null.');
   if (!['eq', 'ne', 'co', 'sw', 'ew'].includes(op))
     throw invalidFilter(`The operator ${op} is not supported; use ${FILTER_OPERATORS.join(', ')}.`);
   const value = attr.caseExact ? compValue : compValue.toLowerCase();
-  if (op === 'ne') return negate({ where: (ctx) => attr.test(ctx, 'eq', value), indexed: false });
-  return { where: (ctx) => attr.test(ctx, op as Exclude<Op, 'ne'>, value), indexed: attr.indexed && (op === 'eq' || op === 'sw') };
+  if (op === 'ne') return negate(compare('eq', path, compValue));
+  const test = op as Exclude<Op, 'ne'>;
+  if (attr === MANAGER && test === 'eq') {
+    return {
+      where: (ctx) =>
+        sql<boolean>`(r.id IN (SELECT source_id FROM record_refs WHERE workspace_id = ${ctx.workspaceId} AND target_id = ${value})
+          AND ${attr.value(ctx)} = ${value})`,
+      indexed: true,
+    };
+  }
+  const lookup = attr.lookup;
+  if (lookup && (test === 'eq' || test === 'sw')) {
+    return { where: (ctx) => sql<boolean>`r.id IN (${lookup(ctx, test, value)})`, indexed: true };
+  }
+  return { where: (ctx) => textTest(ctx, attr.value(ctx), test, value), indexed: false };
 }
 
 /** active: the person's status (true: ACTIVE); the string "true"/"false" compares as the boolean. */
