@@ -108,7 +108,7 @@ export async function listUsers(
   const { total, ids } =
     matched === undefined
       ? { total: await visibleCount(db, workspaceId), ids: await pageIds(db, visible, startIndex, count) }
-      : filter?.indexed
+      : !filter?.documents
         ? {
             total: await countOf(db, sql`${visible} AND ${matched}`),
             ids: await pageIds(db, sql`${visible} AND ${matched}`, startIndex, count),

@@ -43,6 +43,8 @@ function textTest(ctx: FilterContext, expr: RawBuilder<unknown>, op: Exclude<Op,
 
 interface Attribute {
   caseExact: boolean;
+  /** Whether its value is read from the person's document (a test of it, unlike an index lookup, parses every document). */
+  readsDocument: boolean;
   /** The attribute's value for the people row `r` (lower-cased where it ignores case). */
   value(ctx: FilterContext): RawBuilder<unknown>;
   /**
@@ -65,6 +67,7 @@ function docAttribute(field: string, caseExact: boolean, indexed: boolean): Attr
     caseExact ? ctx.fields.docText(alias, field) : ctx.fields.lowerDocText(alias, field);
   return {
     caseExact,
+    readsDocument: true,
     value: (ctx) => expr(ctx, 'r'),
     lookup: indexed
       ? (ctx, op, value) =>
@@ -78,6 +81,7 @@ function docAttribute(field: string, caseExact: boolean, indexed: boolean): Attr
 function linkAttribute(column: string, caseExact: boolean): Attribute {
   return {
     caseExact,
+    readsDocument: false,
     value: () => linkValue(column),
     lookup: (ctx, op, value) => selectLinked(ctx, textTest(ctx, sql.ref(column), op, value)),
   };
@@ -89,6 +93,7 @@ function linkAttribute(column: string, caseExact: boolean): Attribute {
  */
 const userName: Attribute = {
   caseExact: false,
+  readsDocument: true,
   value: (ctx) => sql`coalesce(${linkValue('user_name_key')}, ${ctx.fields.lowerDocText('r', 'work_email')})`,
   lookup: (ctx, op, value) =>
     sql`${selectLinked(ctx, textTest(ctx, sql.ref('user_name_key'), op, value))} UNION ALL
@@ -99,6 +104,7 @@ const userName: Attribute = {
 
 const ID: Attribute = {
   caseExact: true,
+  readsDocument: false,
   value: () => sql.ref('r.id'),
   lookup: (ctx, op, value) =>
     sql`SELECT p.id FROM records p WHERE p.workspace_id = ${ctx.workspaceId} AND p.register = 'people' AND ${textTest(ctx, sql.ref('p.id'), op, value)}`,
@@ -107,6 +113,7 @@ const ID: Attribute = {
 /** manager.value: an equality is looked up in the index of references (who names the manager), then checked in the document. */
 const MANAGER: Attribute = {
   caseExact: true,
+  readsDocument: true,
   value: (ctx) => ctx.fields.docText('r', 'manager_id'),
 };
 
@@ -138,14 +145,22 @@ export const FILTER_ATTRIBUTES = [
 ];
 export const FILTER_OPERATORS = ['eq', 'ne', 'co', 'sw', 'ew', 'pr', 'and', 'or', 'not'];
 
-/** A compiled part: its condition, and whether an index serves it (so the whole filter is no scan). */
+/**
+ * A compiled part: its condition; whether an index serves it (it selects few people, found by
+ * index); and whether it reads every person's document (a scan, run in slices: directory.ts).
+ */
 interface Part {
   where: Condition;
   indexed: boolean;
+  documents: boolean;
 }
 
-const always = (value: boolean): Part => ({ where: () => (value ? sql<boolean>`(1 = 1)` : sql<boolean>`(1 = 0)`), indexed: false });
-const negate = (p: Part): Part => ({ where: (ctx) => sql<boolean>`NOT ${p.where(ctx)}`, indexed: false });
+const always = (value: boolean): Part => ({
+  where: () => (value ? sql<boolean>`(1 = 1)` : sql<boolean>`(1 = 0)`),
+  indexed: false,
+  documents: false,
+});
+const negate = (p: Part): Part => ({ where: (ctx) => sql<boolean>`NOT ${p.where(ctx)}`, indexed: false, documents: p.documents });
 
 function compare(op: string, path: string, compValue: unknown): Part {
   const name = path.toLowerCase().replace(/^urn:ietf:params:scim:schemas:core:2\.0:user:/, '');
@@ -156,6 +171,7 @@ function compare(op: string, path: string, compValue: unknown): Part {
   const present: Part = {
     where: (ctx) => sql<boolean>`(${attr.value(ctx)} IS NOT NULL AND ${attr.value(ctx)} <> '')`,
     indexed: false,
+    documents: attr.readsDocument,
   };
   if (op === 'pr') return present;
   if (typeof compValue === 'boolean' || compValue === null) {
@@ -176,13 +192,14 @@ function compare(op: string, path: string, compValue: unknown): Part {
         sql<boolean>`(r.id IN (SELECT source_id FROM record_refs WHERE workspace_id = ${ctx.workspaceId} AND target_id = ${value})
           AND ${attr.value(ctx)} = ${value})`,
       indexed: true,
+      documents: false,
     };
   }
   const lookup = attr.lookup;
   if (lookup && (test === 'eq' || test === 'sw')) {
-    return { where: (ctx) => sql<boolean>`r.id IN (${lookup(ctx, test, value)})`, indexed: true };
+    return { where: (ctx) => sql<boolean>`r.id IN (${lookup(ctx, test, value)})`, indexed: true, documents: false };
   }
-  return { where: (ctx) => textTest(ctx, attr.value(ctx), test, value), indexed: false };
+  return { where: (ctx) => textTest(ctx, attr.value(ctx), test, value), indexed: false, documents: attr.readsDocument };
 }
 
 /** active: the person's status (true: ACTIVE); the string "true"/"false" compares as the boolean. */
@@ -197,6 +214,7 @@ function compareActive(op: string, compValue: unknown): Part {
       return active ? sql<boolean>`(${status} = 'ACTIVE')` : sql<boolean>`(${status} IS NULL OR ${status} <> 'ACTIVE')`;
     },
     indexed: false,
+    documents: true,
   };
 }
 
@@ -213,8 +231,10 @@ function compile(f: Filter, depth: number, compiled?: Part[]): Part {
             parts.map((p) => p.where(ctx)),
             joiner,
           )})`,
-        // An and is served by an index when one of its terms is; an or only when each is.
+        // An and is served by an index when one of its terms is (the others are read of its few
+        // matches only); an or only when each is.
         indexed: f.op === 'and' ? parts.some((p) => p.indexed) : parts.every((p) => p.indexed),
+        documents: f.op === 'and' && parts.some((p) => p.indexed) ? false : parts.some((p) => p.documents),
       };
     }
     case 'not':
@@ -278,8 +298,10 @@ function nesting(text: string): number {
 export interface CompiledFilter {
   /** The condition on the people row `r`. */
   where: Condition;
-  /** Whether an index serves it; a filter that is not reads every person of the workspace in the database. */
+  /** Whether an index serves it (it selects few people, looked up by index). */
   indexed: boolean;
+  /** Whether it reads every person's document: the list then reads the people in slices (directory.ts). */
+  documents: boolean;
 }
 
 /** The condition of a filter, or a 400 invalidFilter saying what is wrong with it. */
