@@ -36,6 +36,8 @@ type WithId = { Params: { id: string } };
 
 /** Lists whose filter no index serves that may wait behind the one a workspace runs, per process. */
 const SCANS_WAITING = 4;
+/** The share of time a workspace's such lists may take in a process: a quarter of a core at most. */
+const SCANS_SHARE = 0.25;
 
 function send(reply: FastifyReply, status: number, body: unknown) {
   return reply.code(status).type(SCIM_CONTENT_TYPE).send(JSON.stringify(body));
@@ -52,14 +54,14 @@ function checkUserSchemas(body: unknown): void {
 
 export function registerScimRoutes(app: FastifyInstance, services: ScimRoutesServices): void {
   const base = services.config.baseUrl;
-  const scans = new OnePerKey(SCANS_WAITING);
+  const scans = new OnePerKey(SCANS_WAITING, SCANS_SHARE);
   const scanned = <T>(workspaceId: string, read: () => Promise<T>, reply: FastifyReply): Promise<T> => {
     const queued = scans.run(workspaceId, read);
     if (queued) return queued;
     reply.header('Retry-After', '1');
     throw new ScimError(
       429,
-      `This workspace already has ${SCANS_WAITING} SCIM reads waiting whose filter no index serves (they run one at a time); retry after 1 s, or filter by userName, externalId, id, emails or employeeNumber with eq.`,
+      `This workspace already has ${SCANS_WAITING} SCIM reads waiting whose filter no index serves (they run one at a time, at most a quarter of the time); retry after 1 s, or filter by userName, externalId, id, emails or employeeNumber with eq.`,
     );
   };
   const userOf = (p: { person: Record<string, unknown>; link: Parameters<typeof personToUser>[1] }) => personToUser(p.person, p.link, base);
