@@ -85,13 +85,6 @@ export async function userNameHolder(database: Database, workspaceId: string, ke
   return (await withLinks(db, workspaceId, rows))[0];
 }
 
-/**
- * People a scan reads per query. SQLite's reads run on the event loop: a filter no index serves
- * reads the workspace's people a slice at a time, each slice one short query, with a turn of the
- * event loop between, so other requests (other workspaces') wait for a slice, not for the scan.
- */
-const SCAN_SLICE = 250;
-
 /** One page of the Users a filter selects (in id order), and how many it selects in all. */
 export async function listUsers(
   database: Database,
@@ -113,7 +106,7 @@ export async function listUsers(
             total: await countOf(db, sql`${visible} AND ${matched}`),
             ids: await pageIds(db, sql`${visible} AND ${matched}`, startIndex, count),
           }
-        : await scan(db, people, sql`${visible} AND ${matched}`, startIndex, count);
+        : await scan(db, people, sql`${visible} AND ${matched}`, startIndex, count, database.engine.scanSliceRows);
   if (ids.length === 0) return { total, page: [] };
   const rows = await db
     .selectFrom('records')
@@ -146,19 +139,23 @@ async function pageIds(db: Kysely<DB>, where: RawBuilder<unknown>, startIndex: n
   return rows.map((r) => r.id);
 }
 
-/** A filter no index serves, read a slice of people at a time (SCAN_SLICE): the count, and the page's ids. */
+/**
+ * A filter that reads every person's document, a slice of people at a time (the engine's
+ * scanSliceRows) with a turn of the event loop between: the count, and the page's ids.
+ */
 async function scan(
   db: Kysely<DB>,
   people: RawBuilder<unknown>,
   where: RawBuilder<unknown>,
   startIndex: number,
   count: number,
+  sliceRows: number,
 ): Promise<{ total: number; ids: string[] }> {
   let total = 0;
   const ids: string[] = [];
   for (let after = ''; ; ) {
     const { rows: bound } = await sql<{ id: string }>`SELECT r.id FROM records r WHERE ${people} AND r.id > ${after}
-      ORDER BY r.id LIMIT 1 OFFSET ${SCAN_SLICE - 1}`.execute(db);
+      ORDER BY r.id LIMIT 1 OFFSET ${sliceRows - 1}`.execute(db);
     const last = bound[0]?.id;
     const slice = last === undefined ? sql`r.id > ${after}` : sql`r.id > ${after} AND r.id <= ${last}`;
     const { rows } = await sql<{ id: string }>`SELECT r.id FROM records r WHERE ${where} AND ${slice} ORDER BY r.id`.execute(db);

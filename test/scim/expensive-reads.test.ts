@@ -72,7 +72,7 @@ for (const dialect of DIALECTS) {
     let s: ScimServer;
     before(async () => {
       s = await startScimServer(dialect);
-      // More people than one slice of the scan holds (SCAN_SLICE, src/scim/directory.ts), so the count and pages cross slices.
+      // More people than one slice of SQLite's scan holds (scanSliceRows), so there the count and pages cross slices.
       await seedRegister(s.h.services, s.ws, 'people', 1300, { seed: 'slices', now: s.h.clock() });
     });
     after(async () => s?.close());

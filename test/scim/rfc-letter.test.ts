@@ -13,6 +13,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { sql } from '#kysely';
 import { DIALECTS } from '../helpers/databases.js';
 import { ROOT } from '../helpers/processes.js';
 import { type Answer, ENTERPRISE, ERROR, PATCH_OP, type ScimServer, startScimServer, USER } from './helpers.js';
@@ -242,6 +243,63 @@ for (const dialect of DIALECTS) {
         rfcError(await s.scim('GET', `/Users/${id}`), 404);
       });
     }
+
+    it('a SCIM write on a full disk is 503 with Retry-After, in the RFC error shape, as on every write path', async () => {
+      const database = s.h.services.database;
+      const raw = database.sqlite;
+      let undo: () => Promise<void>;
+      if (raw) {
+        // Not one page more than the database holds now: the writes below soon need one.
+        const pages = (raw.prepare('PRAGMA page_count').get() as { page_count: number }).page_count;
+        raw.exec(`PRAGMA max_page_count = ${pages}`);
+        undo = async () => void raw.exec('PRAGMA max_page_count = 1073741823');
+      } else {
+        await sql
+          .raw(`CREATE FUNCTION test_scim_disk_full() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = 'disk_full'; END $$`)
+          .execute(database.db);
+        await sql`CREATE TRIGGER test_scim_disk_full BEFORE INSERT ON records FOR EACH ROW EXECUTE FUNCTION test_scim_disk_full()`.execute(
+          database.db,
+        );
+        undo = async () => {
+          await sql`DROP TRIGGER test_scim_disk_full ON records`.execute(database.db);
+          await sql`DROP FUNCTION test_scim_disk_full()`.execute(database.db);
+        };
+      }
+      try {
+        let answer: Answer | undefined;
+        for (let i = 0; i < 200 && answer?.status !== 503; i++) {
+          answer = await s.scim('POST', '/Users', {
+            schemas: [USER],
+            userName: `full-${i}-${randomBytes(3).toString('hex')}@example.com`,
+            title: 'Quay '.repeat(190),
+          });
+          assert.ok(answer.status === 201 || answer.status === 503, answer.text);
+        }
+        rfcError(answer as Answer, 503);
+        assert.ok(Number((answer as Answer).headers.get('retry-after')) > 0);
+        assert.match((answer as Answer).json.detail, /disk is full/);
+      } finally {
+        await undo();
+      }
+    });
+
+    it('a PATCH path whose value filter is compound (and) selects the entry it names', async () => {
+      const tag = randomBytes(3).toString('hex');
+      const made = await s.scim('POST', '/Users', {
+        schemas: [USER],
+        userName: `path-${tag}`,
+        emails: [{ value: `a.${tag}@example.com`, type: 'work' }],
+      });
+      assert.equal(made.status, 201, made.text);
+      const patched = await s.scim(
+        'PATCH',
+        `/Users/${made.json.id}`,
+        patch({ op: 'replace', path: `emails[type eq "work" and value eq "a.${tag}@example.com"].value`, value: `b.${tag}@example.com` }),
+      );
+      assert.equal(patched.status, 200, patched.text);
+      assert.equal(patched.json.emails[0].value, `b.${tag}@example.com`);
+    });
 
     it('a userName that is not an address, with no email at all, is refused saying what to send', async () => {
       const refused = await s.scim('POST', '/Users', { schemas: [USER], userName: `emp-${randomBytes(3).toString('hex')}` });

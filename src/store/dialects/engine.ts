@@ -89,6 +89,13 @@ export interface Adapter extends DocFields {
    * page only costs round trips (ADR 36, seventh pass).
    */
   readonly exportPageRows: number;
+  /**
+   * People a SCIM list whose filter no index serves reads per query (src/scim/directory.ts).
+   * SQLite's reads run on the event loop: short slices, a turn between them, so other requests
+   * wait for a slice, not for the scan. PostgreSQL's run in the database while the loop serves
+   * others: a slice only costs round trips.
+   */
+  readonly scanSliceRows: number;
   /** A SELECT that locks the rows it reads until the transaction ends (SQLite: already locked, every write transaction holds the database's write lock, BEGIN IMMEDIATE). */
   lockRows<Q extends { forUpdate(): Q }>(query: Q): Q;
   /**
@@ -242,12 +249,14 @@ export interface ActionStatements {
   append(audit: Insertable<DB['audit_events']>, events: readonly DB['events'][], jobs: readonly DB['delivery_jobs'][]): Promise<void>;
 }
 
-/** A row of ActionStatements.workspace: the workspace's modules, and one active endpoint or nulls. */
+/** A row of ActionStatements.workspace: the workspace's modules, and one receiving endpoint (event-receivers.ts) or nulls. */
 export interface WorkspaceEndpointRow {
   modules: string;
   id: string | null;
   events: string | null;
   scopes: string | null;
+  /** 1: the endpoint's jobs are written held (event-receivers.ts). */
+  held: number | null;
 }
 
 /** The delivery queue's shapes the dialects' statements take (Adapter's last block). */
