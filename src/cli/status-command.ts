@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { readSettings, type SettingInForce } from '../config.js';
 import { redactUrl, sqliteFileOf } from '../redact-url.js';
 import { databaseFailure } from '../store/database-failure.js';
+import { printable } from '../text-rules.js';
 import type { ServedUrlPolicy } from '../webhooks/served-url-policy.js';
 import { describeDatabase } from './database-target.js';
 import { ENV_FILE, namesFromEnvFile } from './env-file.js';
@@ -27,6 +28,11 @@ interface Status {
   env_file: string | null;
   /** Where webhook failure alerts go: mailed through the SMTP server (its password hidden), or the console only. */
   alerts: { mail: boolean; smtp_url: string | null; from: string | null };
+  /**
+   * Workspaces whose failure alerts reach nobody: no console admin (`wsops workspace create`
+   * makes none) and no added alert recipient. Null when the database could not be read.
+   */
+  workspaces_alerting_nobody: { id: string; name: string }[] | null;
   settings: (Omit<SettingInForce, 'from'> & { from: SettingInForce['from'] | '.env' })[];
 }
 
@@ -59,9 +65,10 @@ async function readStatus(): Promise<Status> {
   };
   let migrations: Status['migrations'] = null;
   let delivering: Status['delivering_server'] = null;
+  let alertingNobody: Status['workspaces_alerting_nobody'] = null;
   if (database.exists) {
     try {
-      ({ migrations, delivering } = await readDatabase(url));
+      ({ migrations, delivering, alertingNobody } = await readDatabase(url));
     } catch (err) {
       const failure = databaseFailure(err, url);
       if (failure?.message.includes('does not exist')) database.exists = false;
@@ -90,11 +97,14 @@ async function readStatus(): Promise<Status> {
       smtp_url: config.smtpUrl === undefined ? null : redactUrl(config.smtpUrl),
       from: config.alertFrom ?? null,
     },
+    workspaces_alerting_nobody: alertingNobody,
     settings: inForce.map((s) => (fromFile.has(s.env) ? { ...s, from: '.env' as const } : s)),
   };
 }
 
-async function readDatabase(url: string): Promise<Pick<Status, 'migrations'> & { delivering: Status['delivering_server'] }> {
+async function readDatabase(
+  url: string,
+): Promise<Pick<Status, 'migrations'> & { delivering: Status['delivering_server']; alertingNobody: Status['workspaces_alerting_nobody'] }> {
   const { openDatabase } = await import('../store/database.js');
   const { migrationStatus } = await import('../store/migrate.js');
   const { servedUrlPolicy } = await import('../webhooks/served-url-policy.js');
@@ -102,8 +112,36 @@ async function readDatabase(url: string): Promise<Pick<Status, 'migrations'> & {
   try {
     const migrations = await migrationStatus(database);
     // The settings table exists once the migrations that made it are applied.
-    const delivering = migrations.pending.length === 0 ? ((await servedUrlPolicy(database.db)) ?? null) : null;
-    return { migrations, delivering };
+    const current = migrations.pending.length === 0;
+    const delivering = current ? ((await servedUrlPolicy(database.db)) ?? null) : null;
+    // Failure alerts go to the console admins and the added recipients (src/alerts/recipients.ts).
+    const alertingNobody = current
+      ? await database.db
+          .selectFrom('workspaces')
+          .select(['id', 'name'])
+          .where(({ not, exists, selectFrom }) =>
+            not(
+              exists(
+                selectFrom('console_admins')
+                  .select('console_admins.id')
+                  .whereRef('console_admins.workspace_id', '=', 'workspaces.id')
+                  .where('console_admins.removed_at', 'is', null),
+              ),
+            ),
+          )
+          .where(({ not, exists, selectFrom }) =>
+            not(
+              exists(
+                selectFrom('alert_recipients')
+                  .select('alert_recipients.email')
+                  .whereRef('alert_recipients.workspace_id', '=', 'workspaces.id'),
+              ),
+            ),
+          )
+          .orderBy('id')
+          .execute()
+      : null;
+    return { migrations, delivering, alertingNobody };
   } finally {
     await database.close().catch(() => {});
   }
@@ -155,8 +193,21 @@ function human(s: Status): string {
         ? `webhook failure alerts are mailed to the console admins through ${s.alerts.smtp_url}, from ${s.alerts.from}`
         : 'webhook failure alerts are shown in the console only (set WSOPS_SMTP_URL and WSOPS_ALERT_FROM to mail them)'
     }`,
+    ...alertLines(s.workspaces_alerting_nobody),
     `.env        ${s.env_file ?? `none in ${join(process.cwd())}`}`,
     'settings    of commands run here (a running server keeps those it read at its start)',
     ...s.settings.map((x) => `  ${x.env.padEnd(width)}  ${x.value.padEnd(valueWidth)}  ${x.from === 'unset' ? '' : x.from}`.trimEnd()),
   ].join('\n');
+}
+
+/** The workspaces whose failure alerts reach nobody, and the commands that give them someone. */
+function alertLines(nobody: Status['workspaces_alerting_nobody']): string[] {
+  if (nobody === null) return [];
+  if (nobody.length === 0) return ['            every workspace has a console admin or an alert recipient'];
+  const shown = nobody.slice(0, 5).map((w) => `${w.id} (${printable(w.name.slice(0, 40))})`);
+  const more = nobody.length > shown.length ? `, and ${nobody.length - shown.length} more` : '';
+  return [
+    `            ${nobody.length === 1 ? 'a workspace has no console admin and no alert recipient, so its' : `${nobody.length} workspaces have no console admin and no alert recipient, so their`} failure alerts reach nobody: ${shown.join(', ')}${more}`,
+    '            add one: wsops admin create --workspace WORKSPACE_ID --email EMAIL (or wsops alerts recipients --add EMAIL)',
+  ];
 }

@@ -7,7 +7,7 @@ import { ACTIONS, type OptionSpec } from '../actions/domain/index.js';
 import { REGISTERS } from '../registers/catalogue.js';
 import { ID_PATTERN_BODY, type JsonSchema } from '../registers/fields.js';
 import { only, schemaRef, WITH_JSON_BODY } from './internal-openapi-responses.js';
-import { INSTANT_PATTERN } from './openapi.js';
+import { INSTANT_EDGES, INSTANT_PATTERN } from './openapi.js';
 
 /** `purchase_request.decide` -> `purchaseRequestDecide`. */
 export function actionOperationId(name: string): string {
@@ -20,7 +20,12 @@ function argumentSchema(option: OptionSpec): JsonSchema {
     case 'id':
       return { type: 'string', pattern: `^${option.prefix}_${ID_PATTERN_BODY}$`, description };
     case 'timestamp':
-      return { type: 'string', format: 'date-time', pattern: INSTANT_PATTERN, description: `${description} With an offset.` };
+      return {
+        type: 'string',
+        format: 'date-time',
+        pattern: INSTANT_PATTERN,
+        description: `${description} With an offset; no leap second (\`:60\`). ${INSTANT_EDGES}`,
+      };
     case 'choice': {
       // The CLI's help names the choices in the description; the enum names them here.
       const choices = [...(option.choices ?? [])];

@@ -9,7 +9,7 @@ import { ERRORS_PAGE_PATH } from '../errors.js';
 import { NDJSON_TYPE } from '../media-types.js';
 import { REGISTERS } from '../registers/catalogue.js';
 import { ID_PATTERN_BODY, type JsonSchema } from '../registers/fields.js';
-import { FIELD_PROBLEM_CODES, writeSchemaOf } from '../registers/record-input.js';
+import { FIELD_PROBLEM_CODES, patchSchemaOf, writeSchemaOf } from '../registers/record-input.js';
 import { adapterOf } from '../store/database.js';
 import { EXPORT_ORDER } from '../writes/export.js';
 import { ATOMIC_MAX_LINES, MAX_LINE_BYTES, MAX_REPORTED_REFUSALS } from '../writes/import.js';
@@ -32,6 +32,7 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
   for (const r of REGISTERS) {
     schemas[r.resource] = r.recordSchema();
     schemas[`${r.resource}Write`] = writeSchemaOf(r);
+    schemas[`${r.resource}Patch`] = patchSchemaOf(r);
     const id = {
       name: 'id',
       in: 'path',
@@ -71,11 +72,14 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
         tags: [r.path],
         summary: `Change fields of ${aOrAn(r.resource)} (JSON merge patch, RFC 7396)`,
         description:
-          'Members replace, `null` removes (a nullable field becomes null; a required one is a 422), arrays replace whole. `application/json` is accepted too.',
+          'Members replace, `null` removes (a nullable field becomes null, a list empty, a derived field is computed again; a field without a default is a 422), arrays replace whole. Every field is optional; `created_at` and `updated_at` are stamped by wsops. `application/json` is accepted too.',
         parameters: [{ $ref: '#/components/parameters/If-Match' }],
         requestBody: {
           required: true,
-          content: { 'application/merge-patch+json': { schema: { type: 'object' } }, 'application/json': { schema: { type: 'object' } } },
+          content: {
+            'application/merge-patch+json': { schema: ref(`${r.resource}Patch`) },
+            'application/json': { schema: ref(`${r.resource}Patch`) },
+          },
         },
         responses: { '200': record(r, 'The changed record.'), ...written },
       },
@@ -148,7 +152,11 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
         type: 'boolean',
         description: 'False for a dry run, and for an atomic import with a refused line (then nothing was written).',
       },
-      lines: { type: 'integer', description: 'The number of the last line read.' },
+      lines: {
+        type: 'integer',
+        description:
+          "How many lines held an operation, refused ones included. Blank lines, and a CSV file's header row, are not counted; `refused[].line` is still the line's (or the CSV row's) number in the file.",
+      },
       counts: {
         type: 'object',
         description: 'Per register: what each line did. A line superseded by a later line for the same id counts as unchanged.',
@@ -307,7 +315,16 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
       summary: "Export records as NDJSON upserts (the import's format)",
       description: `Registers in the order ${EXPORT_ORDER.join(', ')} (parents first), each in (updated_at, id) order. Import it with keep_timestamps=true to get byte-for-byte the same records.`,
       parameters: [
-        { name: 'registers', in: 'query', schema: { type: 'string' }, description: 'Comma-separated registers (default: all).' },
+        {
+          name: 'registers',
+          in: 'query',
+          // A comma-separated list: what OpenAPI calls a form-style array, not exploded.
+          style: 'form',
+          explode: false,
+          schema: { type: 'array', minItems: 1, items: { type: 'string', enum: [...EXPORT_ORDER] } },
+          description:
+            'The registers to export, separated by commas without spaces (`registers=people,locations`); leave the parameter out for every register. Exported parents first whatever the order given; a name given twice is exported once. An empty value, an empty name (`people,,assets`) or an unknown one is a 400 `invalid_parameter`.',
+        },
       ],
       responses: {
         '200': {

@@ -14,15 +14,28 @@ function patternOf(url: string): RegExp {
   return new RegExp(`^${source}$`);
 }
 
-/** Records every route declared on `app` from now on; the function answers a path's methods (none: no such path). */
-export function learnAllowedMethods(app: FastifyInstance): (path: string) => string[] {
+export interface AllowedMethods {
+  /** The methods a path is served with (none: no such path). */
+  on(path: string): string[];
+  /** Whether any route of the listener is declared with this method. */
+  declares(method: string): boolean;
+}
+
+/** Records every route declared on `app` from now on. */
+export function learnAllowedMethods(app: FastifyInstance): AllowedMethods {
   const routes: { pattern: RegExp; methods: string[] }[] = [];
+  const declared = new Set<string>();
   app.addHook('onRoute', (route) => {
-    routes.push({ pattern: patternOf(route.url), methods: [route.method].flat().map(String) });
+    const methods = [route.method].flat().map(String);
+    routes.push({ pattern: patternOf(route.url), methods });
+    for (const m of methods) declared.add(m);
   });
   const order = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
-  return (path) => {
-    const methods = new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => r.methods));
-    return [...methods].sort((a, b) => order.indexOf(a) - order.indexOf(b));
+  return {
+    on(path) {
+      const methods = new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => r.methods));
+      return [...methods].sort((a, b) => order.indexOf(a) - order.indexOf(b));
+    },
+    declares: (method) => declared.has(method),
   };
 }

@@ -118,9 +118,9 @@ export function answerProblems(app: FastifyInstance, baseUrl: string, realm: str
   app.decorate('problemTypeBase', baseUrl);
   app.setErrorHandler(problemErrorHandler(realm));
   const allowedMethods = learnAllowedMethods(app);
-  app.setNotFoundHandler((request, reply) => {
+  const noRoute = (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0] ?? '';
-    const allowed = allowedMethods(path);
+    const allowed = allowedMethods.on(path);
     if (allowed.length > 0) {
       reply.header('Allow', allowed.join(', '));
       return sendProblem(
@@ -130,5 +130,14 @@ export function answerProblems(app: FastifyInstance, baseUrl: string, realm: str
       );
     }
     return sendProblem(reply, 'not_found', `No route ${request.method} ${path.slice(0, 200)}${notFoundHint}`);
+  };
+  // A method no route is declared with (QUERY, PROPFIND, ...) is answered before the body is
+  // read: Fastify reads a body for some of them, and would refuse one sent without a
+  // Content-Type with a 400 of its own before the not-found handler could say 405.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (allowedMethods.declares(request.method)) return done();
+    reply.header('Connection', 'close');
+    noRoute(request, reply);
   });
+  app.setNotFoundHandler(noRoute);
 }

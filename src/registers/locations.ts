@@ -10,7 +10,11 @@ export const locations = defineRegister({
   module: 'locations',
   fields: {
     name: f.string(),
-    kind: f.enum(['SITE', 'DEPARTMENT', 'TEAM']),
+    kind: f
+      .enum(['SITE', 'DEPARTMENT', 'TEAM'])
+      .describe(
+        "SITE: a place people work at. DEPARTMENT and TEAM: groups of people under a parent location; a person's `team_id` names a TEAM.",
+      ),
     parent_id: f.id('loc').nullable_(),
     timezone: f.timezone().describe('IANA time zone name, for example `Europe/Berlin`.'),
     address: f.string().nullable_(),

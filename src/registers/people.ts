@@ -15,7 +15,12 @@ export const people = defineRegister({
     work_email: f.email(),
     work_phone: f.string().nullable_(),
     job_title: f.string(),
-    team_id: f.id('loc').nullable_(),
+    team_id: f
+      .id('loc')
+      .nullable_()
+      .describe(
+        "The person's team, or null. Teams are locations: this is the id of a location of `kind` TEAM (under its department or site), read from /api/v1/locations. wsops checks that the location exists, not its kind.",
+      ),
     location_id: f.id('loc'),
     manager_id: f.id('per').nullable_(),
     status: f.enum(['ACTIVE', 'INACTIVE']),

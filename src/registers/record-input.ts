@@ -97,6 +97,40 @@ export function writeSchemaOf(register: Register, withStamps = false): JsonSchem
   return { ...writeSchema(fields, new Set([...derived, 'id'])), description: register.description };
 }
 
+/**
+ * The JSON Schema of a merge patch (RFC 7396) of a register's record, the internal document's
+ * PATCH body: the write schema with no field required, and `null` admitted where removing the
+ * member leaves a valid record (a nullable field becomes null, a list empty, a derived field is
+ * computed again). A null for a field without a default is not admitted: the record it would
+ * leave is refused (422 `required`). Arrays replace whole, so their items are the write schema's.
+ */
+export function patchSchemaOf(register: Register): JsonSchema {
+  const whole = writeSchemaOf(register);
+  const derived = register.derived ?? {};
+  const properties = Object.fromEntries(
+    Object.entries(whole.properties as Record<string, JsonSchema>).map(([name, schema]) => {
+      const field = register.allFields[name];
+      const removable = field !== undefined && name !== 'id' && (hasDefault(field) || name in derived);
+      return [name, removable ? orNull(schema) : schema];
+    }),
+  );
+  return {
+    type: 'object',
+    additionalProperties: false,
+    properties,
+    description: `A merge patch of ${register.resource}: ${register.description}`,
+  };
+}
+
+/** A schema that also admits null. */
+function orNull(schema: JsonSchema): JsonSchema {
+  const types = [schema.type].flat();
+  if (types.includes('null')) return schema;
+  const out: JsonSchema = { ...schema, type: [...types, 'null'] };
+  if (Array.isArray(schema.enum)) out.enum = [...schema.enum, null];
+  return out;
+}
+
 function validators(register: Register): Compiled {
   let c = compiled.get(register.path);
   if (!c) {

@@ -5,6 +5,7 @@
  * in its (updated_at, id) order, read by keyset in pages; nothing is held whole.
  */
 import { sql } from '#kysely';
+import { AppError } from '../errors.js';
 import { registerByPath } from '../registers/catalogue.js';
 import type { Register } from '../registers/define.js';
 import { resolveRegister } from '../registers/resolve-register.js';
@@ -36,6 +37,26 @@ export function exportRegisters(names?: readonly string[]): Register[] {
   const wanted = names?.length ? names : EXPORT_ORDER;
   for (const n of wanted) resolveRegister(n);
   return EXPORT_ORDER.filter((n) => wanted.includes(n)).map((n) => registerByPath(n) as Register);
+}
+
+/**
+ * The export route's `registers`: register names separated by commas, at least one, none
+ * empty (the document declares it as a form-style array of EXPORT_ORDER's names); exported in
+ * EXPORT_ORDER whatever the order given. Absent: every register.
+ */
+export function exportRegistersParam(text: string | undefined): Register[] {
+  if (text === undefined) return exportRegisters();
+  const names = text.split(',');
+  const wrong = names.find((n) => !EXPORT_ORDER.includes(n));
+  if (wrong !== undefined) {
+    const what = wrong === '' ? 'an empty name' : `"${wrong.slice(0, 60)}"`;
+    throw new AppError(
+      'invalid_parameter',
+      `registers holds ${what}; give register names separated by commas (no spaces), from: ${EXPORT_ORDER.join(', ')}. Leave the parameter out to export every register.`,
+      { param: 'registers' },
+    );
+  }
+  return exportRegisters(names);
 }
 
 /** Yields NDJSON text, a page of lines at a time. */

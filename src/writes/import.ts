@@ -680,7 +680,9 @@ export async function importRecords(
   let inFlight: () => Promise<void> = () => Promise.resolve();
   /** One line of the body: its operation joins `into`, or the line is refused. */
   const accept = (line: Line, into: Op[]) => {
-    report.lines = line.number;
+    // Counted, not numbered: blank lines, and the blank line a CSV's header becomes
+    // (csv-operations.ts), are never accepted, so a header and 2 rows are 2 lines.
+    report.lines++;
     if (!('text' in line)) {
       report.refuse(lineProblem(line.number, line.error));
       return;

@@ -14,7 +14,7 @@ import { JSON_TYPE, NDJSON_TYPE } from '../media-types.js';
 import { idPattern, idRule } from '../registers/fields.js';
 import type { Database } from '../store/database.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
-import { exportRecords, exportRegisters } from './export.js';
+import { exportRecords, exportRegistersParam } from './export.js';
 import { importRecords } from './import.js';
 import { etagOf } from './record-changes.js';
 import { checkId, deleteOne, type Preconditions, patchRecord, putRecord, registerNamed, type WriteResult } from './record-writes.js';
@@ -147,7 +147,7 @@ export function registerRecordWriteRoutes(app: FastifyInstance, services: Record
   app.get<{ Params: { workspace_id: string } }>('/internal/v1/workspaces/:workspace_id/export', { onRequest }, async (request, reply) => {
     const workspaceId = workspaceOf(request.params);
     const q = queryOf(request.query, [], ['registers']);
-    const registers = exportRegisters(typeof q.registers === 'string' ? q.registers.split(',').filter(Boolean) : undefined);
+    const registers = exportRegistersParam(typeof q.registers === 'string' ? q.registers : undefined);
     await getWorkspace(services.database.db, workspaceId);
     return reply.type(NDJSON_TYPE).send(Readable.from(exportRecords(services, workspaceId, registers), { objectMode: false }));
   });

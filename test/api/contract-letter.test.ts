@@ -5,12 +5,16 @@
  * - 408, 414 and 431 are declared on every operation, and the real answers match them;
  * - the `search` and `updated_since` schemas carry the server's rules (pattern, description),
  *   and the pattern agrees with the server on each sample;
- * - the `scopes` tag and `GET /api/v1/scopes` are described.
+ * - the `scopes` tag and `GET /api/v1/scopes` are described;
+ * - every query parameter the server refuses empty (`cursor=`) has a schema that refuses it too;
+ * - a person's `team_id` says that it names a location of kind TEAM (issue 59).
  * Every response read with h.get is checked against the served document (harness.ts).
  */
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { INSTANT_PATTERN, SEARCH_PATTERN } from '../../src/developers/openapi.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
@@ -146,11 +150,39 @@ describe('the schema carries the rules the server applies', () => {
     }
   });
 
+  it('an empty query parameter (`cursor=`) is refused by the server and by the schema alike', async () => {
+    const ajv = new Ajv2020({ strict: false });
+    (addFormats as unknown as (a: Ajv2020) => void)(ajv);
+    type Parameter = { $ref?: string; name?: string; in?: string; schema?: object };
+    const resolve = (p: Parameter) => (p.$ref ? (doc.components.parameters[p.$ref.split('/').pop() ?? ''] as Parameter) : p);
+    let checked = 0;
+    for (const [path, item] of Object.entries(doc.paths)) {
+      if (path.includes('{')) continue;
+      const op = item.get as unknown as { parameters?: Parameter[] };
+      for (const param of (op.parameters ?? []).map(resolve).filter((p) => p.in === 'query')) {
+        const what = `${path}?${param.name}=`;
+        assert.equal(ajv.validate(param.schema ?? {}, ''), false, `${what}: the schema admits the empty string`);
+        const res = await h.get(`${path}?${param.name}=`, key);
+        assert.equal(res.status, 400, `${what}: ${res.status}`);
+        checked++;
+      }
+    }
+    assert.ok(checked > 30, `${checked} parameters checked`);
+  });
+
   it('console pages carry an icon link the CSP allows, so no browser asks for /favicon.ico (a 404 on every page)', async () => {
     const res = await h.app.inject({ method: 'GET', url: '/console/sign-in' });
     assert.equal(res.statusCode, 200);
     assert.match(res.body, /<link rel="icon" href="data:,">/);
     assert.match(String(res.headers['content-security-policy']), /img-src 'self' data:/);
+  });
+
+  it("teams are explained where a reader of the public document meets them: a person's team_id names a location of kind TEAM", () => {
+    const schemas = (
+      doc as unknown as { components: { schemas: Record<string, { properties: Record<string, { description?: string }> }> } }
+    ).components.schemas;
+    assert.match(schemas.Person?.properties.team_id?.description ?? '', /location of `kind` TEAM/);
+    assert.match(schemas.Location?.properties.kind?.description ?? '', /`team_id` names a TEAM/);
   });
 
   it('the scopes tag and GET /api/v1/scopes are described', () => {

@@ -57,16 +57,32 @@ server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ ids: ids.length
 const TYPES_CHECK = `
 import { WsopsClient, verifyWebhook, type RegisterTypes, type components } from '@wsops/client';
 import { MIRROR_REGISTERS } from '@wsops/client/mirror';
+import { isWsopsKey } from '@wsops/client/secretlint';
 const client = new WsopsClient({ apiKey: 'svc_sk_test_x', baseUrl: 'http://127.0.0.1' });
 export async function first(): Promise<components['schemas']['Asset'] | undefined> {
   for await (const asset of client.assets.list({ limit: 1 })) return asset;
   return undefined;
 }
 const person: RegisterTypes['people']['record'] | undefined = undefined;
-export const used = [person, verifyWebhook, MIRROR_REGISTERS.length];
+export const used = [person, verifyWebhook, MIRROR_REGISTERS.length, isWsopsKey('svc_sk_test_x')];
 // @ts-expect-error: a register the API does not have is a type error.
 client.nosuch;
 `;
+
+/**
+ * The consumer projects the client's declarations must compile in. Without @types/node: an
+ * empty type root, and the browser's lib as a bundler project has, or ES2022 alone (a Node
+ * project without DOM, where `Response` and `AbortSignal` are not declared: fetch-types.ts).
+ * node10 (arethetypeswrong's `node10`): the subpaths resolve through `typesVersions`.
+ */
+const TYPE_CHECKS = {
+  node16: { module: 'node16', moduleResolution: 'node16', types: 'node' },
+  bundler: { module: 'esnext', moduleResolution: 'bundler', types: 'node' },
+  'bundler without @types/node': { module: 'esnext', moduleResolution: 'bundler', types: 'dom' },
+  'node16 with lib es2022 alone (no DOM, no @types/node)': { module: 'node16', moduleResolution: 'node16', types: 'none' },
+  node10: { module: 'commonjs', moduleResolution: 'node10', types: 'node' },
+} as const;
+type TypeCheckName = keyof typeof TYPE_CHECKS;
 
 interface Server {
   child: ChildProcess;
@@ -162,9 +178,8 @@ describe('the packed packages, installed into a project outside the repository',
     installOutput = full.output;
     clientOnly = bare.dir;
     writeFileSync(join(project, 'check-client.mjs'), CLIENT_CHECK);
-    // tsc takes a while; both checks start now and are awaited by their tests.
-    for (const resolution of ['node16', 'bundler'] as const) typeChecks.set(resolution, typeCheck(project, resolution));
-    typeChecks.set('bundler without @types/node', typeCheck(project, 'bundler', false));
+    // tsc takes a while; the checks start now and are awaited by their tests.
+    for (const name of Object.keys(TYPE_CHECKS) as TypeCheckName[]) typeChecks.set(name, typeCheck(project, name));
   });
 
   after(async () => {
@@ -201,6 +216,29 @@ describe('the packed packages, installed into a project outside the repository',
     for (const f of [...serverFiles, ...clientFiles])
       assert.doesNotMatch(f, /\/(test|src|scripts)\/|\.ts$(?<!\.d\.ts$)|tsbuildinfo|build-stamp/, f);
     for (const files of [serverFiles, clientFiles]) assert.ok(files.includes('package/LICENSE'), 'the MIT licence text is in the tarball');
+    // The server's maps point at ../../src/*.ts and carry no sources: it ships none. The
+    // client's carry their sources (inlineSources), so no map points outside its tarball.
+    assert.deepEqual(
+      serverFiles.filter((f) => f.endsWith('.map')),
+      [],
+      'the server tarball holds no source map',
+    );
+    const unpacked = mkdtempSync(join(tmpdir(), 'wsops-client-unpacked-'));
+    try {
+      await run('tar', ['xzf', join(packs, 'wsops-client-0.1.0.tgz'), '-C', unpacked]);
+      for (const map of clientFiles.filter((f) => f.endsWith('.map'))) {
+        const { sources, sourcesContent = [] } = JSON.parse(readFileSync(join(unpacked, map), 'utf8')) as {
+          sources: string[];
+          sourcesContent?: (string | null)[];
+        };
+        sources.forEach((source, i) => {
+          const inside = clientFiles.includes(join(dirname(map), source));
+          assert.ok(inside || typeof sourcesContent[i] === 'string', `${map}: ${source} is neither in the tarball nor in the map`);
+        });
+      }
+    } finally {
+      rmSync(unpacked, { recursive: true, force: true });
+    }
   });
 
   it('the published package.json has no install-time or development scripts; the LICENSE is the MIT text', async () => {
@@ -244,6 +282,18 @@ describe('the packed packages, installed into a project outside the repository',
     }
     const client = statSync(join(packs, 'wsops-client-0.1.0.tgz')).size;
     assert.ok(client < 100_000, `the client tarball is ${client} bytes`);
+  });
+
+  it("the README's non-interactive approval of better-sqlite3's install script leaves none unreviewed (npm 11)", async (t) => {
+    const pending = () => run('npm', ['approve-scripts', '--allow-scripts-pending'], { cwd: project });
+    const before = await pending().catch(() => undefined);
+    if (!before) return t.skip('this npm has no approve-scripts (npm 11 added it)');
+    assert.match(before.stdout + before.stderr, /better-sqlite3@/, 'the one install script of the server and its dependencies');
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8').replace(/\s+/g, ' ');
+    assert.ok(readme.includes('`npm init -y && npm pkg set allowScripts.better-sqlite3=true --json`'), 'the command the README gives');
+    await run('npm', ['pkg', 'set', 'allowScripts.better-sqlite3=true', '--json'], { cwd: project });
+    const after = await pending();
+    assert.match(after.stdout + after.stderr, /No packages with unreviewed install scripts/);
   });
 
   it('npm publish --dry-run accepts both packages, with the files npm pack put in the tarballs', async () => {
@@ -422,9 +472,9 @@ describe('the packed packages, installed into a project outside the repository',
     }
   });
 
-  for (const moduleResolution of ['node16', 'bundler', 'bundler without @types/node'] as const) {
-    it(`TypeScript with moduleResolution ${moduleResolution} resolves the types, register types included`, async () => {
-      assert.equal(await typeChecks.get(moduleResolution), undefined);
+  for (const name of Object.keys(TYPE_CHECKS)) {
+    it(`TypeScript with moduleResolution ${name} resolves the types, register types and every entry point included`, async () => {
+      assert.equal(await typeChecks.get(name), undefined);
     });
   }
 
@@ -438,18 +488,18 @@ describe('the packed packages, installed into a project outside the repository',
 });
 
 /** tsc on a consumer file importing the installed package; its complaints, or undefined. */
-async function typeCheck(project: string, moduleResolution: 'node16' | 'bundler', nodeTypes = true): Promise<string | undefined> {
-  const file = `types-${moduleResolution}${nodeTypes ? '' : '-no-node'}.ts`;
+async function typeCheck(project: string, name: TypeCheckName): Promise<string | undefined> {
+  const { module, moduleResolution, types: typeSource } = TYPE_CHECKS[name];
+  const file = `types-${name.replace(/[^a-z0-9]+/g, '-')}.ts`;
   writeFileSync(join(project, file), TYPES_CHECK);
-  const module = moduleResolution === 'node16' ? 'node16' : 'esnext';
   const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
-  // Without @types/node: an empty type root, and the browser's lib as a bundler project has;
   // skipLibCheck stays off, so the package's own declarations are checked.
   const noTypes = join(project, 'no-types');
   mkdirSync(noTypes, { recursive: true });
-  const types = nodeTypes
-    ? ['--typeRoots', join(ROOT, 'node_modules/@types'), '--types', 'node']
-    : ['--typeRoots', noTypes, '--lib', 'es2022,dom'];
+  const types =
+    typeSource === 'node'
+      ? ['--typeRoots', join(ROOT, 'node_modules/@types'), '--types', 'node']
+      : ['--typeRoots', noTypes, '--lib', typeSource === 'dom' ? 'es2022,dom' : 'es2022'];
   const args = ['--noEmit', '--strict', '--module', module, '--moduleResolution', moduleResolution, '--target', 'es2022', ...types];
   try {
     await run(process.execPath, [tsc, ...args, file], { cwd: project });

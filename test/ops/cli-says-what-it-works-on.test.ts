@@ -224,6 +224,55 @@ describe('wsops status', () => {
     assert.ok(![on.stdout, json.stdout].some((out) => out.includes('hunter2')), 'the SMTP password is never shown');
   });
 
+  it('names the workspaces whose failure alerts reach nobody (no console admin, no alert recipient), at status and at endpoint create', () => {
+    const database = { WSOPS_DATABASE_URL: `sqlite:${join(dir, 'admins', 'wsops.db')}` };
+    const created = wsops(['workspace', 'create', '--name', 'No admin yet', '--json'], dir, database);
+    assert.equal(created.status, 0, created.stderr);
+    const ws = JSON.parse(created.stdout).id as string;
+    const before = wsops(['status'], dir, database);
+    assert.equal(before.status, 0, before.stderr);
+    assert.ok(
+      before.stdout.includes(
+        `\n            a workspace has no console admin and no alert recipient, so its failure alerts reach nobody: ${ws} (No admin yet)\n            add one: wsops admin create --workspace WORKSPACE_ID --email EMAIL (or wsops alerts recipients --add EMAIL)\n`,
+      ),
+      before.stdout,
+    );
+    assert.deepEqual(JSON.parse(wsops(['status', '--json'], dir, database).stdout).workspaces_alerting_nobody, [
+      { id: ws, name: 'No admin yet' },
+    ]);
+    const endpoint = (env: Record<string, string>) =>
+      wsops(
+        [
+          'endpoint',
+          'create',
+          '--workspace',
+          ws,
+          '--url',
+          'http://127.0.0.1:9/hook',
+          '--scopes',
+          'assets:read',
+          '--events',
+          'asset.assigned',
+        ],
+        dir,
+        { ...env, WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true', WSOPS_SECRET: TEST_SECRET },
+      );
+    const alone = endpoint(database);
+    assert.equal(alone.status, 0, alone.stderr);
+    assert.ok(
+      alone.stderr.includes(
+        `wsops: workspace ${ws} has no console admin and no alert recipient, so this endpoint's failure alerts (failing deliveries, an auto-disable) reach nobody; add one: wsops admin create --workspace ${ws} --email EMAIL (or wsops alerts recipients --workspace ${ws} --add EMAIL)\n`,
+      ),
+      alone.stderr,
+    );
+    const admin = wsops(['admin', 'create', '--workspace', ws, '--email', 'ops@example.com'], dir, database);
+    assert.equal(admin.status, 0, admin.stderr);
+    assert.match(wsops(['status'], dir, database).stdout, /^ {12}every workspace has a console admin or an alert recipient$/m);
+    const watched = endpoint(database);
+    assert.equal(watched.status, 0, watched.stderr);
+    assert.doesNotMatch(watched.stderr, /reach nobody/);
+  });
+
   it('sqlite: a database that does not exist yet is reported, and status does not create it', () => {
     const path = join(dir, 'not-yet', 'wsops.db');
     const r = wsops(['status', '--json'], dir, { WSOPS_DATABASE_URL: `sqlite:${path}` });

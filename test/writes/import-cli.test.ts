@@ -142,6 +142,7 @@ for (const dialect of DIALECTS) {
       const v = run(['import', '--workspace', ws, '--register', 'vendors', vendors]);
       assert.equal(v.status, 2, v.stderr);
       assert.match(v.stdout, /^line 3 \/record\/annual_cost_minor invalid_type: must be integer$/m, v.stdout);
+      assert.match(v.stdout, /^imported 2 lines into /m, 'a header and 2 rows are 2 lines; a refused line keeps its row number');
       const paperclip = await get(ws, 'vendors/ven_cli_1');
       assert.equal(paperclip.name, 'Paperclip, Inc.');
       assert.equal(paperclip.annual_cost_minor, 120000);
@@ -158,6 +159,7 @@ for (const dialect of DIALECTS) {
       const s = run(['import', '--workspace', ws, '--register', 'systems', systems, '--json']);
       assert.equal(s.status, 0, s.stdout + s.stderr);
       assert.deepEqual(JSON.parse(s.stdout).counts.systems.upsert, { created: 2, updated: 0, unchanged: 0 });
+      assert.equal(JSON.parse(s.stdout).lines, 2, 'the header is not a line of the report');
       const ledger = await get(ws, 'systems/sys_cli_1');
       assert.deepEqual(ledger.access, [{ person_id: 'per_cli_ada', level: 'ADMIN', granted_at: '2025-03-01T08:00:00.000Z' }]);
       const wiki = await get(ws, 'systems/sys_cli_2');

@@ -7,9 +7,12 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { ACTIONS } from '../../src/actions/domain/index.js';
 import { REGISTERS } from '../../src/registers/catalogue.js';
-import { createWriter, type Writer } from './helpers.js';
+import { EXPORT_ORDER } from '../../src/writes/export.js';
+import { createWriter, person, site, TEST_TOKEN, type Writer } from './helpers.js';
 
 describe('internal OpenAPI document', () => {
   let w: Writer;
@@ -50,6 +53,109 @@ describe('internal OpenAPI document', () => {
     assert.ok(doc.paths['/internal/v1/workspaces/{workspace_id}/export'].get);
   });
 
+  it("the export's registers: a comma-separated list of the register names, as documented and as the server reads it", async () => {
+    const doc = JSON.parse((await w.internal.inject({ url: '/internal/openapi.json' })).body);
+    const param = doc.paths['/internal/v1/workspaces/{workspace_id}/export'].get.parameters.find(
+      (p: { name: string }) => p.name === 'registers',
+    );
+    assert.equal(param.style, 'form');
+    assert.equal(param.explode, false, 'one value, comma-separated');
+    assert.deepEqual(param.schema.items.enum, [...EXPORT_ORDER]);
+    assert.equal(param.schema.minItems, 1);
+    const ws = await w.h.workspace({ seed: false });
+    const some = await w.internal.inject({
+      url: `/internal/v1/workspaces/${ws}/export?registers=people,locations,people`,
+      headers: { authorization: `Bearer ${TEST_TOKEN}` },
+    });
+    assert.equal(some.statusCode, 200, some.body);
+    for (const bad of ['', 'people,,locations', 'people,', 'people, locations', 'nope']) {
+      const res = await w.write('GET', `${ws}/export?registers=${encodeURIComponent(bad)}`);
+      assert.equal(res.status, 400, `registers=${bad}`);
+      assert.equal(res.json.code, 'invalid_parameter', `registers=${bad}`);
+      assert.equal(res.json.param, 'registers', `registers=${bad}`);
+    }
+  });
+
+  it("a PATCH body is each register's fields, all optional, null admitted exactly where the server takes it as removal", async () => {
+    const doc = JSON.parse((await w.internal.inject({ url: '/internal/openapi.json' })).body);
+    const ajv = new Ajv2020({ strict: false });
+    (addFormats as unknown as (a: Ajv2020) => void)(ajv);
+    for (const r of REGISTERS) {
+      const op = doc.paths[`/internal/v1/workspaces/{workspace_id}/${r.path}/{id}`].patch;
+      for (const type of ['application/merge-patch+json', 'application/json']) {
+        assert.equal(op.requestBody.content[type].schema.$ref, `#/components/schemas/${r.resource}Patch`, `${r.path} ${type}`);
+      }
+      const patch = doc.components.schemas[`${r.resource}Patch`];
+      const write = doc.components.schemas[`${r.resource}Write`];
+      assert.deepEqual(Object.keys(patch.properties), Object.keys(write.properties), r.path);
+      assert.equal(patch.required, undefined, `${r.path}: every field optional`);
+      assert.equal(patch.additionalProperties, false, `${r.path}: an unknown field is refused`);
+      for (const [name, field] of Object.entries(r.allFields)) {
+        if (!(name in patch.properties)) continue;
+        const removable = name !== 'id' && (field.nullable || field.kind === 'list' || field.kind === 'ids' || name in (r.derived ?? {}));
+        assert.equal(ajv.validate(patch, { [name]: null }), removable, `${r.path}.${name}: null ${removable ? 'removes' : 'is refused'}`);
+      }
+    }
+    // The server agrees, on a person: null on a nullable field and on a list-free required one.
+    const ws = await w.h.workspace({ seed: false });
+    assert.equal((await w.write('PUT', `${ws}/locations/loc_patch`, site('loc_patch'))).status, 201);
+    assert.equal((await w.write('PUT', `${ws}/people/per_patch`, person('per_patch', 'loc_patch', { work_phone: '+49 1' }))).status, 201);
+    const cleared = await w.write('PATCH', `${ws}/people/per_patch`, { work_phone: null });
+    assert.equal(cleared.status, 200);
+    assert.equal(cleared.json.work_phone, null);
+    const refused = await w.write('PATCH', `${ws}/people/per_patch`, { job_title: null });
+    assert.equal(refused.status, 422);
+    assert.equal(ajv.validate(doc.components.schemas.PersonPatch, { job_title: null }), false);
+  });
+
+  it('asset.assign expected_return: what the schema admits the server takes, but for the edges its description names', async () => {
+    const doc = JSON.parse((await w.internal.inject({ url: '/internal/openapi.json' })).body);
+    const body = doc.paths['/internal/v1/actions/asset.assign'].post.requestBody.content['application/json'].schema.$ref.split('/').pop();
+    const schema = doc.components.schemas[body].properties.expected_return;
+    assert.match(schema.description, /in the future/);
+    assert.match(schema.description, /before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59\.999Z/);
+    const ajv = new Ajv2020({ strict: false });
+    (addFormats as unknown as (a: Ajv2020) => void)(ajv);
+    const ws = await w.h.workspace();
+    const key = (await w.h.key(ws)).key;
+    const asset = (await w.h.get('/api/v1/assets?status=AVAILABLE&limit=1', key)).json.data[0].id;
+    const people = (await w.h.get('/api/v1/people?limit=100', key)).json.data as { id: string; status: string }[];
+    const person = people.find((p) => p.status === 'ACTIVE')?.id;
+    const act = (name: string, args: Record<string, unknown>) =>
+      w.internal.inject({
+        method: 'POST',
+        url: `/internal/v1/actions/${name}`,
+        headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ workspace_id: ws, ...args }),
+      });
+    const samples: [string, 'accepted' | 'schema' | 'description'][] = [
+      ['2999-01-01T00:00:00Z', 'accepted'],
+      ['2999-01-01T00:00:00+23:59', 'accepted'],
+      ['2999-01-01T00:00:00-00:00', 'accepted'],
+      ['2999-01-01T00:00:00.123456789+0530', 'accepted'],
+      ['2999-01-01T00:00:00+24:00', 'schema'],
+      ['2999-13-01T00:00:00Z', 'schema'],
+      ['2999-01-01T24:00:00Z', 'schema'],
+      ['2999-01-01T00:00:60Z', 'schema'],
+      ['0000-01-01T00:00:00Z', 'schema'],
+      ['2999-02-29T00:00:00Z', 'schema'],
+      ['0001-01-01T00:00:00+01:00', 'description'],
+      ['9999-12-31T23:59:59-01:00', 'description'],
+      ['2001-01-01T00:00:00Z', 'description'],
+    ];
+    for (const [sample, expected] of samples) {
+      assert.equal(
+        ajv.validate(schema, sample),
+        expected !== 'schema',
+        `${sample}: the schema ${expected === 'schema' ? 'refuses' : 'admits'} it`,
+      );
+      const res = await act('asset.assign', { asset, person, expected_return: sample });
+      assert.equal(res.statusCode, expected === 'accepted' ? 200 : 400, `${sample}: ${res.body}`);
+      if (expected === 'accepted') assert.equal((await act('asset.return', { asset })).statusCode, 200);
+      else assert.equal(JSON.parse(res.body).param, 'expected_return', sample);
+    }
+  });
+
   it("every domain action is an operation, its body the action's arguments, answering 409 when the state does not allow it", async () => {
     const doc = JSON.parse((await w.internal.inject({ url: '/internal/openapi.json' })).body);
     const actionPaths = Object.keys(doc.paths).filter((p) => p.startsWith('/internal/v1/actions/'));
@@ -69,6 +175,13 @@ describe('internal OpenAPI document', () => {
         assert.ok(op.responses[status], `${action.name} lists ${status}`);
       }
     }
+  });
+
+  it("the README's domain actions section points at the document that holds them", () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.split('## Changing state: domain actions')[1]?.split('\n## ')[0] ?? '';
+    assert.match(section, /operation of the internal OpenAPI document/);
+    assert.doesNotMatch(section, /not part of the public API or the OpenAPI document/);
   });
 
   it('lists what the listener answers: 415 and 413 on every PUT and PATCH (412 and 422 on record writes), 414 wherever a path has a parameter, 400 everywhere', async () => {

@@ -4,8 +4,9 @@
  * `Retry-After`), then a typed error. Every API operation is a GET, so a retry is always safe.
  */
 import { ConnectionError, errorFromResponse, type Problem, TimeoutError, type WsopsApiError } from './errors.js';
+import type { AbortSignalLike, RequestInitLike, ResponseLike } from './fetch-types.js';
 
-export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+export type FetchLike = (input: string, init: RequestInitLike) => Promise<ResponseLike>;
 
 export interface TransportOptions {
   apiKey: string;
@@ -18,7 +19,7 @@ export interface TransportOptions {
 }
 
 export interface RequestOptions {
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
 }
 
 export type Query = Record<string, string | number | boolean | undefined | null>;

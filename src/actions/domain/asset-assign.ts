@@ -16,7 +16,12 @@ export const assetAssign: DomainAction = {
   options: [
     { name: 'asset', placeholder: '<id>', description: 'asset id (ast_...)', kind: 'id', prefix: 'ast', required: true },
     { name: 'person', placeholder: '<id>', description: 'person id (per_...)', kind: 'id', prefix: 'per', required: true },
-    { name: 'expected_return', placeholder: '<iso>', description: 'when the asset is expected back (ISO 8601 instant)', kind: 'timestamp' },
+    {
+      name: 'expected_return',
+      placeholder: '<iso>',
+      description: 'when the asset is expected back (ISO 8601 instant, in the future)',
+      kind: 'timestamp',
+    },
   ],
   target: (args) => req(args, 'asset'),
   async apply(ctx, args) {

@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import type { WsopsClient } from '../client.js';
 import { WsopsApiError } from '../errors.js';
+import type { AbortSignalLike } from '../fetch-types.js';
 import type { Page, Tombstone } from '../resource.js';
 import type { RegisterDescriptor } from './registers.js';
 import type { MirrorRecord, MirrorStore, RegisterState } from './store.js';
@@ -39,7 +40,7 @@ export interface SyncOptions {
   onProgress?(register: RegisterDescriptor, stored: number): void;
   /** Told when a run walks a register in full on its own account, and why. */
   onNotice?(register: RegisterDescriptor, message: string): void;
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
 }
 
 /**
