@@ -66,6 +66,7 @@ const MAY_IMPORT = {
     'sign-in/',
     'writes/',
     'webhooks/',
+    'alerts/',
     'actions/',
     'scim/',
     'seed/',

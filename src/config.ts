@@ -213,13 +213,19 @@ export const SETTINGS = {
   smtpUrl: {
     env: 'WSOPS_SMTP_URL',
     schema: smtpUrl,
-    doc: 'Mail server of the webhook failure alerts (mailed to the workspace’s console admins): `smtps://USER:PASSWORD@HOST:465` (TLS from the start) or `smtp://USER:PASSWORD@HOST:587` (STARTTLS when the server offers it; add `?requireTLS=true` to refuse one that does not). User and password URL-encoded. Needs `WSOPS_ALERT_FROM`. Unset: alerts are shown in the console only. Its password is never shown or logged.',
+    doc: 'Mail server of the webhook failure alerts (mailed to the workspace’s console admins and its alert recipients): `smtps://USER:PASSWORD@HOST:465` (TLS from the start) or `smtp://USER:PASSWORD@HOST:587` (STARTTLS when the server offers it; add `?requireTLS=true` to refuse one that does not). User and password URL-encoded. Needs `WSOPS_ALERT_FROM`. Unset: alerts are shown in the console only. Its password is never shown or logged.',
     show: 'url',
   },
   alertFrom: {
     env: 'WSOPS_ALERT_FROM',
     schema: mailFrom,
     doc: 'Sender of the failure alert mails: `alerts@example.com` or `wsops <alerts@example.com>`. Required with `WSOPS_SMTP_URL`.',
+  },
+  alertFailingAfterMinutes: {
+    env: 'WSOPS_ALERT_FAILING_AFTER_MINUTES',
+    schema: wholeNumber(1, 10_080),
+    default: '60',
+    doc: 'An endpoint whose deliveries have all failed for this long (its first failure in a row older than this) gets the "failing" alert (1 to 10080 minutes). Lower it in a test to see an alert without waiting an hour.',
   },
   rateLimitPerSecond: {
     env: 'WSOPS_RATE_LIMIT_PER_SECOND',
@@ -250,7 +256,13 @@ export const SETTINGS = {
     env: 'WSOPS_DELIVERY_RETENTION_DAYS',
     schema: wholeNumber(1, 3650),
     default: '30',
-    doc: 'Delivery history (attempts, finished jobs, their events) older than this is pruned hourly (1 to 3650).',
+    doc: 'Delivery history (attempts, finished jobs, deliveries held for an endpoint disabled for failures) older than this is pruned hourly (1 to 3650).',
+  },
+  eventRetentionDays: {
+    env: 'WSOPS_EVENT_RETENTION_DAYS',
+    schema: wholeNumber(1, 3650),
+    default: '30',
+    doc: 'How long the events API (`GET /api/v1/events`) keeps an event (1 to 3650 days); older ones are pruned hourly (unless a delivery still owes them), and a `since` or cursor from before this horizon is refused (400 `events_beyond_retention`).',
   },
   deletionRetentionDays: {
     env: 'WSOPS_DELETION_RETENTION_DAYS',

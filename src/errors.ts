@@ -49,6 +49,13 @@ export const ERROR_CATALOGUE = {
       "The deletions feed was asked from before its retention horizon (`since`, or a cursor's position, older than `WSOPS_DELETION_RETENTION_DAYS`): tombstones from then may already be pruned, so the feed cannot say every deletion since that instant.",
     fix: "Walk the register's list in full (without `updated_since`) and remove the records it did not return, then follow the deletions feed without `since` and, from then on, with the highest `deleted_at` seen.",
   },
+  events_beyond_retention: {
+    status: 400,
+    title: 'Events beyond retention',
+    meaning:
+      "The events API was asked from before its retention horizon (`since`, or a cursor's position, older than `WSOPS_EVENT_RETENTION_DAYS`): events from then are pruned, so the list cannot say every event since that instant.",
+    fix: 'Reconcile by walking the registers (with `updated_since` where your copy is recent enough), then list events with a `since` inside the retention.',
+  },
   invalid_request: {
     status: 400,
     title: 'Invalid request',

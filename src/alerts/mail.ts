@@ -6,7 +6,6 @@ import type { Transporter } from 'nodemailer';
 import { errorClassHelp } from '../webhooks/error-classes.js';
 import { FAILURES_BEFORE_DISABLE } from '../webhooks/schedule.js';
 import type { AlertStage } from './stages.js';
-import { FAILING_ALERT_AFTER_MS } from './stages.js';
 
 export interface AlertMail {
   subject: string;
@@ -21,20 +20,28 @@ export interface AlertFacts {
   lastFailure: string | null;
   /** The endpoint's deliveries page in the console. */
   deliveriesUrl: string;
+  /** WSOPS_DELIVERY_RETENTION_DAYS: how long held deliveries are kept. */
+  retentionDays: number;
+  /** WSOPS_ALERT_FAILING_AFTER_MINUTES: the failing stage's threshold. */
+  failingAfterMinutes: number;
 }
 
-const HOURS = FAILING_ALERT_AFTER_MS / 3_600_000;
+/** The failing threshold in words: whole hours as hours (`1 hour`), else minutes. */
+export function durationWords(minutes: number): string {
+  const [n, unit] = minutes % 60 === 0 ? [minutes / 60, 'hour'] : [minutes, 'minute'];
+  return `${n} ${unit}${n === 1 ? '' : 's'}`;
+}
 
 export function composeAlert(f: AlertFacts): AlertMail {
   const heading = {
-    failing: `Webhook endpoint ${f.endpointId} has been failing for over ${HOURS} hour${HOURS === 1 ? '' : 's'}`,
+    failing: `Webhook endpoint ${f.endpointId} has been failing for over ${durationWords(f.failingAfterMinutes)}`,
     disabled: `Webhook endpoint ${f.endpointId} was disabled after ${FAILURES_BEFORE_DISABLE} failed deliveries in a row`,
     recovered: `Webhook endpoint ${f.endpointId} has recovered`,
   }[f.stage];
   const what = {
     failing: 'Every delivery to it has failed since then. It is retried on schedule, and disabled if the failures go on.',
-    disabled:
-      'Deliveries to it are held, not lost. Fix the receiver, then switch the endpoint on in the console: it is verified again and the held deliveries resume.',
+    // What store/event-receivers.ts and retention.ts do, word for word.
+    disabled: `Deliveries to it are held, not lost: those it already owed, and every event it subscribes to raised while it stays disabled (each kept ${f.retentionDays} days). Fix the receiver, then switch the endpoint on in the console: it is verified again and the held deliveries are sent, each once.`,
     recovered: 'It answers deliveries again. Nothing more to do.',
   }[f.stage];
   const help = errorClassHelp(f.errorClass);

@@ -1,6 +1,6 @@
 /**
  * The worker's alert round: records the alerts now due (alerts/stages.ts) and mails the pending
- * ones to the workspace's console admins. It runs on its own timer beside the dispatcher, so a
+ * ones to the workspace's console admins and added recipients (alerts/recipients.ts). It runs on its own timer beside the dispatcher, so a
  * slow or down mail server only delays alerts, never a webhook delivery. A failed send is
  * retried with backoff, then given up (the console shows it either way).
  */
@@ -11,10 +11,10 @@ import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { redactUrl } from '../redact-url.js';
-import { listAdmins } from '../sign-in/admins.js';
 import type { Database } from '../store/database.js';
 import type { EndpointAlertsTable } from '../store/schema.js';
 import { composeAlert } from './mail.js';
+import { alertAddresses } from './recipients.js';
 import { recordDueAlerts } from './stages.js';
 
 /** What this file takes of the services built at start (services.ts). */
@@ -41,7 +41,12 @@ export interface AlertRoundResult {
 /** One round: what is due is recorded, then every pending alert whose time has come is tried once. */
 export async function runAlertRound(services: AlertRoundServices, transport: Transporter | undefined): Promise<AlertRoundResult> {
   const now = services.clock();
-  const recorded = await recordDueAlerts(services.database.db, now, transport !== undefined);
+  const recorded = await recordDueAlerts(
+    services.database.db,
+    now,
+    transport !== undefined,
+    services.config.alertFailingAfterMinutes * MIN,
+  );
   const result: AlertRoundResult = { recorded: recorded.length, sent: 0, failed: 0 };
   if (!transport) return result;
   const due = await services.database.db
@@ -75,14 +80,17 @@ async function sendOne(services: AlertRoundServices, transport: Transporter, ale
   const db = services.database.db;
   const log = services.logger.child({ component: 'alerts', alert_id: alert.id, endpoint_id: alert.endpoint_id });
   const endpoint = await db.selectFrom('webhook_endpoints').select('url').where('id', '=', alert.endpoint_id).executeTakeFirst();
-  const recipients = (await listAdmins(db, alert.workspace_id)).map((a) => a.email).sort();
+  const recipients = await alertAddresses(db, alert.workspace_id);
   const at = () => new Date(services.clock()).toISOString();
   if (!endpoint || recipients.length === 0) {
-    // Nobody to tell (the endpoint was deleted, or the workspace has no console admin): the
-    // alert stays in the console.
+    // Nobody to tell (the endpoint was deleted, or the workspace has no console admin and no
+    // added recipient): the alert stays in the console.
     await db
       .updateTable('endpoint_alerts')
-      .set({ state: 'console', last_error: endpoint ? 'the workspace has no console admin to mail' : 'the endpoint no longer exists' })
+      .set({
+        state: 'console',
+        last_error: endpoint ? 'the workspace has no console admin or alert recipient to mail' : 'the endpoint no longer exists',
+      })
       .where('id', '=', alert.id)
       .execute();
     return false;
@@ -93,6 +101,8 @@ async function sendOne(services: AlertRoundServices, transport: Transporter, ale
     url: endpoint.url,
     errorClass: alert.error_class,
     lastFailure: alert.last_failure,
+    retentionDays: services.config.deliveryRetentionDays,
+    failingAfterMinutes: services.config.alertFailingAfterMinutes,
     deliveriesUrl: `${services.config.baseUrl}/console/webhooks/${encodeURIComponent(alert.endpoint_id)}/deliveries`,
   });
   try {

@@ -1,5 +1,5 @@
 /**
- * Which failure alerts are due: an endpoint failing for FAILING_ALERT_AFTER_MS, disabled after
+ * Which failure alerts are due: an endpoint failing for WSOPS_ALERT_FAILING_AFTER_MINUTES, disabled after
  * failures in a row, and recovered after either. Each is recorded once per endpoint, stage and
  * failure episode (the endpoint's `failing_since`): the table's unique key makes "once" hold
  * with several workers checking at the same time. Mailing them is alerts/send.ts's concern.
@@ -7,9 +7,6 @@
 import type { Kysely } from '#kysely';
 import { newId } from '../ids.js';
 import type { DB, EndpointAlertsTable } from '../store/schema.js';
-
-/** How long an endpoint fails without a success before its admins are told. */
-export const FAILING_ALERT_AFTER_MS = 60 * 60_000;
 
 export type AlertStage = EndpointAlertsTable['stage'];
 
@@ -33,8 +30,9 @@ async function lastErrorClass(db: Kysely<DB>, endpointId: string): Promise<strin
   return row?.error_class ?? null;
 }
 
-async function dueAlerts(db: Kysely<DB>, now: number): Promise<Due[]> {
-  const cutoff = new Date(now - FAILING_ALERT_AFTER_MS).toISOString();
+/** `failingAfterMs`: how long an endpoint fails without a success before it is alerted about (the setting). */
+async function dueAlerts(db: Kysely<DB>, now: number, failingAfterMs: number): Promise<Due[]> {
+  const cutoff = new Date(now - failingAfterMs).toISOString();
   const failing = await db
     .selectFrom('webhook_endpoints')
     .select(['workspace_id', 'id', 'failing_since', 'last_failure'])
@@ -96,10 +94,15 @@ async function dueAlerts(db: Kysely<DB>, now: number): Promise<Due[]> {
  * Records the alerts now due. `mailing`: whether a mail server is set; without one an alert is
  * recorded for the console only. Returns the alerts recorded by this call.
  */
-export async function recordDueAlerts(db: Kysely<DB>, now: number, mailing: boolean): Promise<{ id: string; stage: AlertStage }[]> {
+export async function recordDueAlerts(
+  db: Kysely<DB>,
+  now: number,
+  mailing: boolean,
+  failingAfterMs: number,
+): Promise<{ id: string; stage: AlertStage }[]> {
   const at = new Date(now).toISOString();
   const recorded: { id: string; stage: AlertStage }[] = [];
-  for (const due of await dueAlerts(db, now)) {
+  for (const due of await dueAlerts(db, now, failingAfterMs)) {
     const id = newId('alr');
     const inserted = await db
       .insertInto('endpoint_alerts')

@@ -228,6 +228,16 @@ export function describeAudit(e: Pick<AuditRow, 'action' | 'target' | 'key_id' |
       const to = typeof d.recipients === 'number' ? ` to ${d.recipients} console admin${d.recipients === 1 ? '' : 's'}` : '';
       return `Mailed an alert${to}: webhook endpoint ${target} ${what}`;
     }
+    case 'endpoint.alert_recipient_added':
+      return `Added ${target} to the failure alert recipients`;
+    case 'endpoint.alert_recipient_removed':
+      return `Removed ${target} from the failure alert recipients`;
+    case 'endpoint.test_alert_sent': {
+      const to = typeof d.recipients === 'number' ? `${d.recipients} recipient${d.recipients === 1 ? '' : 's'}` : 'the recipients';
+      return d.sent === true
+        ? `Mailed a test failure alert to ${to}`
+        : `A test failure alert to ${to} was not accepted${text(d.server_response) ? `: ${text(d.server_response)}` : ''}`;
+    }
     case 'endpoint.test_sent':
       return `Sent a test event to webhook endpoint ${target}`;
     case 'endpoint.throttle_set':

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { listAdmins } from '../sign-in/admins.js';
 import { sendTestEvent } from '../webhooks/deliveries.js';
 import {
   createEndpoint,
@@ -39,10 +40,24 @@ export function endpointCommands(program: Command): void {
     .option('--json', 'machine output')
     .action(
       async (opts: { workspace: string; url: string; scopes: string; events: string; standardWebhooks?: boolean; json?: boolean }) => {
-        const { created, warning, allowPrivate } = await inWorkspace(opts.workspace, async (s) => {
+        const { created, warning, allowPrivate, alerted } = await inWorkspace(opts.workspace, async (s) => {
           const created = await createEndpoint(s, opts.workspace, { ...opts, standardWebhooks: !!opts.standardWebhooks });
-          return { created, warning: await deliveryRefusalWarning(s, created.url), allowPrivate: s.config.allowPrivateWebhooks };
+          return {
+            created,
+            warning: await deliveryRefusalWarning(s, created.url),
+            allowPrivate: s.config.allowPrivateWebhooks,
+            // Failure alerts go to the console admins and the added recipients (src/alerts/recipients.ts).
+            alerted:
+              (await listAdmins(s.database.db, opts.workspace)).length +
+              (await s.database.db.selectFrom('alert_recipients').select('email').where('workspace_id', '=', opts.workspace).execute())
+                .length,
+          };
         });
+        // `workspace create` makes no admin: say so where an operator first depends on the alerts.
+        if (alerted === 0)
+          process.stderr.write(
+            `wsops: workspace ${opts.workspace} has no console admin and no alert recipient, so this endpoint's failure alerts (failing deliveries, an auto-disable) reach nobody; add one: wsops admin create --workspace ${opts.workspace} --email EMAIL (or wsops alerts recipients --workspace ${opts.workspace} --add EMAIL)\n`,
+          );
         // verify checks the URL again: a command that needed the setting to register it needs it too.
         const setting = allowPrivate ? 'WSOPS_ALLOW_PRIVATE_WEBHOOKS=true ' : '';
         const verifyAgain = `${setting}wsops endpoint verify --workspace ${opts.workspace} ${created.id}`;
@@ -72,8 +87,16 @@ export function endpointCommands(program: Command): void {
       );
     });
   const simple = [
-    ['disable', 'switch an endpoint off: deliveries stop at once and its slot is freed', disableEndpoint],
-    ['enable', 'switch a disabled endpoint back on: it is re-verified, then owed deliveries resume', enableEndpoint],
+    [
+      'disable',
+      'switch an endpoint off: deliveries stop at once and its slot is freed; those it owed are held, events raised while it is off are not sent to it',
+      disableEndpoint,
+    ],
+    [
+      'enable',
+      'switch a disabled endpoint back on: it is re-verified, then held deliveries resume (after a disable for failures, they include the events raised meanwhile)',
+      enableEndpoint,
+    ],
     [
       'verify',
       'send the endpoint.verification again now, to an endpoint awaiting verification (e.g. its receiver answered the first before it had the secret)',
@@ -94,7 +117,9 @@ export function endpointCommands(program: Command): void {
         if (warning) process.stderr.write(`wsops: ${warning}\n`);
         print(!!opts.json, result, () =>
           name === 'disable'
-            ? `endpoint ${result.id} is ${result.status}`
+            ? result.disabled_reason === 'failures'
+              ? `endpoint ${result.id} is already disabled after failures; its deliveries, and the events raised for it meanwhile, are held until it is switched on`
+              : `endpoint ${result.id} is ${result.status}; the deliveries it owed are held until it is switched on; events raised while it is off are not sent to it (list them with GET /api/v1/events)`
             : `endpoint ${result.id} is ${result.status}; its signed endpoint.verification is due now (the one it still owed, sent again, or a new one; the running server sends it within seconds); it becomes active when the receiver answers with a 2xx.`,
         );
       });

@@ -27,6 +27,7 @@ const GROUPS: readonly (readonly [names: readonly string[], load: () => Promise<
   [['act'], async () => (await import('./act-command.js')).actCommand],
   [['endpoint', 'renewals'], async () => (await import('./endpoint-commands.js')).endpointCommands],
   [['admin'], async () => (await import('./admin-commands.js')).adminCommands],
+  [['alerts'], async () => (await import('./alert-commands.js')).alertCommands],
   [['sso'], async () => (await import('./sso-commands.js')).ssoCommands],
   [['deliveries'], async () => (await import('./delivery-commands.js')).deliveryCommands],
   [['listen'], async () => (await import('./listen-command.js')).listenCommand],

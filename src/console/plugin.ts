@@ -8,6 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.js';
 import { registerAdminPages } from './pages/admins.js';
+import { registerAlertPages } from './pages/alert-settings.js';
 import { registerAssets } from './pages/assets.js';
 import { registerAuditPage } from './pages/audit.js';
 import { registerDataPages } from './pages/data.js';
@@ -42,6 +43,7 @@ export function registerConsole(app: FastifyInstance, services: Services): void 
         registerKeyPages(authed, services);
         registerScimPages(authed, services);
         registerWebhookPages(authed, services);
+        registerAlertPages(authed, services);
         registerDeliveryPages(authed, services);
         registerAuditPage(authed, services);
         registerModulePages(authed, services);

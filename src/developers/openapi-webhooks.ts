@@ -105,7 +105,7 @@ export function buildWebhooks(schemas: Record<string, JsonSchema>): Record<strin
         summary: type,
         description: `${declaration.description}\n\n${
           scope
-            ? `Sent to every active endpoint that subscribed to \`${type}\` and whose scopes include \`${scope}\`.`
+            ? `Sent to every active endpoint that subscribed to \`${type}\` and whose scopes include \`${scope}\` (held for one disabled for failures, and sent once it is switched on again). Also listed by \`GET /api/v1/events\`.`
             : 'Sent to one endpoint; no subscription or scope is needed.'
         } Verify \`X-Service-Signature\` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (\`webhook-id\`, \`webhook-timestamp\`, \`webhook-signature\`) can instead be verified with any \`standardwebhooks\` library and the endpoint's secret as the console shows it.`,
         tags: ['webhooks'],

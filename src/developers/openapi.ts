@@ -3,6 +3,7 @@ import { DEFAULT_LIMIT, MAX_LIMIT, MAX_SEARCH_LENGTH, MAX_SEARCH_WORDS } from '.
 import { READ_SCOPES, REGISTERS } from '../registers/catalogue.js';
 import { ID_PATTERN_BODY, type JsonSchema } from '../registers/fields.js';
 import { DELETIONS_SCHEMAS, deletionsPath, sinceParameter } from './openapi-deletions.js';
+import { eventsPaths, eventsSchemas } from './openapi-events.js';
 import { buildWebhooks } from './openapi-webhooks.js';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -19,11 +20,18 @@ const TRANSPORT_ERRORS = {
 export const SEARCH_PATTERN = '[\\p{L}\\p{N}]';
 
 /**
- * `updated_since` as parseInstant (timestamp.ts) reads it: a date, a time and an offset; seconds
- * 00-59 (no leap second); year 0001 or later. Refusals this cannot express (a calendar date that
- * does not exist, an offset that moves the instant before year 1) are in the description.
+ * An instant as parseInstant (timestamp.ts) reads it: a date, a time and an offset; month 01-12,
+ * day 01-31, hour 00-23, minute and second 00-59 (no leap second), offset at most 23:59; year
+ * 0001 or later. The ranges are in the pattern, not left to `format: date-time`, for the tools
+ * that skip formats. Refusals this cannot express (a calendar date that does not exist, an
+ * offset that moves the instant out of years 1..9999) are in the descriptions (INSTANT_EDGES).
  */
-export const INSTANT_PATTERN = '^(?!0000)\\d{4}-\\d{2}-\\d{2}[Tt ]\\d{2}:\\d{2}(:[0-5]\\d([.,]\\d{1,9})?)?([Zz]|[+-]\\d{2}(:?\\d{2})?)$';
+export const INSTANT_PATTERN =
+  '^(?!0000)\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])[Tt ]([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d([.,]\\d{1,9})?)?([Zz]|[+-]([01]\\d|2[0-3])(:?[0-5]\\d)?)$';
+
+/** What the server refuses of an instant that INSTANT_PATTERN admits, in words for the descriptions. */
+export const INSTANT_EDGES =
+  'Refused with a 400: a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied (`0001-01-01T00:00:00+01:00`).';
 
 const commonHeaders = {
   'Request-Id': { $ref: '#/components/headers/Request-Id' },
@@ -201,6 +209,16 @@ export function buildOpenApi(baseUrl: string): JsonSchema {
   });
 
   const webhooks = buildWebhooks(schemas);
+  // The events API serves the bodies the webhooks declare (openapi-events.ts).
+  Object.assign(schemas, eventsSchemas());
+  const eventErrors = {
+    '400': resp('BadRequest'),
+    '401': resp('Unauthorized'),
+    '403': resp('Forbidden'),
+    '429': resp('TooManyRequests'),
+    ...TRANSPORT_ERRORS,
+  };
+  Object.assign(paths, eventsPaths(INSTANT_PATTERN, eventErrors, commonHeaders, resp('NotFound')));
 
   return {
     openapi: '3.1.0',
@@ -218,6 +236,10 @@ export function buildOpenApi(baseUrl: string): JsonSchema {
     tags: [
       ...REGISTERS.map((r) => ({ name: r.path, description: r.description })),
       { name: 'scopes', description: 'What the presented API key may read: `GET /api/v1/scopes` answers with its scopes.' },
+      {
+        name: 'events',
+        description: 'The events the webhooks carry, to list and fetch: catch up after an outage, or reconcile (`GET /api/v1/events`).',
+      },
       { name: 'webhooks', description: 'Signed deliveries this service POSTs to registered endpoints.' },
     ],
     paths,
@@ -243,16 +265,17 @@ export function buildOpenApi(baseUrl: string): JsonSchema {
           in: 'query',
           required: false,
           description:
-            'The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since).',
-          schema: { type: 'string' },
+            'The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`.',
+          // Never empty, like every query parameter (list-query.ts `single`): a client that
+          // sends `cursor=` for "no cursor" is told so by its own validation, not by a 400.
+          schema: { type: 'string', minLength: 1 },
         },
         since: sinceParameter(INSTANT_PATTERN),
         updated_since: {
           name: 'updated_since',
           in: 'query',
           required: false,
-          description:
-            'ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied.',
+          description: `ISO 8601 instant with an offset (\`2026-11-21T08:00:00Z\`, \`2026-11-21T09:00:00+01:00\`); only records with \`updated_at\` strictly after it. No leap second (\`:60\`). ${INSTANT_EDGES}`,
           schema: { type: 'string', format: 'date-time', pattern: INSTANT_PATTERN },
         },
       },
@@ -264,7 +287,7 @@ export function buildOpenApi(baseUrl: string): JsonSchema {
       },
       responses: {
         BadRequest: problemResponse(
-          'A parameter is invalid (`invalid_parameter`, `unknown_parameter`, `search_not_supported`, `invalid_cursor`, `cursor_expired`, `cursor_filters_mismatch`; on a deletions feed also `deletions_beyond_retention`), or the request cannot be read (`invalid_request`: a malformed percent-escape in the path or the query).',
+          'A parameter is invalid (`invalid_parameter`, `unknown_parameter`, `search_not_supported`, `invalid_cursor`, `cursor_expired`, `cursor_filters_mismatch`; on a deletions feed also `deletions_beyond_retention`, on the events list `events_beyond_retention`), or the request cannot be read (`invalid_request`: a malformed percent-escape in the path or the query).',
         ),
         RequestTimeout: problemResponse(
           `\`request_timeout\`: ${ERROR_CATALOGUE.request_timeout.meaning} ${ERROR_CATALOGUE.request_timeout.fix}`,

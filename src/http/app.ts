@@ -8,6 +8,7 @@ import { registerReadRoutes } from '../read/read-routes.js';
 import { invalidSyntax } from '../scim/errors.js';
 import { registerScimRoutes, SCIM_PREFIX } from '../scim/routes.js';
 import type { Services } from '../services.js';
+import { EVENT_TYPES, SUBSCRIBABLE_EVENTS } from '../webhooks/event-types.js';
 import { compressResponses, varyOnAcceptEncoding } from './compression.js';
 import { checkForwardedAddresses } from './forwarded-for.js';
 import { answerProblems, serverOptions, stampOrRefuse } from './listener.js';
@@ -51,6 +52,9 @@ const READ_PATH_PREFIXES: readonly string[] = ['/api/v1', '/developers', '/healt
 function servesReads(url: string): boolean {
   return READ_PATH_PREFIXES.some((p) => pathUnder(url, p));
 }
+
+/** The events API's types and the read scope each needs (read/events.ts), from the event catalogue. */
+const EVENT_SCOPES = Object.fromEntries(SUBSCRIBABLE_EVENTS.map((t) => [t, EVENT_TYPES[t].scope]));
 
 /** Builds the HTTP application without listening, so tests can use inject() and the CLI can listen. */
 export function buildApp(services: Services, options: AppOptions = {}): FastifyInstance {
@@ -99,7 +103,7 @@ export function buildApp(services: Services, options: AppOptions = {}): FastifyI
   registerPortalRoutes(app, services);
   app.get('/healthz', async (_request, reply) => reply.type(JSON_TYPE).send('{"ok":true}'));
 
-  registerReadRoutes(app, services);
+  registerReadRoutes(app, services, EVENT_SCOPES);
   registerScimRoutes(app, services);
   registerConsole(app, services);
   return app;

@@ -14,6 +14,7 @@ import { idPattern } from '../registers/fields.js';
 import type { Database, HotQueries } from '../store/database.js';
 import type { RecordStore } from '../writes/records.js';
 import { deletionsHandler } from './deletions.js';
+import { type EventScopes, eventDetailHandler, eventsListHandler } from './events.js';
 import type { CursorCodec } from './list-query.js';
 import { filterDigest, parseListQuery, type RawQuery, rejectUnknown } from './list-query.js';
 import type { PageReader } from './pages.js';
@@ -113,7 +114,8 @@ function detailHandler(services: ReadRoutesServices, register: Register, policy:
   };
 }
 
-export function registerReadRoutes(app: FastifyInstance, services: ReadRoutesServices): void {
+/** `eventScopes`: the events API's types and their scopes (read/events.ts). */
+export function registerReadRoutes(app: FastifyInstance, services: ReadRoutesServices, eventScopes: EventScopes): void {
   const policy = ratePolicy(services);
   for (const register of REGISTERS) {
     app.get(`/api/v1/${register.path}`, listHandler(services, register, policy));
@@ -124,6 +126,9 @@ export function registerReadRoutes(app: FastifyInstance, services: ReadRoutesSer
     );
     app.get(`/api/v1/${register.path}/:id`, detailHandler(services, register, policy));
   }
+  const admitted = (request: FastifyRequest, reply: FastifyReply) => admit(services, policy, request, reply);
+  app.get('/api/v1/events', eventsListHandler(services, eventScopes, admitted));
+  app.get('/api/v1/events/:id', eventDetailHandler(services, eventScopes, admitted));
   app.get('/api/v1/scopes', async (request, reply) => {
     const ctx = await admit(services, policy, request, reply);
     rejectUnknown(request.query as RawQuery, []);

@@ -44,6 +44,8 @@ export const COPY_ORDER: readonly CopiedTable[] = [
   { table: 'delivery_attempts', key: ['id'] },
   // The failure alerts of each endpoint: their history, and the mails still owed.
   { table: 'endpoint_alerts', key: ['id'] },
+  // The addresses each workspace's alerts also go to (a team mailbox), besides its admins.
+  { table: 'alert_recipients', key: ['workspace_id', 'email'] },
   // Migration 0013's trigger adds every copied attempt to this rollup; the source's rollup is the
   // truth (retention trims it by hour), so it replaces what the trigger built, or the chart
   // would count every attempt twice.

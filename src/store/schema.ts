@@ -310,6 +310,14 @@ export interface EndpointAlertsTable {
   sent_at: string | null;
 }
 
+/** An address a workspace's failure alerts also go to, besides its console admins (migration 0038). */
+export interface AlertRecipientsTable {
+  workspace_id: string;
+  /** Lower-cased (normalizeEmail). */
+  email: string;
+  created_at: string;
+}
+
 export interface EventsTable {
   id: string;
   workspace_id: string;
@@ -380,6 +388,7 @@ export interface DeliveryAttemptHoursTable {
 export interface DB {
   webhook_endpoints: WebhookEndpointsTable;
   endpoint_alerts: EndpointAlertsTable;
+  alert_recipients: AlertRecipientsTable;
   events: EventsTable;
   delivery_jobs: DeliveryJobsTable;
   delivery_attempts: DeliveryAttemptsTable;

@@ -3,8 +3,9 @@
  * that causes it, together with one delivery job per endpoint that should receive it. A change
  * never commits without its event, and no event exists for a change that rolled back.
  */
-import type { Kysely } from '#kysely';
+import { type Kysely, sql } from '#kysely';
 import { newId } from '../ids.js';
+import { HOLDS_EVENTS, RECEIVES_EVENTS } from '../store/event-receivers.js';
 import { insertBatches } from '../store/insert-batches.js';
 import type { DB } from '../store/schema.js';
 import { EVENT_TYPES, type EventType, eventData, TEST_EVENT, VERIFICATION_EVENT } from './event-types.js';
@@ -12,7 +13,7 @@ import { EVENT_TYPES, type EventType, eventData, TEST_EVENT, VERIFICATION_EVENT 
 export interface EmittedEvent {
   id: string;
   type: string;
-  /** Delivery jobs created (one per receiving endpoint). */
+  /** Delivery jobs created (one per receiving endpoint, pending or held). */
   jobs: number;
 }
 
@@ -29,16 +30,16 @@ function jobRows(
   workspaceId: string,
   eventId: string,
   eventType: string,
-  endpointIds: readonly string[],
+  endpoints: readonly { id: string; held: boolean }[],
   at: string,
 ): DB['delivery_jobs'][] {
-  return endpointIds.map((endpointId) => ({
+  return endpoints.map((endpoint) => ({
     id: newId('job'),
     workspace_id: workspaceId,
     event_id: eventId,
-    endpoint_id: endpointId,
+    endpoint_id: endpoint.id,
     event_type: eventType,
-    state: 'pending' as const,
+    state: endpoint.held ? ('held' as const) : ('pending' as const),
     attempts: 0,
     next_attempt_at: at,
     lease_until: null,
@@ -53,21 +54,22 @@ export interface PendingEvent {
   data: unknown;
 }
 
-/** What the fan-out reads of an active endpoint. */
+/** What the fan-out reads of an endpoint that receives events. */
 export interface Receiver {
   id: string;
   events: string;
   scopes: string;
+  /** Its jobs are written `held` (kept for it, sent once it is active again), not `pending`. */
+  held: boolean;
 }
 
-/** The active endpoints of a workspace, as the fan-out reads them. */
-export function activeEndpoints(trx: Kysely<DB>, workspaceId: string): Promise<Receiver[]> {
-  return trx
-    .selectFrom('webhook_endpoints')
-    .select(['id', 'events', 'scopes'])
-    .where('workspace_id', '=', workspaceId)
-    .where('status', '=', 'active')
-    .execute();
+/** The endpoints of a workspace that receive its events (RECEIVES_EVENTS), as the fan-out reads them. */
+export async function receivingEndpoints(trx: Kysely<DB>, workspaceId: string): Promise<Receiver[]> {
+  const { rows } = await sql<{ id: string; events: string; scopes: string; held: number }>`SELECT e.id, e.events, e.scopes,
+    ${sql.raw(HOLDS_EVENTS)} AS held FROM webhook_endpoints e WHERE e.workspace_id = ${workspaceId} AND ${sql.raw(RECEIVES_EVENTS)}`.execute(
+    trx,
+  );
+  return rows.map((r) => ({ id: r.id, events: r.events, scopes: r.scopes, held: Number(r.held) === 1 }));
 }
 
 /** A domain event's row, not yet written (its id is known from here on). */
@@ -76,24 +78,22 @@ export function newEvent(workspaceId: string, type: EventType, data: unknown, no
 }
 
 /**
- * The delivery jobs of `events`: one per event and active endpoint that subscribed to its type
- * and whose scopes cover it.
+ * The delivery jobs of `events`: one per event and receiving endpoint that subscribed to its
+ * type and whose scopes cover it; `held` for an endpoint that is not active (RECEIVES_EVENTS).
  */
 export function fanOut(endpoints: readonly Receiver[], events: readonly DB['events'][]): DB['delivery_jobs'][] {
   const jobs: DB['delivery_jobs'][] = [];
   for (const e of events) {
     const scope = EVENT_TYPES[e.type as EventType].scope;
-    const receivers = endpoints
-      .filter((ep) => ep.events.split(' ').includes(e.type) && ep.scopes.split(' ').includes(scope))
-      .map((ep) => ep.id);
+    const receivers = endpoints.filter((ep) => ep.events.split(' ').includes(e.type) && ep.scopes.split(' ').includes(scope));
     jobs.push(...jobRows(e.workspace_id, e.id, e.type, receivers, e.created_at));
   }
   return jobs;
 }
 
 /**
- * Emits domain events inside the caller's transaction, each fanned out to every active
- * endpoint that subscribed to it and whose scopes cover it. Several events of one transaction
+ * Emits domain events inside the caller's transaction, each fanned out to every receiving
+ * endpoint (RECEIVES_EVENTS) that subscribed to it and whose scopes cover it. Several events of one transaction
  * share one endpoint lookup and one insert per table.
  */
 export async function emitEvents(
@@ -103,7 +103,7 @@ export async function emitEvents(
   now: number,
 ): Promise<EmittedEvent[]> {
   if (events.length === 0) return [];
-  const endpoints = await activeEndpoints(trx, workspaceId);
+  const endpoints = await receivingEndpoints(trx, workspaceId);
   const eventRows = events.map((e) => newEvent(workspaceId, e.type, e.data, now));
   const jobs = fanOut(endpoints, eventRows);
   await insertBatches(trx, 'events', eventRows);
@@ -121,7 +121,7 @@ export async function emitEvent(trx: Kysely<DB>, workspaceId: string, type: Even
 async function emitToEndpoint(trx: Kysely<DB>, workspaceId: string, endpointId: string, type: string, data: unknown, now: number) {
   const row = eventRow(workspaceId, type, data, new Date(now).toISOString());
   await insertBatches(trx, 'events', [row]);
-  await insertBatches(trx, 'delivery_jobs', jobRows(workspaceId, row.id, type, [endpointId], row.created_at));
+  await insertBatches(trx, 'delivery_jobs', jobRows(workspaceId, row.id, type, [{ id: endpointId, held: false }], row.created_at));
   return { id: row.id, type, jobs: 1 };
 }
 

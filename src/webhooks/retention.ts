@@ -13,8 +13,11 @@ export interface RetentionServices {
 const DAY_MS = 86_400_000;
 
 /**
- * Prunes delivery history older than the retention setting: attempts, finished jobs, and
- * events that no unfinished job still needs. Pending and held deliveries are never pruned.
+ * Prunes delivery history older than the retention setting: attempts, finished jobs, held
+ * deliveries (owed to an endpoint that has stayed disabled for failures that long: what it is
+ * owed is kept within the retention, CONTRACT "Webhooks"). Pending deliveries are never pruned.
+ * Events go by their own setting (WSOPS_EVENT_RETENTION_DAYS, what the events API serves), and
+ * only once no remaining job still needs them.
  */
 export async function pruneDeliveryHistory(services: RetentionServices): Promise<{ attempts: number; jobs: number; events: number }> {
   const cutoff = new Date(services.clock() - services.config.deliveryRetentionDays * DAY_MS).toISOString();
@@ -35,14 +38,20 @@ export async function pruneDeliveryHistory(services: RetentionServices): Promise
       .where((eb) => eb.or([eb('hour', '<', cutoffHour), eb('attempts', '<=', 0)]))
       .execute();
     const attempts = await trx.deleteFrom('delivery_attempts').where('attempted_at', '<', cutoff).executeTakeFirst();
-    const jobs = await trx
+    const finished = await trx
       .deleteFrom('delivery_jobs')
       .where('state', 'in', ['succeeded', 'exhausted'])
       .where('updated_at', '<', cutoff)
       .executeTakeFirst();
+    // By the event's time, not the job's: holding and releasing move updated_at.
+    const held = await trx.deleteFrom('delivery_jobs').where('state', '=', 'held').where('created_at', '<', cutoff).executeTakeFirst();
+    const jobs = { numDeletedRows: finished.numDeletedRows + held.numDeletedRows };
+    // Events have their own retention (the events API's, independent of the delivery history);
+    // one a remaining delivery still needs is kept for it.
+    const eventCutoff = new Date(services.clock() - services.config.eventRetentionDays * DAY_MS).toISOString();
     const events = await trx
       .deleteFrom('events')
-      .where('created_at', '<', cutoff)
+      .where('created_at', '<', eventCutoff)
       .where(({ not, exists, selectFrom }) =>
         not(exists(selectFrom('delivery_jobs').select('id').whereRef('delivery_jobs.event_id', '=', 'events.id'))),
       )

@@ -11,7 +11,6 @@ import { after, before, describe, it } from 'node:test';
 import type { Transporter } from 'nodemailer';
 import { createAlertTransport } from '../../src/alerts/mail.js';
 import { runAlertRound } from '../../src/alerts/send.js';
-import { FAILING_ALERT_AFTER_MS } from '../../src/alerts/stages.js';
 import { loadConfig } from '../../src/config.js';
 import { createServices, type Services } from '../../src/services.js';
 import { createAdminLink } from '../../src/sign-in/sign-in-links.js';
@@ -113,7 +112,7 @@ for (const dialect of DIALECTS) {
         const ws = await h.workspace({ seed: false });
         await createAdminLink(h.services.database, { workspaceId: ws, email: `alerted-${r}@example.com`, actor: 'cli', now: Date.now() });
         // Three endpoints failing for two hours, one disabled after its failures: four alerts due.
-        const since = new Date(Date.now() - FAILING_ALERT_AFTER_MS * 2).toISOString();
+        const since = new Date(Date.now() - h.services.config.alertFailingAfterMinutes * 60_000 * 2).toISOString();
         const ids: string[] = [];
         for (let i = 0; i < 4; i++) {
           const e = await createEndpoint(h.services, ws, {

@@ -11,7 +11,6 @@ import type { Transporter } from 'nodemailer';
 import { createAlertTransport } from '../../src/alerts/mail.js';
 import { alertRounds } from '../../src/alerts/rounds.js';
 import { ALERT_RETRY_DELAYS_MS, runAlertRound } from '../../src/alerts/send.js';
-import { FAILING_ALERT_AFTER_MS } from '../../src/alerts/stages.js';
 import { listAudit } from '../../src/audit/audit.js';
 import { createAdminLink } from '../../src/sign-in/sign-in-links.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
@@ -41,6 +40,8 @@ for (const dialect of DIALECTS) {
       return t;
     };
     let mailer: Transporter;
+    /** WSOPS_ALERT_FAILING_AFTER_MINUTES (default: an hour), in ms. */
+    const failingAfterMs = () => h.services.config.alertFailingAfterMinutes * 60_000;
 
     before(async () => {
       smtp = await new SmtpSink().start();
@@ -106,7 +107,7 @@ for (const dialect of DIALECTS) {
       const ep = await failingEndpoint();
       await emit(ep.ws);
       await drain();
-      h.clock.advance(FAILING_ALERT_AFTER_MS + 1000);
+      h.clock.advance(failingAfterMs() + 1000);
       await drain();
       const rounds = alertRounds(h.services, h.services.logger);
       await rounds.run();
@@ -120,7 +121,7 @@ for (const dialect of DIALECTS) {
       await emit(ep.ws);
       await drain();
       await runAlertRound(h.services, mailer);
-      h.clock.advance(FAILING_ALERT_AFTER_MS - 60_000);
+      h.clock.advance(failingAfterMs() - 60_000);
       await drain();
       await runAlertRound(h.services, mailer);
       assert.equal(mailsAbout(ep.id).length, 0, 'no alert before the endpoint has failed for the set time');
@@ -171,7 +172,7 @@ for (const dialect of DIALECTS) {
       rx.on(ep.path, answer(503));
       await emit(ep.ws);
       await drain();
-      h.clock.advance(FAILING_ALERT_AFTER_MS + 1_000);
+      h.clock.advance(failingAfterMs() + 1_000);
       await runAlertRound(h.services, mailer);
       assert.equal(mailsAbout(ep.id).length, 4);
       assert.match(mailSubject(mailsAbout(ep.id)[3]?.raw ?? ''), /has been failing/);
@@ -193,7 +194,7 @@ for (const dialect of DIALECTS) {
       await createEndpoint(h.services, ep.ws, { url: rx.url(healthyPath), scopes: 'assets:read', events: 'asset.assigned' });
       await emit(ep.ws);
       await drain();
-      h.clock.advance(FAILING_ALERT_AFTER_MS + 1_000);
+      h.clock.advance(failingAfterMs() + 1_000);
 
       // Down: nothing listens on the port.
       const closed = createServer();
@@ -250,7 +251,7 @@ for (const dialect of DIALECTS) {
       const ep = await failingEndpoint();
       await emit(ep.ws);
       await drain();
-      h.clock.advance(FAILING_ALERT_AFTER_MS + 1_000);
+      h.clock.advance(failingAfterMs() + 1_000);
       smtp.refuse = { at: 'rcpt', code: 550, message: 'mailbox unavailable' };
       await runAlertRound(h.services, mailer);
       let [alert] = await alertsOf(ep.id);
@@ -280,7 +281,7 @@ for (const dialect of DIALECTS) {
       const ep = await failingEndpoint();
       await emit(ep.ws);
       await drain();
-      h.clock.advance(FAILING_ALERT_AFTER_MS + 1_000);
+      h.clock.advance(failingAfterMs() + 1_000);
       await runAlertRound(h.services, undefined);
       const [alert] = await alertsOf(ep.id);
       assert.equal(alert?.state, 'console');

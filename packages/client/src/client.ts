@@ -1,10 +1,12 @@
 /**
  * `new WsopsClient({ apiKey, baseUrl })`: one typed resource per register (camelCase
- * properties, generated from the OpenAPI document) and `scopes()`.
+ * properties, generated from the OpenAPI document), `events` (the events API) and `scopes()`.
  *
  * The key lives in a private field of the transport: it is never part of an error message,
  * `JSON.stringify(client)` or `util.inspect(client)` (which shows only the public key id).
  */
+
+import { EventsResource } from './events.js';
 import type { components } from './generated/openapi.js';
 import { REGISTERS, type RegisterPath, type RegisterProperty, type RegisterTypes } from './generated/registers.js';
 import { RegisterResource } from './resource.js';
@@ -41,6 +43,8 @@ export class WsopsClient {
   readonly #transport: Transport;
   readonly #keyId: string | undefined;
   readonly baseUrl: string;
+  /** The events API: `list({ since, types })` across pages, oldest first, and `get(id)`. */
+  readonly events: EventsResource;
 
   constructor(options: ClientOptions) {
     if (!options || typeof options.apiKey !== 'string' || options.apiKey === '') {
@@ -64,6 +68,7 @@ export class WsopsClient {
       maxRetryDelayMs,
       fetch: options.fetch ?? ((input, init) => fetch(input, init)),
     });
+    this.events = new EventsResource(this.#transport);
     for (const register of REGISTERS) {
       Object.defineProperty(this, register.property, {
         value: new RegisterResource(this.#transport, register.path),

@@ -13,6 +13,7 @@ export {
   WsopsApiError,
   WsopsError,
 } from './errors.js';
+export type { Event, EventsParams, EventsResource, EventType } from './events.js';
 export type { components, operations, paths, webhooks } from './generated/openapi.js';
 export { REGISTERS, type RegisterPath, type RegisterProperty, type RegisterTypes } from './generated/registers.js';
 export type { DeletionsParams, Page, PageParams, RegisterResource, Tombstone } from './resource.js';

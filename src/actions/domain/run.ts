@@ -253,7 +253,7 @@ function runOnce(
 
 /**
  * Refuses an action whose module is not installed in the workspace (or no such workspace);
- * returns the workspace's active endpoints, read in the same statement.
+ * returns the endpoints its events are written for (active, or holding them), read in the same statement.
  */
 async function moduleInstalled(statements: ActionStatements, workspaceId: string, name: string, module: string): Promise<Receiver[]> {
   const rows = await statements.workspace();
@@ -263,6 +263,8 @@ async function moduleInstalled(statements: ActionStatements, workspaceId: string
     throw new AppError('not_found', `${name} needs the ${module} module, which is not installed in workspace ${workspaceId}`);
   }
   return rows.flatMap((r) =>
-    r.id === null || r.events === null || r.scopes === null ? [] : [{ id: r.id, events: r.events, scopes: r.scopes }],
+    r.id === null || r.events === null || r.scopes === null
+      ? []
+      : [{ id: r.id, events: r.events, scopes: r.scopes, held: Number(r.held) === 1 }],
   );
 }

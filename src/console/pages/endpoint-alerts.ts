@@ -3,6 +3,7 @@
  * it was mailed, is waiting for a retry, was given up, or is shown here only (no mail server
  * set). The rules are src/alerts/'s; the page only shows them.
  */
+import { durationWords } from '../../alerts/mail.js';
 import type { EndpointAlertsTable } from '../../store/schema.js';
 import { type Html, html } from '../html.js';
 import { type BadgeTone, badge, formatTime, scrollingTable } from '../layout.js';
@@ -32,7 +33,8 @@ function delivery(a: EndpointAlertsTable): Html {
   return html`${badge(tone, text)}${detail}`;
 }
 
-export function alertsSection(alerts: readonly EndpointAlertsTable[]): Html {
+/** `failingAfterMinutes`: WSOPS_ALERT_FAILING_AFTER_MINUTES. */
+export function alertsSection(alerts: readonly EndpointAlertsTable[], failingAfterMinutes: number): Html {
   const body = alerts.length
     ? scrollingTable(
         'Failure alerts',
@@ -44,7 +46,7 @@ export function alertsSection(alerts: readonly EndpointAlertsTable[]): Html {
       html`<tr data-alert="${a.stage}"><td>${formatTime(a.created_at, '—', 'second')}</td><td>${STAGES[a.stage]}</td><td>${a.error_class ? html`<code>${a.error_class}</code>` : '—'}</td><td>${delivery(a)}</td></tr>`,
   )}</tbody></table>`,
       )
-    : html`<p class="muted">No alerts. The console admins are told when this endpoint fails for over an hour, is disabled after failures, and recovers.</p>`;
+    : html`<p class="muted">No alerts. The console admins and the workspace's other <a href="/console/webhooks/alerts">alert recipients</a> are told when this endpoint fails for over ${durationWords(failingAfterMinutes)}, is disabled after failures, and recovers.</p>`;
   return html`<section aria-labelledby="alerts-h" id="alerts">
   <h2 id="alerts-h">Failure alerts</h2>
   ${body}

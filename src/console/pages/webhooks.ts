@@ -57,6 +57,13 @@ export function disabledReason(e: EndpointView): string {
   return 'Disabled by a person (in the console or with the CLI).';
 }
 
+/** What happens to a disabled endpoint's events, by its reason (store/event-receivers.ts). */
+function heldWords(e: EndpointView): string {
+  if (e.disabled_reason === 'failures')
+    return 'they include the events it subscribes to raised since it was disabled, and are sent, each once, when it is switched on and verified (held deliveries older than the delivery retention are pruned).';
+  return 'those it owed when it was disabled; they resume when it is switched on and verified. Events raised while it is off are not sent to it (the events API lists them).';
+}
+
 function verification(e: EndpointView): Html {
   if (e.verified_at) return html`Verified ${when(e.verified_at)}`;
   return html`Not verified yet: it must answer the signed <code>endpoint.verification</code> with a 2xx; events before that are not delivered to it.
@@ -150,7 +157,10 @@ function secretPanel(secret: string, lead: string): Html {
 }
 
 const NOTICES: Record<string, { kind: 'success' | 'error' | 'info'; text: string }> = {
-  disabled: { kind: 'success', text: 'Endpoint disabled. Deliveries it still owes are held until it is switched on.' },
+  disabled: {
+    kind: 'success',
+    text: 'Endpoint disabled. Deliveries it already owed are held until it is switched on; events raised while it is off are not sent to it (the events API lists them).',
+  },
   enabled: { kind: 'success', text: 'Endpoint switched on: the verification is sent again. It becomes active when it answers with a 2xx.' },
   verification_sent: { kind: 'success', text: 'The verification is being sent again now.' },
   test_sent: { kind: 'success', text: 'Test event queued: a signed endpoint.test delivery. It shows in the deliveries in a few seconds.' },
@@ -215,7 +225,10 @@ async function endpointPage(
   if (e.status === 'disabled') actions.push(action('enable', 'Switch on', { primary: true }));
   else
     actions.push(
-      action('disable', 'Disable', { confirm: 'Disable this endpoint? Deliveries stop at once and are held until it is switched on.' }),
+      action('disable', 'Disable', {
+        confirm:
+          'Disable this endpoint? Deliveries stop at once: those it already owes are held until it is switched on; events raised while it is off are not sent to it.',
+      }),
     );
   const windowLink = (w: StatsWindow, label: string) =>
     w === window ? html`<strong aria-current="true">${label}</strong>` : html`<a href="${base}?window=${w}">${label}</a>`;
@@ -229,7 +242,7 @@ async function endpointPage(
   <dt>State</dt><dd>${stateBadge(e)} ${disabledReason(e)}</dd>
   <dt>Verification</dt><dd>${verification(e)}</dd>
   <dt>Failed deliveries in a row</dt><dd>${e.consecutive_failures} (disabled at ${FAILURES_BEFORE_DISABLE})${e.last_failure ? html`<br><span class="muted">Last failure: ${e.last_failure}</span>` : ''}</dd>
-  ${e.status === 'disabled' ? html`<dt>Held deliveries</dt><dd>${held} held; they resume when the endpoint is switched on and verified.</dd>` : ''}
+  ${e.status === 'disabled' ? html`<dt>Held deliveries</dt><dd>${held} held; ${heldWords(e)}</dd>` : ''}
   <dt>Scopes</dt><dd>${e.scopes.map((s) => html`<code>${s}</code> `)}</dd>
   <dt>Events</dt><dd>${e.events.map((s) => html`<code>${s}</code> `)}</dd>
   <dt>Registered</dt><dd>${when(e.created_at)}</dd>
@@ -239,7 +252,7 @@ async function endpointPage(
 <div class="actions">${actions}</div>
 <p><a href="${base}/deliveries">See deliveries</a></p>
 ${backlogSection(ctx, e, backlog)}
-${alertsSection(alerts)}
+${alertsSection(alerts, services.config.alertFailingAfterMinutes)}
 ${signaturesSection(ctx, e)}
 <section aria-labelledby="rotate-h">
   <h2 id="rotate-h">Rotate the signing secret</h2>
@@ -293,7 +306,8 @@ ${scrollingTable(
 )}`
       : html`<div class="empty"><p>No webhook endpoints yet. Register one to receive signed events (an asset assigned, a purchase request decided, …) at your own URL.</p>
   <p><a class="button primary" href="/console/webhooks/new">Register an endpoint</a></p></div>`;
-    return sendHtml(reply, layout(ctx, { title: 'Webhooks', nav: 'webhooks', body }));
+    const alerts = html`<p><a href="/console/webhooks/alerts">Failure alerts</a>: who they are mailed to, and a test alert.</p>`;
+    return sendHtml(reply, layout(ctx, { title: 'Webhooks', nav: 'webhooks', body: html`${body}${alerts}` }));
   });
 
   scope.get('/webhooks/new', async (request, reply) => {

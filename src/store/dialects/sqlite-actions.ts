@@ -4,6 +4,7 @@
  * and the database's write lock (BEGIN IMMEDIATE), so a read needs no lock of its own.
  */
 import type SQLite from 'better-sqlite3';
+import { HOLDS_EVENTS, RECEIVES_EVENTS } from '../event-receivers.js';
 import { COLUMNS, upsertOneSql } from '../record-batches.js';
 import type { ActionStatements, WorkspaceEndpointRow } from './engine.js';
 import { preparedStatement } from './sqlite-prepared.js';
@@ -17,8 +18,8 @@ const RECORD = 'SELECT doc FROM records WHERE id = ? AND workspace_id = ? AND re
 const NAMING =
   'SELECT doc FROM records WHERE workspace_id = ? AND id IN (SELECT source_id FROM record_refs WHERE workspace_id = ? AND target_id = ? AND source_id >= ? AND source_id < ?)';
 const IN_STATUSES = ' AND status IN (SELECT value FROM json_each(?))';
-const WORKSPACE = `SELECT w.modules, e.id, e.events, e.scopes FROM workspaces w
-  LEFT JOIN webhook_endpoints e ON e.workspace_id = w.id AND e.status = 'active' WHERE w.id = ?`;
+const WORKSPACE = `SELECT w.modules, e.id, e.events, e.scopes, ${HOLDS_EVENTS} AS held FROM workspaces w
+  LEFT JOIN webhook_endpoints e ON e.workspace_id = w.id AND ${RECEIVES_EVENTS} WHERE w.id = ?`;
 const UPSERT = upsertOneSql(() => '?');
 const UNBURY = 'DELETE FROM record_tombstones WHERE workspace_id = ? AND id = ?';
 

@@ -702,6 +702,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description The workspace's events, oldest first (ascending `(created, id)`), each exactly the body its webhook deliveries carry. A key sees an event only if it holds the read scope its type requires (as an endpoint's subscription): `asset.assigned` assets:read, `asset.returned` assets:read, `vendor.renewal_approaching` vendors:read, `purchase_request.decided` approvals:read, `handover.acknowledged` handovers:read, `transition.started` transitions:read, `transition.completed` transitions:read, `learning.acknowledged` learning:read. `endpoint.verification` and `endpoint.test` are never listed. The lists' rules: `limit`, a signed cursor bound to `types` and `since` and to this list, unknown parameters are a 400. Events are kept `WSOPS_EVENT_RETENTION_DAYS` (default 30); a `since` before that horizon, or a cursor whose position has fallen behind it, is 400 `events_beyond_retention`. After an outage, list the events since the `created` of the last one your receiver processed (less a few minutes, as a transaction may commit an event a little after its `created`) and apply those whose `id` you have not applied yet: the event id is the idempotency key, the same as on the webhook deliveries.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one event
+         * @description The same object as in the list. An unknown id, another workspace's, one older than the retention, or one of a type the key may not see is 404 `not_found`. A key sees an event only if it holds the read scope its type requires (as an endpoint's subscription): `asset.assigned` assets:read, `asset.returned` assets:read, `vendor.renewal_approaching` vendors:read, `purchase_request.decided` approvals:read, `handover.acknowledged` handovers:read, `transition.started` transitions:read, `transition.completed` transitions:read, `learning.acknowledged` learning:read. `endpoint.verification` and `endpoint.test` are never listed.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "asset.assigned": {
@@ -717,7 +757,7 @@ export interface webhooks {
          * asset.assigned
          * @description An asset is checked out to a person.
          *
-         *     Sent to every active endpoint that subscribed to `asset.assigned` and whose scopes include `assets:read`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
+         *     Sent to every active endpoint that subscribed to `asset.assigned` and whose scopes include `assets:read` (held for one disabled for failures, and sent once it is switched on again). Also listed by `GET /api/v1/events`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
          */
         post: operations["receiveAssetAssignedEvent"];
         delete?: never;
@@ -739,7 +779,7 @@ export interface webhooks {
          * asset.returned
          * @description A checked-out asset is returned in the assets register. Assets returned by completing an offboarding are reported by `transition.completed` instead.
          *
-         *     Sent to every active endpoint that subscribed to `asset.returned` and whose scopes include `assets:read`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
+         *     Sent to every active endpoint that subscribed to `asset.returned` and whose scopes include `assets:read` (held for one disabled for failures, and sent once it is switched on again). Also listed by `GET /api/v1/events`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
          */
         post: operations["receiveAssetReturnedEvent"];
         delete?: never;
@@ -761,7 +801,7 @@ export interface webhooks {
          * vendor.renewal_approaching
          * @description Once per renewal date, when the vendor's cancellation deadline (renewal date minus its notice period) first comes within 30 days. The check runs every fifteen minutes.
          *
-         *     Sent to every active endpoint that subscribed to `vendor.renewal_approaching` and whose scopes include `vendors:read`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
+         *     Sent to every active endpoint that subscribed to `vendor.renewal_approaching` and whose scopes include `vendors:read` (held for one disabled for failures, and sent once it is switched on again). Also listed by `GET /api/v1/events`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
          */
         post: operations["receiveVendorRenewalApproachingEvent"];
         delete?: never;
@@ -783,7 +823,7 @@ export interface webhooks {
          * purchase_request.decided
          * @description A purchase request is finally approved or rejected. Not sent when it is sent back for changes, withdrawn, or passed from one approver to the next.
          *
-         *     Sent to every active endpoint that subscribed to `purchase_request.decided` and whose scopes include `approvals:read`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
+         *     Sent to every active endpoint that subscribed to `purchase_request.decided` and whose scopes include `approvals:read` (held for one disabled for failures, and sent once it is switched on again). Also listed by `GET /api/v1/events`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
          */
         post: operations["receivePurchaseRequestDecidedEvent"];
         delete?: never;
@@ -805,7 +845,7 @@ export interface webhooks {
          * handover.acknowledged
          * @description The recipient of a holiday, shift or role handover acknowledges it.
          *
-         *     Sent to every active endpoint that subscribed to `handover.acknowledged` and whose scopes include `handovers:read`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
+         *     Sent to every active endpoint that subscribed to `handover.acknowledged` and whose scopes include `handovers:read` (held for one disabled for failures, and sent once it is switched on again). Also listed by `GET /api/v1/events`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
          */
         post: operations["receiveHandoverAcknowledgedEvent"];
         delete?: never;
@@ -827,7 +867,7 @@ export interface webhooks {
          * transition.started
          * @description An onboarding or offboarding is submitted out of draft and its tasks go out.
          *
-         *     Sent to every active endpoint that subscribed to `transition.started` and whose scopes include `transitions:read`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
+         *     Sent to every active endpoint that subscribed to `transition.started` and whose scopes include `transitions:read` (held for one disabled for failures, and sent once it is switched on again). Also listed by `GET /api/v1/events`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
          */
         post: operations["receiveTransitionStartedEvent"];
         delete?: never;
@@ -849,7 +889,7 @@ export interface webhooks {
          * transition.completed
          * @description A transition is marked complete. For an offboarding, this is after its assets are returned, access removed and the account deactivated (no `asset.returned` is sent for those assets). Acknowledging a transition sends nothing.
          *
-         *     Sent to every active endpoint that subscribed to `transition.completed` and whose scopes include `transitions:read`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
+         *     Sent to every active endpoint that subscribed to `transition.completed` and whose scopes include `transitions:read` (held for one disabled for failures, and sent once it is switched on again). Also listed by `GET /api/v1/events`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
          */
         post: operations["receiveTransitionCompletedEvent"];
         delete?: never;
@@ -871,7 +911,7 @@ export interface webhooks {
          * learning.acknowledged
          * @description An assignment is completed: a policy acknowledged, a course passed, or a completion recorded on somebody’s behalf.
          *
-         *     Sent to every active endpoint that subscribed to `learning.acknowledged` and whose scopes include `learning:read`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
+         *     Sent to every active endpoint that subscribed to `learning.acknowledged` and whose scopes include `learning:read` (held for one disabled for failures, and sent once it is switched on again). Also listed by `GET /api/v1/events`. Verify `X-Service-Signature` over the raw body before parsing it; an endpoint set to also carry the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) can instead be verified with any `standardwebhooks` library and the endpoint's secret as the console shows it.
          */
         post: operations["receiveLearningAcknowledgedEvent"];
         delete?: never;
@@ -1059,7 +1099,10 @@ export interface components {
             /** @description Identifier of the record. */
             id: string;
             name: string;
-            /** @enum {string} */
+            /**
+             * @description SITE: a place people work at. DEPARTMENT and TEAM: groups of people under a parent location; a person's `team_id` names a TEAM.
+             * @enum {string}
+             */
             kind: "SITE" | "DEPARTMENT" | "TEAM";
             parent_id: string | null;
             /** @description IANA time zone name, for example `Europe/Berlin`. */
@@ -1094,6 +1137,7 @@ export interface components {
             work_email: string;
             work_phone: string | null;
             job_title: string;
+            /** @description The person's team, or null. Teams are locations: this is the id of a location of `kind` TEAM (under its department or site), read from /api/v1/locations. wsops checks that the location exists, not its kind. */
             team_id: string | null;
             location_id: string;
             manager_id: string | null;
@@ -1397,7 +1441,7 @@ export interface components {
              * @description Stable, machine-readable code.
              * @enum {string}
              */
-            code: "invalid_parameter" | "unknown_parameter" | "search_not_supported" | "invalid_cursor" | "cursor_expired" | "cursor_filters_mismatch" | "deletions_beyond_retention" | "invalid_request" | "unauthorized" | "missing_scope" | "ip_not_allowed" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "invalid_state" | "referenced" | "limit_reached" | "invalid_record" | "precondition_failed" | "request_timeout" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "header_fields_too_large" | "rate_limited" | "storage_full" | "database_unavailable" | "internal_error";
+            code: "invalid_parameter" | "unknown_parameter" | "search_not_supported" | "invalid_cursor" | "cursor_expired" | "cursor_filters_mismatch" | "deletions_beyond_retention" | "events_beyond_retention" | "invalid_request" | "unauthorized" | "missing_scope" | "ip_not_allowed" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "invalid_state" | "referenced" | "limit_reached" | "invalid_record" | "precondition_failed" | "request_timeout" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "header_fields_too_large" | "rate_limited" | "storage_full" | "database_unavailable" | "internal_error";
             request_id: string;
             /** @description On a 400 about one parameter: its name. */
             param?: string;
@@ -1410,7 +1454,10 @@ export interface components {
         AssetAssignedEvent: {
             /** @description Event id: the same on every retry. Use it as the idempotency key. */
             id: string;
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "asset.assigned";
             /**
              * Format: date-time
@@ -1439,7 +1486,10 @@ export interface components {
         AssetReturnedEvent: {
             /** @description Event id: the same on every retry. Use it as the idempotency key. */
             id: string;
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "asset.returned";
             /**
              * Format: date-time
@@ -1471,7 +1521,10 @@ export interface components {
         VendorRenewalApproachingEvent: {
             /** @description Event id: the same on every retry. Use it as the idempotency key. */
             id: string;
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "vendor.renewal_approaching";
             /**
              * Format: date-time
@@ -1499,7 +1552,10 @@ export interface components {
         PurchaseRequestDecidedEvent: {
             /** @description Event id: the same on every retry. Use it as the idempotency key. */
             id: string;
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "purchase_request.decided";
             /**
              * Format: date-time
@@ -1528,7 +1584,10 @@ export interface components {
         HandoverAcknowledgedEvent: {
             /** @description Event id: the same on every retry. Use it as the idempotency key. */
             id: string;
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "handover.acknowledged";
             /**
              * Format: date-time
@@ -1555,7 +1614,10 @@ export interface components {
         TransitionStartedEvent: {
             /** @description Event id: the same on every retry. Use it as the idempotency key. */
             id: string;
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "transition.started";
             /**
              * Format: date-time
@@ -1583,7 +1645,10 @@ export interface components {
         TransitionCompletedEvent: {
             /** @description Event id: the same on every retry. Use it as the idempotency key. */
             id: string;
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "transition.completed";
             /**
              * Format: date-time
@@ -1615,7 +1680,10 @@ export interface components {
         LearningAcknowledgedEvent: {
             /** @description Event id: the same on every retry. Use it as the idempotency key. */
             id: string;
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "learning.acknowledged";
             /**
              * Format: date-time
@@ -1686,9 +1754,18 @@ export interface components {
                 message: string;
             };
         };
+        /** @description An event, exactly the body its webhook deliveries carry; `type` tells which. */
+        Event: components["schemas"]["AssetAssignedEvent"] | components["schemas"]["AssetReturnedEvent"] | components["schemas"]["VendorRenewalApproachingEvent"] | components["schemas"]["PurchaseRequestDecidedEvent"] | components["schemas"]["HandoverAcknowledgedEvent"] | components["schemas"]["TransitionStartedEvent"] | components["schemas"]["TransitionCompletedEvent"] | components["schemas"]["LearningAcknowledgedEvent"];
+        EventList: {
+            data: components["schemas"]["Event"][];
+            /** @description True when another page exists. */
+            has_more: boolean;
+            /** @description Pass as `cursor` to get the next page. Null exactly when `has_more` is false. */
+            next_cursor: string | null;
+        };
     };
     responses: {
-        /** @description A parameter is invalid (`invalid_parameter`, `unknown_parameter`, `search_not_supported`, `invalid_cursor`, `cursor_expired`, `cursor_filters_mismatch`; on a deletions feed also `deletions_beyond_retention`), or the request cannot be read (`invalid_request`: a malformed percent-escape in the path or the query). */
+        /** @description A parameter is invalid (`invalid_parameter`, `unknown_parameter`, `search_not_supported`, `invalid_cursor`, `cursor_expired`, `cursor_filters_mismatch`; on a deletions feed also `deletions_beyond_retention`, on the events list `events_beyond_retention`), or the request cannot be read (`invalid_request`: a malformed percent-escape in the path or the query). */
         BadRequest: {
             headers: {
                 "Request-Id": components["headers"]["Request-Id"];
@@ -1776,11 +1853,11 @@ export interface components {
     parameters: {
         /** @description Records per page, 1 to 1000. May change between pages of one walk. */
         limit: number;
-        /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+        /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
         cursor: string;
         /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
         since: string;
-        /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
+        /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. No leap second (`:60`). Refused with a 400: a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied (`0001-01-01T00:00:00+01:00`). */
         updated_since: string;
     };
     requestBodies: never;
@@ -1803,9 +1880,9 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
                 cursor?: components["parameters"]["cursor"];
-                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
+                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. No leap second (`:60`). Refused with a 400: a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied (`0001-01-01T00:00:00+01:00`). */
                 updated_since?: components["parameters"]["updated_since"];
                 /** @description Case-insensitive text search over `asset_tag`, `name`, `serial_number`: every word must match a word or word prefix. Words are the runs of letters and digits (accents ignored); the value must hold at least one letter or digit (`__` is a 400) and at most 10 distinct words. */
                 search?: string;
@@ -1848,7 +1925,7 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
                 cursor?: components["parameters"]["cursor"];
                 /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
                 since?: components["parameters"]["since"];
@@ -1919,9 +1996,9 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
                 cursor?: components["parameters"]["cursor"];
-                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
+                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. No leap second (`:60`). Refused with a 400: a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied (`0001-01-01T00:00:00+01:00`). */
                 updated_since?: components["parameters"]["updated_since"];
                 /** @description Exact match on `location_id`. A value outside the accepted set is a 400. */
                 location_id?: string;
@@ -1960,7 +2037,7 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
                 cursor?: components["parameters"]["cursor"];
                 /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
                 since?: components["parameters"]["since"];
@@ -2031,9 +2108,9 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
                 cursor?: components["parameters"]["cursor"];
-                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
+                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. No leap second (`:60`). Refused with a 400: a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied (`0001-01-01T00:00:00+01:00`). */
                 updated_since?: components["parameters"]["updated_since"];
             };
             header?: never;
@@ -2068,7 +2145,7 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
                 cursor?: components["parameters"]["cursor"];
                 /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
                 since?: components["parameters"]["since"];
@@ -2139,9 +2216,9 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
                 cursor?: components["parameters"]["cursor"];
-                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
+                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. No leap second (`:60`). Refused with a 400: a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied (`0001-01-01T00:00:00+01:00`). */
                 updated_since?: components["parameters"]["updated_since"];
                 /** @description Case-insensitive text search over `name`: every word must match a word or word prefix. Words are the runs of letters and digits (accents ignored); the value must hold at least one letter or digit (`__` is a 400) and at most 10 distinct words. */
                 search?: string;
@@ -2178,7 +2255,7 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
                 cursor?: components["parameters"]["cursor"];
                 /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
                 since?: components["parameters"]["since"];
@@ -2249,9 +2326,9 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
                 cursor?: components["parameters"]["cursor"];
-                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
+                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. No leap second (`:60`). Refused with a 400: a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied (`0001-01-01T00:00:00+01:00`). */
                 updated_since?: components["parameters"]["updated_since"];
                 /** @description Case-insensitive text search over `display_name`, `work_email`: every word must match a word or word prefix. Words are the runs of letters and digits (accents ignored); the value must hold at least one letter or digit (`__` is a 400) and at most 10 distinct words. */
                 search?: string;
@@ -2290,7 +2367,7 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
                 cursor?: components["parameters"]["cursor"];
                 /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
                 since?: components["parameters"]["since"];
@@ -2361,9 +2438,9 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
                 cursor?: components["parameters"]["cursor"];
-                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
+                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. No leap second (`:60`). Refused with a 400: a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied (`0001-01-01T00:00:00+01:00`). */
                 updated_since?: components["parameters"]["updated_since"];
                 /** @description Case-insensitive text search over `title`: every word must match a word or word prefix. Words are the runs of letters and digits (accents ignored); the value must hold at least one letter or digit (`__` is a 400) and at most 10 distinct words. */
                 search?: string;
@@ -2402,7 +2479,7 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
                 cursor?: components["parameters"]["cursor"];
                 /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
                 since?: components["parameters"]["since"];
@@ -2473,9 +2550,9 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
                 cursor?: components["parameters"]["cursor"];
-                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
+                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. No leap second (`:60`). Refused with a 400: a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied (`0001-01-01T00:00:00+01:00`). */
                 updated_since?: components["parameters"]["updated_since"];
                 /** @description Case-insensitive text search over `name`: every word must match a word or word prefix. Words are the runs of letters and digits (accents ignored); the value must hold at least one letter or digit (`__` is a 400) and at most 10 distinct words. */
                 search?: string;
@@ -2518,7 +2595,7 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
                 cursor?: components["parameters"]["cursor"];
                 /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
                 since?: components["parameters"]["since"];
@@ -2589,9 +2666,9 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
                 cursor?: components["parameters"]["cursor"];
-                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
+                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. No leap second (`:60`). Refused with a 400: a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied (`0001-01-01T00:00:00+01:00`). */
                 updated_since?: components["parameters"]["updated_since"];
                 /** @description Case-insensitive text search over `title`: every word must match a word or word prefix. Words are the runs of letters and digits (accents ignored); the value must hold at least one letter or digit (`__` is a 400) and at most 10 distinct words. */
                 search?: string;
@@ -2630,7 +2707,7 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
                 cursor?: components["parameters"]["cursor"];
                 /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
                 since?: components["parameters"]["since"];
@@ -2701,9 +2778,9 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
                 cursor?: components["parameters"]["cursor"];
-                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
+                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. No leap second (`:60`). Refused with a 400: a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied (`0001-01-01T00:00:00+01:00`). */
                 updated_since?: components["parameters"]["updated_since"];
                 /** @description Exact match on `location_id`. A value outside the accepted set is a 400. */
                 location_id?: string;
@@ -2742,7 +2819,7 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
                 cursor?: components["parameters"]["cursor"];
                 /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
                 since?: components["parameters"]["since"];
@@ -2813,9 +2890,9 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
                 cursor?: components["parameters"]["cursor"];
-                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
+                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. No leap second (`:60`). Refused with a 400: a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied (`0001-01-01T00:00:00+01:00`). */
                 updated_since?: components["parameters"]["updated_since"];
                 /** @description Case-insensitive text search over `name`: every word must match a word or word prefix. Words are the runs of letters and digits (accents ignored); the value must hold at least one letter or digit (`__` is a 400) and at most 10 distinct words. */
                 search?: string;
@@ -2858,7 +2935,7 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
                 cursor?: components["parameters"]["cursor"];
                 /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
                 since?: components["parameters"]["since"];
@@ -2929,9 +3006,9 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
                 cursor?: components["parameters"]["cursor"];
-                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. Refused with a 400: a leap second (`:60`), a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied. */
+                /** @description ISO 8601 instant with an offset (`2026-11-21T08:00:00Z`, `2026-11-21T09:00:00+01:00`); only records with `updated_at` strictly after it. No leap second (`:60`). Refused with a 400: a date that does not exist (`2026-02-30`), and an instant before 0001-01-01T00:00:00Z or after 9999-12-31T23:59:59.999Z once the offset is applied (`0001-01-01T00:00:00+01:00`). */
                 updated_since?: components["parameters"]["updated_since"];
                 /** @description Case-insensitive text search over `title`: every word must match a word or word prefix. Words are the runs of letters and digits (accents ignored); the value must hold at least one letter or digit (`__` is a 400) and at most 10 distinct words. */
                 search?: string;
@@ -2974,7 +3051,7 @@ export interface operations {
             query?: {
                 /** @description Records per page, 1 to 1000. May change between pages of one walk. */
                 limit?: components["parameters"]["limit"];
-                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). */
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
                 cursor?: components["parameters"]["cursor"];
                 /** @description ISO 8601 instant with an offset, read exactly as `updated_since` is (the same 400s); only tombstones with `deleted_at` strictly after it. Before the retention horizon it is a 400 `deletions_beyond_retention`. */
                 since?: components["parameters"]["since"];
@@ -3063,6 +3140,79 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Records per page, 1 to 1000. May change between pages of one walk. */
+                limit?: components["parameters"]["limit"];
+                /** @description The `next_cursor` of the previous page. Signed; expires 24 hours after issue; valid only on the operation that issued it (a list or a deletions feed) with the same filters, search and updated_since (or since). Leave it out for the first page: an empty `cursor=`, like any empty query parameter, is a 400 `invalid_parameter`. */
+                cursor?: components["parameters"]["cursor"];
+                /** @description Comma-separated event types (asset.assigned, asset.returned, vendor.renewal_approaching, purchase_request.decided, handover.acknowledged, transition.started, transition.completed, learning.acknowledged); only events of these types. An unknown type is a 400 naming the allowed set; a type the key may not see returns none of it. Without it: every type the key may see. */
+                types?: string;
+                /** @description RFC 3339 instant with an offset, read as `updated_since` is (the same 400s); only events with `created` at or after it. Before the retention horizon it is a 400 `events_beyond_retention`. */
+                since?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Event id (`evt_…`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
