@@ -16,10 +16,13 @@ export function scimCommands(program: Command): void {
     .requiredOption('--location <id>', 'the location (loc_...) people created through this token are placed at')
     .option('--env <env>', 'live or test (default: the deployment WSOPS_ENV)')
     .option('--name <text>', 'a label shown beside the token, e.g. the identity provider', 'SCIM token')
+    .option('--days <n>', 'days the token works, 1 to 365 (default: until revoked)')
     .option('--json', 'machine output')
-    .action(async (opts: { workspace: string; location: string; env?: string; name: string; json?: boolean }) => {
+    .action(async (opts: { workspace: string; location: string; env?: string; name: string; days?: string; json?: boolean }) => {
       if (opts.env !== undefined && opts.env !== 'live' && opts.env !== 'test')
         throw new UsageError(`--env must be live or test; got "${opts.env}"`);
+      if (opts.days !== undefined && !/^\d{1,4}$/.test(opts.days))
+        throw new UsageError(`--days must be a whole number of days from 1 to 365; got "${opts.days.slice(0, 40)}"`);
       const { created, baseUrl } = await withDatabase(async (s) => {
         await getWorkspace(s.database.db, opts.workspace);
         const made = await createScimToken(s.database, {
@@ -27,6 +30,7 @@ export function scimCommands(program: Command): void {
           environment: (opts.env as 'live' | 'test' | undefined) ?? s.config.env,
           locationId: opts.location,
           name: opts.name,
+          days: opts.days === undefined ? undefined : Number(opts.days),
           createdBy: 'cli',
           now: s.clock(),
         });
@@ -38,6 +42,7 @@ export function scimCommands(program: Command): void {
           `token:         ${created.token}`,
           `scim_base_url: ${baseUrl}/scim/v2`,
           `location_id:   ${created.location_id}`,
+          `expires_at:    ${created.expires_at ?? 'never (until revoked)'}`,
           '',
           'The token is shown only now; paste it into the identity provider as its bearer token.',
         ].join('\n'),
@@ -51,10 +56,10 @@ export function scimCommands(program: Command): void {
     .action(async (opts: { workspace: string; json?: boolean }) => {
       const tokens = await withDatabase(async (s) => {
         await getWorkspace(s.database.db, opts.workspace);
-        return listScimTokens(s.database.db, opts.workspace);
+        return listScimTokens(s.database.db, opts.workspace, s.clock());
       });
       print(!!opts.json, tokens, () =>
-        table(tokens, ['token_id', 'name', 'environment', 'status', 'location_id', 'created_at', 'last_used_at']),
+        table(tokens, ['token_id', 'name', 'environment', 'status', 'location_id', 'created_at', 'expires_at', 'last_used_at']),
       );
     });
   token

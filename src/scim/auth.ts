@@ -34,10 +34,10 @@ function tokenOf(request: FastifyRequest): string | undefined {
 
 export async function authenticateScim(services: ScimAuthServices, request: FastifyRequest, reply: FastifyReply): Promise<ScimTokenEntry> {
   const text = tokenOf(request);
-  const entry = text === undefined ? undefined : await findScimToken(services.database.db, text, services.config.env);
+  const now = services.clock();
+  const entry = text === undefined ? undefined : await findScimToken(services.database.db, text, services.config.env, now);
   const failures = services.config.authFailuresPerMinute;
   const budgets = [{ key: `api:${addressBucket(request.ip)}`, limit: failures, windowMs: 60_000 }];
-  const now = services.clock();
   const gate = await services.failureThrottle.settle(budgets, entry === undefined, now);
   if (!gate.allowed) {
     reply.header('Retry-After', String(gate.retryAfter));

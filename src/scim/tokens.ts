@@ -10,6 +10,7 @@ import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
 import { base62Checksum, CHECKSUM_LENGTH, hasValidChecksum, KEY_ID_LENGTH, SECRET_LENGTH } from '../keys/key-format.js';
 import { hashSecret, secretMatches } from '../keys/key-hashing.js';
+import { DAY_MS, MAX_KEY_DAYS } from '../keys/key-terms.js';
 import type { Database } from '../store/database.js';
 import type { DB } from '../store/schema.js';
 import { refuseUnsafeName } from '../text-rules.js';
@@ -18,7 +19,7 @@ import { refuseUnsafeName } from '../text-rules.js';
 export const SCIM_TOKEN_REGEX_SOURCE = `\\bsvc_scim_(?:live|test)_[0-9A-Za-z]{${KEY_ID_LENGTH}}_[0-9A-Za-z]{${SECRET_LENGTH}}\\b`;
 const TOKEN_PATTERN = new RegExp(`^svc_scim_(live|test)_([0-9A-Za-z]{${KEY_ID_LENGTH}})_([0-9A-Za-z]{${SECRET_LENGTH}})$`);
 
-/** Unrevoked tokens a workspace may hold: one per identity provider, and a few for a change-over. */
+/** Valid (unrevoked, unexpired) tokens a workspace may hold: one per identity provider, and a few for a change-over. */
 export const MAX_SCIM_TOKENS = 5;
 
 export interface ParsedScimToken {
@@ -43,12 +44,16 @@ export interface ScimTokenSummary {
   created_by: string;
   revoked_at: string | null;
   last_used_at: string | null;
-  status: 'valid' | 'revoked';
+  /** When it stops working; null: until revoked. */
+  expires_at: string | null;
+  status: 'valid' | 'revoked' | 'expired';
 }
 
-function summarize(row: DB['scim_tokens']): ScimTokenSummary {
+const expired = (row: Pick<DB['scim_tokens'], 'expires_at'>, now: number) => row.expires_at !== null && Date.parse(row.expires_at) <= now;
+
+function summarize(row: DB['scim_tokens'], now: number): ScimTokenSummary {
   const { secret_hash: _hash, workspace_id: _ws, ...rest } = row;
-  return { ...rest, status: row.revoked_at === null ? 'valid' : 'revoked' };
+  return { ...rest, status: row.revoked_at !== null ? 'revoked' : expired(row, now) ? 'expired' : 'valid' };
 }
 
 export interface CreateScimTokenInput {
@@ -57,6 +62,8 @@ export interface CreateScimTokenInput {
   /** Where people this token creates are placed: a location of the workspace. */
   locationId: string;
   name?: string;
+  /** Days the token works (1 to MAX_KEY_DAYS, as an API key); absent: until revoked. */
+  days?: number;
   createdBy: string;
   now: number;
 }
@@ -79,6 +86,13 @@ export async function createScimToken(
   if (!/^loc_[A-Za-z0-9_-]{1,64}$/.test(input.locationId)) {
     throw new AppError('invalid_parameter', 'the location must be a location id (loc_...)', { param: 'location' });
   }
+  if (input.days !== undefined && (!Number.isInteger(input.days) || input.days < 1 || input.days > MAX_KEY_DAYS)) {
+    throw new AppError(
+      'invalid_parameter',
+      `a token's life must be a whole number of days from 1 to ${MAX_KEY_DAYS} (or none: until revoked); got ${input.days}`,
+      { param: 'days' },
+    );
+  }
   const tokenId = randomBase62(KEY_ID_LENGTH);
   const body = `svc_scim_${input.environment}_${tokenId}_${randomBase62(SECRET_LENGTH - CHECKSUM_LENGTH)}`;
   const token = body + base62Checksum(body);
@@ -95,6 +109,7 @@ export async function createScimToken(
     created_by: input.createdBy,
     revoked_at: null,
     last_used_at: null,
+    expires_at: input.days === undefined ? null : new Date(input.now + input.days * DAY_MS).toISOString(),
   };
   await database.db.transaction().execute(async (trx) => {
     // The workspace's row locked first: two creations at once (several API processes) would
@@ -116,9 +131,10 @@ export async function createScimToken(
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('workspace_id', '=', input.workspaceId)
       .where('revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', nowIso)]))
       .executeTakeFirstOrThrow();
     if (Number(n) >= MAX_SCIM_TOKENS) {
-      throw new AppError('limit_reached', `a workspace holds at most ${MAX_SCIM_TOKENS} unrevoked SCIM tokens; revoke one first`);
+      throw new AppError('limit_reached', `a workspace holds at most ${MAX_SCIM_TOKENS} valid SCIM tokens; revoke one first`);
     }
     await trx.insertInto('scim_tokens').values(row).execute();
     await recordAudit(trx, {
@@ -127,15 +143,15 @@ export async function createScimToken(
       actor: input.createdBy,
       action: 'scim.token_created',
       target: tokenId,
-      detail: { name, environment: input.environment, location_id: input.locationId },
+      detail: { name, environment: input.environment, location_id: input.locationId, expires_at: row.expires_at },
     });
   });
-  return { ...summarize(row), token };
+  return { ...summarize(row, input.now), token };
 }
 
-export async function listScimTokens(db: Kysely<DB>, workspaceId: string): Promise<ScimTokenSummary[]> {
+export async function listScimTokens(db: Kysely<DB>, workspaceId: string, now: number): Promise<ScimTokenSummary[]> {
   const rows = await db.selectFrom('scim_tokens').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at').execute();
-  return rows.map(summarize);
+  return rows.map((r) => summarize(r, now));
 }
 
 export async function revokeScimToken(db: Kysely<DB>, workspaceId: string, tokenId: string, now: number, actor: string) {
@@ -151,11 +167,11 @@ export async function revokeScimToken(db: Kysely<DB>, workspaceId: string, token
         'not_found',
         `no SCIM token ${tokenId.slice(0, 40)} in workspace ${workspaceId}; list them with: wsops scim token list`,
       );
-    if (row.revoked_at !== null) return summarize(row);
+    if (row.revoked_at !== null) return summarize(row, now);
     const revokedAt = new Date(now).toISOString();
     await trx.updateTable('scim_tokens').set({ revoked_at: revokedAt }).where('token_id', '=', tokenId).execute();
     await recordAudit(trx, { workspaceId, at: revokedAt, actor, action: 'scim.token_revoked', target: tokenId });
-    return summarize({ ...row, revoked_at: revokedAt });
+    return summarize({ ...row, revoked_at: revokedAt }, now);
   });
 }
 
@@ -167,16 +183,23 @@ export interface ScimTokenEntry {
 }
 
 /**
- * The token's row when the text is a valid, unrevoked token of this deployment's environment.
+ * The token's row when the text is a valid, unrevoked, unexpired token of this deployment's environment.
  * The hash is compared whether or not the token id exists, so timing tells nothing. SCIM traffic
  * is a few requests per change in the identity provider: one indexed read a request, no cache.
  */
-export async function findScimToken(db: Kysely<DB>, text: string, deployment: string): Promise<ScimTokenEntry | undefined> {
+export async function findScimToken(db: Kysely<DB>, text: string, deployment: string, now: number): Promise<ScimTokenEntry | undefined> {
   const parsed = parseScimToken(text);
   if (!parsed) return undefined;
   const row = await db.selectFrom('scim_tokens').selectAll().where('token_id', '=', parsed.tokenId).executeTakeFirst();
   const ok = secretMatches(parsed.secret, row ? Buffer.from(row.secret_hash, 'hex') : undefined);
-  if (!ok || !row || row.revoked_at !== null || row.environment !== parsed.environment || parsed.environment !== deployment)
+  if (
+    !ok ||
+    !row ||
+    row.revoked_at !== null ||
+    expired(row, now) ||
+    row.environment !== parsed.environment ||
+    parsed.environment !== deployment
+  )
     return undefined;
   return { tokenId: row.token_id, workspaceId: row.workspace_id, locationId: row.location_id, lastUsedAt: row.last_used_at };
 }

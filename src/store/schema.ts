@@ -49,6 +49,8 @@ export interface ScimTokensTable {
   created_by: string;
   revoked_at: string | null;
   last_used_at: string | null;
+  /** When the token stops working (migration 0039); null: until revoked. */
+  expires_at: string | null;
 }
 
 /** What SCIM holds about a person beyond the people register's fields. */

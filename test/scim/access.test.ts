@@ -126,6 +126,46 @@ for (const dialect of DIALECTS) {
       await runWsops(['scim', 'token', 'revoke', '--workspace', s.ws, created.token_id], env);
       assert.equal((await s.scim('GET', '/Users?count=1', undefined, created.token)).status, 401);
     });
+
+    it('a token given a life works until it ends, then is refused like a revoked one; the CLI and the function refuse a life out of range', async () => {
+      s.h.clock.advance(120_000);
+      const env = { WSOPS_DATABASE_URL: s.h.databaseUrl, WSOPS_SECRET: TEST_SECRET };
+      const made = await createScimToken(s.h.services.database, {
+        workspaceId: s.ws,
+        environment: 'test',
+        locationId: s.locationId,
+        days: 1,
+        createdBy: 'cli',
+        now: s.h.clock(),
+      });
+      assert.equal(made.expires_at, new Date(s.h.clock() + 86_400_000).toISOString());
+      assert.equal(made.status, 'valid');
+      assert.equal((await s.scim('GET', '/Users?count=1', undefined, made.token)).status, 200);
+      s.h.clock.advance(86_400_000);
+      const refused = await s.scim('GET', '/Users?count=1', undefined, made.token);
+      assert.equal(refused.status, 401);
+      assert.deepEqual(refused.json.schemas, [ERROR]);
+      await assert.rejects(
+        createScimToken(s.h.services.database, {
+          workspaceId: s.ws,
+          environment: 'test',
+          locationId: s.locationId,
+          days: 366,
+          createdBy: 'cli',
+          now: s.h.clock(),
+        }),
+        /from 1 to 365/,
+      );
+      await assert.rejects(
+        runWsops(['scim', 'token', 'create', '--workspace', s.ws, '--location', s.locationId, '--days', 'soon'], env),
+        /--days must be a whole number of days from 1 to 365/,
+      );
+      const listed = JSON.parse(await runWsops(['scim', 'token', 'list', '--workspace', s.ws, '--json'], env)) as {
+        token_id: string;
+        status: string;
+      }[];
+      assert.equal(listed.find((t) => t.token_id === made.token_id)?.status, 'expired');
+    });
   });
 }
 

@@ -39,8 +39,9 @@ function tokenTable(tokens: ScimTokenSummary[]): Html {
   <td class="wrap">${t.name}</td>
   <td><code>${t.location_id}</code></td>
   <td>${formatTime(t.created_at)}</td>
+  <td>${formatTime(t.expires_at, 'never')}</td>
   <td>${formatTime(t.last_used_at, 'never')}</td>
-  <td>${t.status === 'valid' ? badge('good', 'Valid') : badge('neutral', 'Revoked')}</td>
+  <td>${t.status === 'valid' ? badge('good', 'Valid') : t.status === 'expired' ? badge('neutral', 'Expired') : badge('neutral', 'Revoked')}</td>
   <td class="actions">${
     t.status === 'valid'
       ? html`<a class="button small danger-outline" href="/console/scim/${t.token_id}/revoke">Revoke<span class="visually-hidden"> token ${t.token_id}</span></a>`
@@ -51,7 +52,7 @@ function tokenTable(tokens: ScimTokenSummary[]): Html {
   return scrollingTable(
     'SCIM tokens',
     html`<table>
-  <thead><tr><th scope="col">Token ID</th><th scope="col">Name</th><th scope="col">New people at</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+  <thead><tr><th scope="col">Token ID</th><th scope="col">Name</th><th scope="col">New people at</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>${rows}</tbody>
 </table>`,
   );
@@ -60,15 +61,15 @@ function tokenTable(tokens: ScimTokenSummary[]): Html {
 async function renderPage(
   ctx: PageContext,
   options: {
-    form?: { name: string; location: string };
+    form?: { name: string; location: string; days: string };
     errors?: FieldErrors;
     created?: ScimTokenSummary & { token: string };
     notice?: string;
   },
 ): Promise<Html> {
   const { services, admin } = ctx;
-  const [tokens, places] = await Promise.all([listScimTokens(services.database.db, admin.workspaceId), locations(ctx)]);
-  const form = options.form ?? { name: '', location: places[0]?.id ?? '' };
+  const [tokens, places] = await Promise.all([listScimTokens(services.database.db, admin.workspaceId, services.clock()), locations(ctx)]);
+  const form = options.form ?? { name: '', location: places[0]?.id ?? '', days: '' };
   const base = `${services.config.baseUrl}/scim/v2`;
   const created = options.created;
   return layout(ctx, {
@@ -102,6 +103,7 @@ ${
     ${options.errors?.location ? html`<p class="error">${options.errors.location}</p>` : ''}
     <select id="f-location" name="location">${places.map((p) => html`<option value="${p.id}"${p.id === form.location ? html` selected` : ''}>${p.label}</option>`)}</select>
   </div>
+  ${textField({ name: 'days', label: 'Expires after (days)', value: form.days, hint: 'Empty: the token works until revoked. At most 365.', errors: options.errors, attrs: html`inputmode="numeric" maxlength="3"` })}
   <div><button type="submit" class="button primary">Create token</button></div>
 </form>
 </section>
@@ -123,14 +125,22 @@ export function registerScimPages(scope: FastifyInstance, services: ConsoleServi
 
   scope.post('/scim', async (request, reply) => {
     const ctx = pageContext(services, request);
-    const form = { name: formValue(request.body, 'name'), location: formValue(request.body, 'location') };
+    const form = {
+      name: formValue(request.body, 'name'),
+      location: formValue(request.body, 'location'),
+      days: formValue(request.body, 'days').trim(),
+    };
     const errors: FieldErrors = {};
     try {
+      if (form.days !== '' && !/^\d{1,3}$/.test(form.days)) {
+        throw new AppError('invalid_parameter', 'Give the days as a whole number from 1 to 365, or leave it empty.', { param: 'days' });
+      }
       const created = await createScimToken(services.database, {
         workspaceId: ctx.admin.workspaceId,
         environment: services.config.env,
         locationId: form.location,
         name: form.name,
+        days: form.days === '' ? undefined : Number(form.days),
         createdBy: ctx.actor,
         now: services.clock(),
       });
@@ -147,7 +157,7 @@ export function registerScimPages(scope: FastifyInstance, services: ConsoleServi
     const ctx = pageContext(services, request);
     const tokenId = (request.params as { tokenId: string }).tokenId;
     const token = TOKEN_ID.test(tokenId)
-      ? (await listScimTokens(services.database.db, ctx.admin.workspaceId)).find((t) => t.token_id === tokenId)
+      ? (await listScimTokens(services.database.db, ctx.admin.workspaceId, services.clock())).find((t) => t.token_id === tokenId)
       : undefined;
     if (!token) throw new AppError('not_found', `There is no SCIM token ${tokenId.slice(0, 40)} in this workspace.`);
     const body = html`<div class="card stack">
