@@ -218,25 +218,31 @@ function compareActive(op: string, compValue: unknown): Part {
   };
 }
 
-function compile(f: Filter, depth: number, compiled?: Part[]): Part {
+/** Parts joined by and or or. */
+function combine(op: 'and' | 'or', parts: readonly Part[]): Part {
+  const joiner = op === 'and' ? sql` AND ` : sql` OR `;
+  return {
+    where: (ctx) =>
+      sql<boolean>`(${sql.join(
+        parts.map((p) => p.where(ctx)),
+        joiner,
+      )})`,
+    // An and is served by an index when one of its terms is (the others are read of its few
+    // matches only); an or only when each is.
+    indexed: op === 'and' ? parts.some((p) => p.indexed) : parts.every((p) => p.indexed),
+    documents: op === 'and' && parts.some((p) => p.indexed) ? false : parts.some((p) => p.documents),
+  };
+}
+
+function compile(f: Filter, depth: number): Part {
   if (depth > MAX_FILTER_DEPTH) throw invalidFilter(`The filter nests deeper than ${MAX_FILTER_DEPTH} levels.`);
   switch (f.op) {
     case 'and':
-    case 'or': {
-      const parts = compiled ?? f.filters.map((g) => compile(g, depth + 1));
-      const joiner = f.op === 'and' ? sql` AND ` : sql` OR `;
-      return {
-        where: (ctx) =>
-          sql<boolean>`(${sql.join(
-            parts.map((p) => p.where(ctx)),
-            joiner,
-          )})`,
-        // An and is served by an index when one of its terms is (the others are read of its few
-        // matches only); an or only when each is.
-        indexed: f.op === 'and' ? parts.some((p) => p.indexed) : parts.every((p) => p.indexed),
-        documents: f.op === 'and' && parts.some((p) => p.indexed) ? false : parts.some((p) => p.documents),
-      };
-    }
+    case 'or':
+      return combine(
+        f.op,
+        f.filters.map((g) => compile(g, depth + 1)),
+      );
     case 'not':
       return negate(compile(f.filter, depth + 1));
     case '[]': {
@@ -257,10 +263,11 @@ function compileEmailEntry(f: Filter, depth: number): Part {
   if (depth > MAX_FILTER_DEPTH) throw invalidFilter(`The filter nests deeper than ${MAX_FILTER_DEPTH} levels.`);
   switch (f.op) {
     case 'and':
-    case 'or': {
-      const parts = f.filters.map((g) => compileEmailEntry(g, depth + 1));
-      return compile({ op: f.op, filters: [] } as Filter, depth, parts);
-    }
+    case 'or':
+      return combine(
+        f.op,
+        f.filters.map((g) => compileEmailEntry(g, depth + 1)),
+      );
     case 'not':
       return negate(compileEmailEntry(f.filter, depth + 1));
     case '[]':
