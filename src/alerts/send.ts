@@ -13,7 +13,7 @@ import type { Metrics } from '../metrics.js';
 import { redactUrl } from '../redact-url.js';
 import type { Database } from '../store/database.js';
 import type { EndpointAlertsTable } from '../store/schema.js';
-import { composeAlert } from './mail.js';
+import { composeAlert, durationWords } from './mail.js';
 import { alertAddresses } from './recipients.js';
 import { recordDueAlerts } from './stages.js';
 
@@ -139,7 +139,12 @@ async function sendOne(services: AlertRoundServices, transport: Transporter, ale
       actor: 'system',
       action: 'endpoint.alert_sent',
       target: alert.endpoint_id,
-      detail: { stage: alert.stage, alert_id: alert.id, recipients: recipients.length },
+      detail: {
+        stage: alert.stage,
+        alert_id: alert.id,
+        recipients: recipients.length,
+        ...(alert.stage === 'failing' ? { failing_after: durationWords(services.config.alertFailingAfterMinutes) } : {}),
+      },
     });
   });
   services.metrics.alertMail('sent');

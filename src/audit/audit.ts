@@ -219,7 +219,8 @@ export function describeAudit(e: Pick<AuditRow, 'action' | 'target' | 'key_id' |
     case 'endpoint.alert_sent': {
       const what =
         d.stage === 'failing'
-          ? 'has been failing for over an hour'
+          ? // The threshold when it was mailed (WSOPS_ALERT_FAILING_AFTER_MINUTES); entries of before it was a setting: an hour.
+            `has been failing for over ${text(d.failing_after) ?? 'an hour'}`
           : d.stage === 'disabled'
             ? 'was disabled after failures'
             : d.stage === 'recovered'

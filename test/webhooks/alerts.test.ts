@@ -11,7 +11,7 @@ import type { Transporter } from 'nodemailer';
 import { createAlertTransport } from '../../src/alerts/mail.js';
 import { alertRounds } from '../../src/alerts/rounds.js';
 import { ALERT_RETRY_DELAYS_MS, runAlertRound } from '../../src/alerts/send.js';
-import { listAudit } from '../../src/audit/audit.js';
+import { describeAudit, listAudit } from '../../src/audit/audit.js';
 import { createAdminLink } from '../../src/sign-in/sign-in-links.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint, enableEndpoint } from '../../src/webhooks/endpoints.js';
@@ -167,6 +167,12 @@ for (const dialect of DIALECTS) {
       const audit = (await listAudit(h.services.database.db, ep.ws)).filter((a) => a.action === 'endpoint.alert_sent');
       assert.deepEqual(audit.map((a) => a.detail.stage).sort(), ['disabled', 'failing', 'recovered']);
       assert.ok(audit.every((a) => a.actor === 'system' && a.target === ep.id && a.detail.recipients === 2));
+      const failingEntry = audit.find((a) => a.detail.stage === 'failing');
+      assert.match(
+        describeAudit(failingEntry as NonNullable<typeof failingEntry>),
+        /has been failing for over 1 hour$/,
+        'the threshold in force',
+      );
 
       // A new run of failures after the recovery is a new episode: it is alerted again.
       rx.on(ep.path, answer(503));

@@ -8,11 +8,12 @@ import type { EndpointAlertsTable } from '../../store/schema.js';
 import { type Html, html } from '../html.js';
 import { type BadgeTone, badge, formatTime, scrollingTable } from '../layout.js';
 
-const STAGES: Record<EndpointAlertsTable['stage'], string> = {
-  failing: 'Failing for over an hour',
+/** Each stage in words; the failing one by the threshold in force (WSOPS_ALERT_FAILING_AFTER_MINUTES). */
+const stages = (failingAfterMinutes: number): Record<EndpointAlertsTable['stage'], string> => ({
+  failing: `Failing for over ${durationWords(failingAfterMinutes)}`,
   disabled: 'Disabled after failures',
   recovered: 'Recovered',
-};
+});
 
 function delivery(a: EndpointAlertsTable): Html {
   const states: Record<EndpointAlertsTable['state'], [BadgeTone, string]> = {
@@ -35,6 +36,7 @@ function delivery(a: EndpointAlertsTable): Html {
 
 /** `failingAfterMinutes`: WSOPS_ALERT_FAILING_AFTER_MINUTES. */
 export function alertsSection(alerts: readonly EndpointAlertsTable[], failingAfterMinutes: number): Html {
+  const named = stages(failingAfterMinutes);
   const body = alerts.length
     ? scrollingTable(
         'Failure alerts',
@@ -43,7 +45,7 @@ export function alertsSection(alerts: readonly EndpointAlertsTable[], failingAft
   <thead><tr><th scope="col">Raised</th><th scope="col">Alert</th><th scope="col">Last error class</th><th scope="col">Mail</th></tr></thead>
   <tbody>${alerts.map(
     (a) =>
-      html`<tr data-alert="${a.stage}"><td>${formatTime(a.created_at, '—', 'second')}</td><td>${STAGES[a.stage]}</td><td>${a.error_class ? html`<code>${a.error_class}</code>` : '—'}</td><td>${delivery(a)}</td></tr>`,
+      html`<tr data-alert="${a.stage}"><td>${formatTime(a.created_at, '—', 'second')}</td><td>${named[a.stage]}</td><td>${a.error_class ? html`<code>${a.error_class}</code>` : '—'}</td><td>${delivery(a)}</td></tr>`,
   )}</tbody></table>`,
       )
     : html`<p class="muted">No alerts. The console admins and the workspace's other <a href="/console/webhooks/alerts">alert recipients</a> are told when this endpoint fails for over ${durationWords(failingAfterMinutes)}, is disabled after failures, and recovers.</p>`;
