@@ -289,6 +289,13 @@ export interface WebhookEndpointsTable {
   standard_webhooks: number;
   /** When the current run of failures began (null while healthy): the failure episode. */
   failing_since: string | null;
+  /** A broker destination's password, sealed like the signing secret (migration 0041); null for webhooks and NATS. */
+  destination_secret_ciphertext: string | null;
+  /** RabbitMQ: the exchange published to, and the routing-key template (destinations/templates.ts). */
+  exchange: string | null;
+  routing_key: string | null;
+  /** NATS JetStream: the subject template. */
+  subject: string | null;
 }
 
 /** A failure alert about an endpoint: one per endpoint, stage and failure episode. */

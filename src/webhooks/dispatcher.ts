@@ -1,5 +1,6 @@
 /**
- * The delivery worker's loop: claim due jobs (queue.ts), attempt them concurrently (send.ts),
+ * The delivery worker's loop: claim due jobs (queue.ts), attempt them concurrently (through the
+ * transport of each endpoint's kind, destinations/),
  * record the outcomes and report them to the endpoint-health rules (endpoint-health.ts) in one
  * transaction per endpoint and claim. A worker killed mid-attempt loses nothing: its lease
  * expires and another worker retries the job (at-least-once).
@@ -27,14 +28,16 @@ import { JOBS_CHANNEL } from '../store/dialects/postgres-jobs.js';
 import { ListenSession } from '../store/listen-session.js';
 import type { DeliveryAttemptsTable } from '../store/schema.js';
 import { type DeliveryObserver, NO_OBSERVER } from './delivery-observer.js';
+import { checkEndpointUrl } from './destinations/address.js';
+import { kindOf, Transports } from './destinations/index.js';
 import { type AttemptReport, applyAttemptOutcomes, type HealthChanges, logHealthChanges } from './endpoint-health.js';
 import { signingSecrets } from './endpoints.js';
 import { type ClaimedJob, claimDueJobs, type JobCompletion, nextThrottleTurn, recordOutcomes } from './queue.js';
 import { MAX_ATTEMPTS, nextAttemptAt } from './schedule.js';
-import { AgentPool, ATTEMPT_TIMEOUT_MS, type AttemptOutcome, type ErrorClass, sendAttempt } from './send.js';
+import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, type ErrorClass } from './send.js';
 import { signatureHeader } from './signature.js';
 import { standardHeaders } from './standard-signature.js';
-import { type CheckedUrl, checkWebhookUrl } from './url-safety.js';
+import type { CheckedUrl } from './url-safety.js';
 
 /** What this file takes of the services built at start (services.ts). */
 export interface DispatcherServices {
@@ -74,7 +77,7 @@ export interface DispatcherOptions {
   maxInFlight?: number;
   /** Requests all workers together have open to one endpoint at most; further jobs of it stay in the queue. */
   maxInFlightPerEndpoint?: number;
-  /** An endpoint's HTTP agent unused this long is closed. */
+  /** An endpoint's HTTP agent (or broker connection) unused this long is closed. */
   agentIdleMs?: number;
   /** Told about every recorded attempt (metrics). */
   observer?: DeliveryObserver;
@@ -99,8 +102,15 @@ const failure = (errorClass: ErrorClass, error: string): AttemptOutcome => ({
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
+/** What an attempt decrypts once per endpoint and batch: the signing secrets, and a broker destination's password. */
+interface EndpointSecrets {
+  signing: string[];
+  password: string | null;
+}
+
 export class Dispatcher {
-  private readonly agents: AgentPool;
+  /** One transport per destination kind (destinations/): the only part of a delivery that differs by kind. */
+  private readonly transports: Transports;
   private running = false;
   private loop: Promise<void> = Promise.resolve();
   private readonly sleepers = new Set<() => void>();
@@ -138,7 +148,7 @@ export class Dispatcher {
     this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
     this.maxInFlightPerEndpoint = options.maxInFlightPerEndpoint ?? DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT;
     this.observer = options.observer ?? NO_OBSERVER;
-    this.agents = new AgentPool({ idleMs: options.agentIdleMs });
+    this.transports = new Transports({ idleMs: options.agentIdleMs });
     this.log = services.logger.child({ component: 'dispatcher', worker_id: this.workerId });
   }
 
@@ -271,7 +281,7 @@ export class Dispatcher {
     await this.listener?.close();
     await this.loop;
     await Promise.allSettled([...this.groups]);
-    await this.agents.close();
+    await this.transports.close();
   }
 
   /** Claims due jobs, attempts them, records the outcomes. Returns how many were attempted. */
@@ -318,6 +328,7 @@ export class Dispatcher {
   private async attemptAll(jobs: readonly ClaimedJob[]): Promise<Result[]> {
     const checks = await this.checkUrls(jobs);
     const secrets = this.secrets(jobs);
+    const resent = await this.resentJobs(jobs);
     // The attempts start together: one 10 s deadline (one timer) serves them all, each attempt
     // listening to it (so more listeners than Node's leak warning expects).
     const deadline = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
@@ -325,7 +336,7 @@ export class Dispatcher {
     return Promise.all(
       jobs.map(async (job) => {
         try {
-          return await this.attempt(job, checks.get(job.endpoint_id), secrets.get(job.endpoint_id), deadline);
+          return await this.attempt(job, checks.get(job.endpoint_id), secrets.get(job.endpoint_id), deadline, resent.has(job.id));
         } catch (err) {
           // An exception of this job alone: a failed attempt of this job, the batch goes on.
           this.log.error({ err: message(err), job_id: job.id, endpoint_id: job.endpoint_id }, 'delivery attempt failed inside wsops');
@@ -335,14 +346,33 @@ export class Dispatcher {
     );
   }
 
+  /**
+   * Jobs of broker destinations sent again after a success (a resend): a broker that deduplicates
+   * by message id (NATS) would drop them. One query, only for jobs attempted before; webhook jobs
+   * are never asked about.
+   */
+  private async resentJobs(jobs: readonly ClaimedJob[]): Promise<Set<string>> {
+    const ids = jobs.filter((j) => j.attempts > 0 && kindOf(j.url) !== 'https').map((j) => j.id);
+    if (ids.length === 0) return new Set();
+    const rows = await this.services.database.deliveries
+      .selectFrom('delivery_attempts')
+      .select('job_id')
+      .where('job_id', 'in', ids)
+      .where('outcome', '=', 'succeeded')
+      .execute();
+    return new Set(rows.map((r) => r.job_id));
+  }
+
   /** Secrets are decrypted once per endpoint and batch; one that cannot be is that endpoint's fault alone. */
-  private secrets(jobs: readonly ClaimedJob[]): Map<string, string[] | Error> {
-    const secrets = new Map<string, string[] | Error>();
+  private secrets(jobs: readonly ClaimedJob[]): Map<string, EndpointSecrets | Error> {
+    const secrets = new Map<string, EndpointSecrets | Error>();
     const now = this.services.clock();
     for (const job of jobs) {
       if (secrets.has(job.endpoint_id)) continue;
       try {
-        secrets.set(job.endpoint_id, signingSecrets(this.services, job, now));
+        const password =
+          job.destination_secret_ciphertext === null ? null : this.services.secretBox.open(job.destination_secret_ciphertext);
+        secrets.set(job.endpoint_id, { signing: signingSecrets(this.services, job, now), password });
       } catch (err) {
         // Never the ciphertext nor any secret in the log: the endpoint and what failed.
         this.log.error(
@@ -362,7 +392,7 @@ export class Dispatcher {
     await Promise.all(
       [...byEndpoint].map(async ([endpointId, url]) => {
         try {
-          checks.set(endpointId, await checkWebhookUrl(url, { allowPrivate: this.services.config.allowPrivateWebhooks }));
+          checks.set(endpointId, await checkEndpointUrl(url, { allowPrivate: this.services.config.allowPrivateWebhooks }));
         } catch (err) {
           checks.set(endpointId, err instanceof Error ? err : new Error(String(err)));
         }
@@ -374,8 +404,9 @@ export class Dispatcher {
   private async attempt(
     job: ClaimedJob,
     check: CheckedUrl | Error | undefined,
-    secrets: string[] | Error | undefined,
+    secrets: EndpointSecrets | Error | undefined,
     deadline: AbortSignal,
+    resent: boolean,
   ): Promise<Result> {
     const deliveryId = newId('dlv');
     const attemptedAt = this.services.clock();
@@ -403,14 +434,32 @@ export class Dispatcher {
     const seconds = Math.floor(attemptedAt / 1000);
     const headers: Record<string, string> = {
       'content-type': 'application/json',
-      'user-agent': 'wsops-webhooks/1',
       'x-service-event': job.event_type,
       'x-service-delivery': deliveryId,
-      'x-service-signature': signatureHeader(secrets, seconds, job.event_body),
-      ...(Number(job.standard_webhooks) === 1 ? standardHeaders(secrets, job.event_id, seconds, job.event_body) : {}),
+      'x-service-signature': signatureHeader(secrets.signing, seconds, job.event_body),
+      ...(Number(job.standard_webhooks) === 1 ? standardHeaders(secrets.signing, job.event_id, seconds, job.event_body) : {}),
     };
-    const outcome = await this.agents.with(job.endpoint_id, check.addresses, (agent) =>
-      sendAttempt(agent, check.url, headers, job.event_body, deadline),
+    const outcome = await this.transports.of(kindOf(job.url)).send(
+      {
+        endpointId: job.endpoint_id,
+        workspaceId: job.workspace_id,
+        url: check.url,
+        addresses: check.addresses,
+        password: secrets.password,
+        exchange: job.exchange,
+        routingKey: job.routing_key,
+        subject: job.subject,
+      },
+      {
+        eventId: job.event_id,
+        eventType: job.event_type,
+        deliveryId,
+        headers,
+        body: job.event_body,
+        // A resend the user asked for must arrive again, so it is not the event id a broker deduplicates on (ADR 52).
+        dedupeId: resent ? `${job.event_id}-${deliveryId}` : job.event_id,
+      },
+      deadline,
     );
     return { job, deliveryId, attemptedAt, outcome };
   }
@@ -520,6 +569,8 @@ export class Dispatcher {
       );
     }
     logHealthChanges(this.log, changes);
+    // A disabled endpoint is sent nothing more: its broker connections close now, not when idle.
+    for (const d of changes.disabled) void this.transports.forget(d.endpointId);
     for (const r of kept) {
       // The log as well as the delivery history: an operator who reads only the log sees each
       // failed attempt and what follows it (the response body stays in the history).

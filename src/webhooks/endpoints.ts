@@ -17,10 +17,10 @@ import type { SecretBox } from '../secret-box.js';
 import type { Database } from '../store/database.js';
 import type { DB, WebhookEndpointsTable } from '../store/schema.js';
 import { lockWorkspace } from '../workspaces/workspaces.js';
+import { checkEndpointUrl, type DestinationKind, type DestinationOptions, kindOf, parseDestination } from './destinations/address.js';
 import { EVENT_TYPES, isEventType, SUBSCRIBABLE_EVENTS, VERIFICATION_EVENT } from './event-types.js';
 import { emitVerification } from './outbox.js';
 import { holdOwedJobs, makeDueNow } from './queue.js';
-import { checkWebhookUrl } from './url-safety.js';
 
 /** What this file takes of the services built at start (services.ts). */
 export interface EndpointsServices {
@@ -53,6 +53,11 @@ export interface EndpointView {
   max_per_second: number | null;
   /** Deliveries also carry the Standard Webhooks headers beside X-Service-Signature. */
   standard_webhooks: boolean;
+  /** Event destinations (ADR 52): the kind the URL's scheme names, and the kind's settings (null where they do not apply). */
+  kind: DestinationKind;
+  exchange: string | null;
+  routing_key: string | null;
+  subject: string | null;
 }
 
 export function toView(row: WebhookEndpointsTable): EndpointView {
@@ -72,6 +77,10 @@ export function toView(row: WebhookEndpointsTable): EndpointView {
     previous_secret_expires_at: row.previous_secret_expires_at,
     max_per_second: row.max_per_second,
     standard_webhooks: Number(row.standard_webhooks) === 1,
+    kind: kindOf(row.url),
+    exchange: row.exchange,
+    routing_key: row.routing_key,
+    subject: row.subject,
   };
 }
 
@@ -169,10 +178,13 @@ export async function createEndpoint(
     actor?: string;
     /** Also send the Standard Webhooks headers (off by default: the seed's signature alone). */
     standardWebhooks?: boolean;
-  },
+  } & DestinationOptions,
 ): Promise<EndpointView & { secret: string; verification_event_id: string }> {
   const { scopes, events } = checkSubscription(input.scopes, input.events);
-  const checked = await checkWebhookUrl(input.url, { allowPrivate: services.config.allowPrivateWebhooks });
+  const policy = { allowPrivate: services.config.allowPrivateWebhooks };
+  // A broker destination's URL loses its password here; the password is sealed apart (ADR 52).
+  const destination = parseDestination(input.url, input, policy);
+  const checked = await checkEndpointUrl(destination.url, policy);
   const secret = newSigningSecret();
   const now = services.clock();
   const at = new Date(now).toISOString();
@@ -197,6 +209,10 @@ export async function createEndpoint(
     throttle_next_at: null,
     standard_webhooks: input.standardWebhooks ? 1 : 0,
     failing_since: null,
+    destination_secret_ciphertext: destination.password === null ? null : services.secretBox.seal(destination.password),
+    exchange: destination.exchange,
+    routing_key: destination.routingKey,
+    subject: destination.subject,
   };
   const verification = await services.database.db.transaction().execute(async (trx) => {
     await lockWorkspace(trx, services.database.engine, workspaceId);
@@ -277,7 +293,7 @@ function refuseReverify(id: string, status: string, mode: 'enable' | 'verify'): 
 async function reverify(services: EndpointsServices, workspaceId: string, id: string, actor: string, mode: 'enable' | 'verify') {
   const current = await getRow(services.database.db, workspaceId, id);
   if (current.status !== REVERIFIED_FROM[mode]) throw refuseReverify(id, current.status, mode);
-  await checkWebhookUrl(current.url, { allowPrivate: services.config.allowPrivateWebhooks });
+  await checkEndpointUrl(current.url, { allowPrivate: services.config.allowPrivateWebhooks });
   const now = services.clock();
   const at = new Date(now).toISOString();
   return services.database.db.transaction().execute(async (trx) => {

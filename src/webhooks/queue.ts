@@ -29,6 +29,11 @@ export interface ClaimedJob {
   previous_secret_expires_at: string | null;
   /** 1: the Standard Webhooks headers go beside X-Service-Signature. */
   standard_webhooks: number;
+  /** A broker destination's sealed password and settings (migration 0041). */
+  destination_secret_ciphertext: string | null;
+  exchange: string | null;
+  routing_key: string | null;
+  subject: string | null;
 }
 
 export interface Claim {
@@ -57,7 +62,7 @@ export interface ClaimOptions {
 const CLAIMED_JOB_COLUMNS = ['id', 'workspace_id', 'event_id', 'endpoint_id', 'attempts'] as const;
 const CLAIMED_COLUMNS = sql`SELECT c.id, c.workspace_id, c.event_id, c.endpoint_id, c.attempts, ev.type AS event_type, ev.body AS event_body,
   ev.created_at AS event_created_at, e.url, e.status AS endpoint_status, e.secret_ciphertext, e.previous_secret_ciphertext,
-  e.previous_secret_expires_at, e.standard_webhooks`;
+  e.previous_secret_expires_at, e.standard_webhooks, e.destination_secret_ciphertext, e.exchange, e.routing_key, e.subject`;
 const CLAIMED_JOINS = sql`JOIN events ev ON ev.id = c.event_id JOIN webhook_endpoints e ON e.id = c.endpoint_id`;
 
 /**

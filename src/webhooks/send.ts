@@ -21,6 +21,8 @@ export type ErrorClass =
   | 'connection'
   | 'url_refused'
   | 'network'
+  | 'broker_refused'
+  | 'auth'
   | 'secret_unavailable'
   | 'internal_error';
 

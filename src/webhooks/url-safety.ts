@@ -44,7 +44,7 @@ export const systemResolver: Resolver = async (hostname) => {
   return answers.map((a) => a.address);
 };
 
-function refuse(rule: UrlRule, message: string): AppError {
+export function refuse(rule: UrlRule, message: string): AppError {
   return new AppError('invalid_parameter', message, { param: 'url', rule });
 }
 
@@ -71,8 +71,13 @@ export const ALLOW_PRIVATE_HINT =
  * and, for a rule WSOPS_ALLOW_PRIVATE_WEBHOOKS lifts, the setting.
  */
 export async function checkWebhookUrl(raw: string, policy: UrlPolicy, resolve: Resolver = systemResolver): Promise<CheckedUrl> {
+  return withHint(() => checkRules(raw, policy, resolve), policy);
+}
+
+/** Runs a URL check; a refusal names its rule and, for a rule WSOPS_ALLOW_PRIVATE_WEBHOOKS lifts, the setting. */
+export async function withHint<T>(check: () => Promise<T>, policy: UrlPolicy): Promise<T> {
   try {
-    return await checkRules(raw, policy, resolve);
+    return await check();
   } catch (err) {
     if (!(err instanceof AppError) || err.extra['param'] !== 'url') throw err;
     const rule = err.extra['rule'];
@@ -120,7 +125,17 @@ async function checkRules(raw: string, policy: UrlPolicy, resolve: Resolver): Pr
     throw refuse('port', `webhook URL must use port 443 (got ${url.port}); remove the port or use :443`);
   }
 
-  const host = url.hostname;
+  return { url, addresses: await checkHost(url.hostname, policy, resolve) };
+}
+
+/**
+ * The host rules alone (a name, not local, every resolved address public unless private
+ * addresses are allowed), returning the checked addresses to connect to. Shared by the
+ * broker destinations (destinations/address.ts), whose URLs have their own scheme and port
+ * rules. Throws the same refusals as checkWebhookUrl, without its hint (add it with withHint).
+ */
+export async function checkHost(host: string, policy: UrlPolicy, resolve: Resolver = systemResolver): Promise<string[]> {
+  const allowPrivate = policy.allowPrivate === true;
   if (host === '') {
     throw refuse('host', 'webhook URL must name a host');
   }
@@ -143,7 +158,7 @@ async function checkRules(raw: string, policy: UrlPolicy, resolve: Resolver): Pr
       throw refuse('private_address', `${where}; ${PUBLIC_INTERNET}`);
     }
   }
-  return { url, addresses };
+  return addresses;
 }
 
 /** The address an IP-literal host denotes (brackets removed), or null for a host name. */

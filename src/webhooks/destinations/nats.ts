@@ -1,0 +1,117 @@
+/**
+ * NATS JetStream destinations: each delivery is one JetStream publish to the endpoint's subject
+ * with `Nats-Msg-Id` set to the message's dedupe id (the event id; a resend's own, ADR 52); it
+ * succeeds on the stream's PubAck. No stream listening on the subject (no responders) or a
+ * stream error fails the attempt as `broker_refused`; refused credentials as `auth`. The
+ * client loads at the first NATS delivery.
+ *
+ * The connection goes to the checked address (the server list is that address, host name
+ * resolution off, cluster updates ignored so the server cannot point us elsewhere); for
+ * `tls://` the certificate is verified for the host name. One connection per endpoint (pool.ts),
+ * never reconnecting by itself: a broken one is dropped and the next attempt checks and
+ * connects again.
+ */
+import type { NatsConnection, NodeConnectionOptions } from '@nats-io/transport-node';
+import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, classifyError } from '../send.js';
+import { brokerAddress } from './address.js';
+import { type Closable, ConnectionPool } from './pool.js';
+import { renderTemplate } from './templates.js';
+import { beforeDeadline, failed, type Message, SUCCEEDED, type Target, type Transport } from './transport.js';
+
+class NatsLink implements Closable {
+  constructor(readonly nc: NatsConnection) {}
+
+  get closed(): boolean {
+    return this.nc.isClosed();
+  }
+
+  async close(): Promise<void> {
+    await this.nc.close().catch(() => {});
+  }
+}
+
+export class NatsTransport implements Transport {
+  private readonly pool: ConnectionPool<NatsLink>;
+
+  constructor(options: { idleMs?: number | undefined }) {
+    this.pool = new ConnectionPool<NatsLink>(options.idleMs);
+  }
+
+  async send(target: Target, message: Message, deadline: AbortSignal): Promise<AttemptOutcome> {
+    const started = performance.now();
+    const done = (o: Omit<AttemptOutcome, 'latencyMs'>): AttemptOutcome => ({ ...o, latencyMs: Math.round(performance.now() - started) });
+    const subject = renderTemplate(target.subject ?? 'wsops.{workspace}.{type}', {
+      type: message.eventType,
+      workspace: target.workspaceId,
+      endpoint: target.endpointId,
+    });
+    try {
+      const { headers } = await import('@nats-io/transport-node');
+      const { jetstream } = await import('@nats-io/jetstream');
+      await beforeDeadline(
+        deadline,
+        this.pool.with(
+          target.endpointId,
+          target.addresses,
+          target.url.href,
+          () => this.connect(target),
+          async (link) => {
+            const h = headers();
+            for (const [name, value] of Object.entries(message.headers)) h.set(name, value);
+            h.set('x-service-event-id', message.eventId);
+            await jetstream(link.nc, { timeout: ATTEMPT_TIMEOUT_MS }).publish(subject, message.body, {
+              msgID: message.dedupeId,
+              headers: h,
+              timeout: ATTEMPT_TIMEOUT_MS,
+              // A missing stream is an answer (the attempt fails), not something to wait out.
+              retries: 0,
+            });
+          },
+        ),
+      );
+      return done(SUCCEEDED);
+    } catch (err) {
+      return done(classify(err, subject));
+    }
+  }
+
+  private async connect(target: Target): Promise<NatsLink> {
+    const { connect } = await import('@nats-io/transport-node');
+    const a = brokerAddress(target.url.href);
+    const address = target.addresses[0] ?? a.host;
+    const server = address.includes(':') ? `[${address}]:${a.port}` : `${address}:${a.port}`;
+    // servername is passed through to tls.connect (the client's typings omit it).
+    const tls = { servername: a.host, rejectUnauthorized: true } as NodeConnectionOptions['tls'];
+    const nc = await connect({
+      servers: [server],
+      name: 'wsops',
+      timeout: ATTEMPT_TIMEOUT_MS,
+      reconnect: false,
+      resolve: false,
+      ignoreClusterUpdates: true,
+      // tls://: TLS is required and the certificate is checked for the host name, not the address.
+      tls: a.tls ? tls : null,
+    });
+    return new NatsLink(nc);
+  }
+
+  forget(endpointId: string): Promise<void> {
+    return this.pool.forget(endpointId);
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
+
+function classify(err: unknown, subject: string): Omit<AttemptOutcome, 'latencyMs'> {
+  const e = err as { name?: string; message?: string; code?: string | number };
+  const text = `${e.name ?? ''} ${e.message ?? String(err)}`;
+  if (/no responders|NoResponders|503/i.test(text))
+    return failed('broker_refused', `no JetStream stream listens on subject "${subject}" (no responders)`);
+  if (/Authorization|authentication|permissions? violation/i.test(text)) return failed('auth', e.message ?? text);
+  if (/JetStream|stream/i.test(e.name ?? '')) return failed('broker_refused', e.message ?? text);
+  if (/connection refused/i.test(text)) return failed('connection', e.message ?? text);
+  const { errorClass, message } = classifyError(err);
+  return failed(errorClass, message);
+}

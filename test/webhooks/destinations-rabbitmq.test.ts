@@ -1,0 +1,228 @@
+/**
+ * RabbitMQ destinations (CONTRACT "Event destinations and filters", ADR 52) against the real
+ * broker on 127.0.0.1:5672 (.ci/run starts it): a domain action's event arrives once in a queue
+ * bound to the exchange, signed like a webhook; the broker stopped and started again loses
+ * nothing; refused credentials fail as `auth`, and 20 failures disable the endpoint and alert;
+ * a resend arrives again with the same event id; no exchange, or no queue for the routing key,
+ * is a failed attempt. The injected clock moves the retry schedule; only the broker's own
+ * delivery and restart take real time.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { verifyWebhook } from '@wsops/client';
+import type { ConsumeMessage } from 'amqplib';
+import { runAction } from '../../src/actions/domain/index.js';
+import { runAlertRound } from '../../src/alerts/send.js';
+import { listEndpointAlerts } from '../../src/alerts/stages.js';
+import { resendDelivery } from '../../src/webhooks/deliveries.js';
+import { Dispatcher } from '../../src/webhooks/dispatcher.js';
+import { createEndpoint } from '../../src/webhooks/endpoints.js';
+import { bareExchange, RabbitConsumer, rabbitmqctl, restartRabbitMq } from '../helpers/brokers.js';
+import { DIALECTS } from '../helpers/databases.js';
+import { createHarness, type Harness } from '../helpers/harness.js';
+
+const header = (m: ConsumeMessage, name: string) => {
+  const v = m.properties.headers?.[name];
+  return typeof v === 'string' ? v : Buffer.isBuffer(v) ? v.toString() : undefined;
+};
+
+for (const dialect of DIALECTS) {
+  describe(`RabbitMQ destinations [${dialect}]`, () => {
+    let h: Harness;
+    let dispatcher: Dispatcher;
+    const consumers: RabbitConsumer[] = [];
+    const users: string[] = [];
+    const cleanups: (() => Promise<void>)[] = [];
+
+    before(async () => {
+      h = await createHarness(dialect, { WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true' });
+      dispatcher = new Dispatcher(h.services, { random: () => 0 });
+    });
+    after(async () => {
+      await dispatcher.stop();
+      for (const c of consumers) await c.stop();
+      for (const u of users) await rabbitmqctl('delete_user', u).catch(() => {});
+      for (const c of cleanups) await c();
+      await h.close();
+    });
+
+    const drain = async (d = dispatcher) => {
+      for (let n = await d.runOnce(); n > 0; n = await d.runOnce());
+    };
+    const row = (id: string) =>
+      h.services.database.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    const attempts = (id: string) =>
+      h.services.database.db.selectFrom('delivery_attempts').selectAll().where('endpoint_id', '=', id).orderBy('attempted_at').execute();
+
+    /** A seeded workspace, a consumer on a new exchange, and a way to raise asset events through the domain actions. */
+    const setUp = async () => {
+      const ws = await h.workspace();
+      const docs = await h.services.database.db
+        .selectFrom('records')
+        .select('doc')
+        .where('workspace_id', '=', ws)
+        .where('register', 'in', ['assets', 'people'])
+        .execute();
+      const records = docs.map((d) => JSON.parse(d.doc) as { id: string; status: string });
+      const asset = records.find((r) => r.id.startsWith('ast_') && r.status === 'AVAILABLE');
+      const person = records.find((r) => r.id.startsWith('per_') && r.status === 'ACTIVE');
+      assert.ok(asset && person);
+      const consumer = await new RabbitConsumer(`wsops-test-${dialect}-${randomBytes(4).toString('hex')}`).start();
+      consumers.push(consumer);
+      let assigned = false;
+      const raise = async () => {
+        h.clock.advance(1000);
+        const result = assigned
+          ? await runAction(h.services, 'asset.return', ws, { asset: asset.id })
+          : await runAction(h.services, 'asset.assign', ws, { asset: asset.id, person: person.id });
+        assigned = !assigned;
+        return result.events[0] as string;
+      };
+      return { ws, consumer, raise };
+    };
+
+    const register = (ws: string, url: string, exchange: string, more: { routingKey?: string } = {}) =>
+      createEndpoint(h.services, ws, { url, scopes: 'assets:read', events: 'asset.assigned,asset.returned', exchange, ...more });
+
+    it('a domain action’s event arrives once in a queue bound to the exchange, signed, with the event id; the password is sealed and shown nowhere', async () => {
+      const { ws, consumer, raise } = await setUp();
+      const ep = await register(ws, 'amqp://guest:guest@127.0.0.1:5672/%2F', consumer.exchange);
+      assert.equal(ep.url, 'amqp://guest@127.0.0.1:5672/%2F');
+      assert.equal(ep.kind, 'rabbitmq');
+      assert.equal(ep.routing_key, '{type}');
+      const stored = await row(ep.id);
+      assert.ok(!JSON.stringify(stored).includes('guest:guest'), 'no password in the row beside its ciphertext');
+      assert.equal(h.services.secretBox.open(stored.destination_secret_ciphertext ?? ''), 'guest');
+
+      // Verified when the broker confirms the verification message.
+      await drain();
+      assert.equal((await row(ep.id)).status, 'active');
+      const [verification] = await consumer.received(1);
+      assert.equal(verification?.fields.routingKey, 'endpoint.verification');
+
+      const eventId = await raise();
+      await drain();
+      const messages = await consumer.received(2);
+      const m = messages[1];
+      assert.ok(m);
+      const body = m.content.toString();
+      const event = verifyWebhook<{ id: string; type: string }>(body, header(m, 'x-service-signature'), ep.secret, { now: h.clock() });
+      assert.equal(event.id, eventId);
+      assert.equal(event.type, 'asset.assigned');
+      assert.equal(m.fields.routingKey, 'asset.assigned');
+      assert.equal(m.properties.messageId, eventId);
+      assert.equal(m.properties.contentType, 'application/json');
+      assert.equal(m.properties.deliveryMode, 2, 'persistent');
+      assert.equal(header(m, 'x-service-event'), 'asset.assigned');
+      assert.equal(header(m, 'x-service-event-id'), eventId);
+      assert.match(header(m, 'x-service-delivery') ?? '', /^dlv_/);
+      const event2 = await (async () => {
+        const [attempt] = (await attempts(ep.id)).filter((a) => a.event_id === eventId);
+        return attempt;
+      })();
+      assert.equal(event2?.outcome, 'succeeded');
+      // Once: nothing more arrives after another round.
+      h.clock.advance(3600_000);
+      await drain();
+      assert.equal(consumer.messages.length, 2);
+    });
+
+    it('a resend arrives again with the same event id', async () => {
+      const { ws, consumer, raise } = await setUp();
+      const ep = await register(ws, 'amqp://guest:guest@127.0.0.1:5672/%2F', consumer.exchange, { routingKey: 'wsops.{workspace}.{type}' });
+      await drain();
+      const eventId = await raise();
+      await drain();
+      await consumer.received(2);
+      const [first] = (await attempts(ep.id)).filter((a) => a.event_id === eventId);
+      assert.ok(first);
+      await resendDelivery(h.services, ws, ep.id, first.id);
+      await drain();
+      const messages = await consumer.received(3);
+      const again = messages[2];
+      assert.ok(again);
+      assert.equal(again.properties.messageId, eventId);
+      assert.equal(header(again, 'x-service-event-id'), eventId);
+      assert.equal(again.fields.routingKey, `wsops.${ws}.asset.assigned`);
+      assert.notEqual(header(again, 'x-service-delivery'), header(messages[1] as ConsumeMessage, 'x-service-delivery'));
+    });
+
+    it('a missing exchange, or no queue bound for the routing key, is a failed attempt (broker_refused)', async () => {
+      const { ws, consumer } = await setUp();
+      const missing = await register(ws, 'amqp://guest:guest@127.0.0.1:5672/%2F', `${consumer.exchange}-missing`);
+      const unrouted = await register(ws, 'amqp://guest:guest@127.0.0.1:5672/%2F', consumer.exchange, { routingKey: 'x' });
+      const removeBare = await bareExchange(`${consumer.exchange}-bare`);
+      cleanups.push(removeBare);
+      const noQueue = await register(ws, 'amqp://guest:guest@127.0.0.1:5672/%2F', `${consumer.exchange}-bare`);
+      await drain();
+      const [m] = await attempts(missing.id);
+      assert.equal(m?.outcome, 'failed');
+      assert.equal(m?.error_class, 'broker_refused');
+      assert.match((await row(missing.id)).last_failure ?? '', /NOT_FOUND - no exchange/);
+      assert.equal((await row(unrouted.id)).status, 'active', 'routed to the consumer queue (#)');
+      const [q] = await attempts(noQueue.id);
+      assert.equal(q?.outcome, 'failed');
+      assert.equal(q?.error_class, 'broker_refused');
+      assert.match((await row(noQueue.id)).last_failure ?? '', /unroutable: no queue is bound/);
+    });
+
+    it('refused credentials fail as auth; 20 failures in a row disable the endpoint and raise the alert', async () => {
+      const { ws, consumer, raise } = await setUp();
+      const user = `wsops_test_${dialect}_${randomBytes(3).toString('hex')}`;
+      users.push(user);
+      await rabbitmqctl('add_user', user, 'right-password');
+      await rabbitmqctl('set_permissions', '-p', '/', user, '.*', '.*', '.*');
+      const ep = await register(ws, `amqp://${user}:right-password@127.0.0.1:5672/%2F`, consumer.exchange);
+      await drain();
+      assert.equal((await row(ep.id)).status, 'active');
+      await rabbitmqctl('change_password', user, 'another-password');
+      // A fresh worker: the connection the first opened stays authenticated (as a real restart would not).
+      const fresh = new Dispatcher(h.services, { random: () => 0 });
+      try {
+        for (let i = 0; i < 20; i++) await raise();
+        await drain(fresh);
+      } finally {
+        await fresh.stop();
+      }
+      const failedAttempts = (await attempts(ep.id)).filter((a) => a.outcome === 'failed');
+      assert.equal(failedAttempts.length, 20);
+      assert.ok(
+        failedAttempts.every((a) => a.error_class === 'auth'),
+        JSON.stringify(failedAttempts.map((a) => a.error_class)),
+      );
+      const disabled = await row(ep.id);
+      assert.equal(disabled.status, 'disabled');
+      assert.equal(disabled.disabled_reason, 'failures');
+      assert.ok(!(disabled.last_failure ?? '').includes('another-password') && !(disabled.last_failure ?? '').includes('right-password'));
+      await runAlertRound(h.services, undefined);
+      const alerts = await listEndpointAlerts(h.services.database.db, ws, ep.id);
+      assert.ok(
+        alerts.some((a) => a.stage === 'disabled'),
+        JSON.stringify(alerts),
+      );
+    });
+
+    it('the broker stopped and started again loses nothing: the attempts while it is down fail, the retry delivers', async () => {
+      const { ws, consumer, raise } = await setUp();
+      const ep = await register(ws, 'amqp://guest:guest@127.0.0.1:5672/%2F', consumer.exchange);
+      await drain();
+      await consumer.received(1);
+      let eventId = '';
+      await restartRabbitMq(async () => {
+        eventId = await raise();
+        await drain();
+        const [failed] = (await attempts(ep.id)).filter((a) => a.event_id === eventId);
+        assert.equal(failed?.outcome, 'failed');
+        assert.ok(['connection', 'network'].includes(failed?.error_class ?? ''), failed?.error_class ?? '');
+      });
+      await consumer.reconnect();
+      // The retry schedule's next attempt, a minute on.
+      h.clock.advance(60_000);
+      await drain();
+      const messages = await consumer.received(2);
+      assert.equal(messages.filter((m) => m.properties.messageId === eventId).length, 1, 'delivered once');
+      assert.equal((await row(ep.id)).status, 'active');
+    });
+  });
+}
