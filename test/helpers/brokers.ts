@@ -109,9 +109,15 @@ export class NatsStream {
   ) {}
 
   async start(): Promise<this> {
-    this.nc = await natsConnect({ servers: this.server.replace('nats://', ''), reconnect: false });
-    const jsm = await jetstreamManager(this.nc);
+    await this.attach();
+    const jsm = await jetstreamManager(this.nc as NatsConnection);
     await jsm.streams.add({ name: this.name, subjects: this.subjects });
+    return this;
+  }
+
+  /** Connects to a stream that exists (after the server was started again). */
+  async attach(): Promise<this> {
+    this.nc = await natsConnect({ servers: this.server.replace('nats://', ''), reconnect: false });
     return this;
   }
 
@@ -130,8 +136,12 @@ export class NatsStream {
 
   async stop(remove = true): Promise<void> {
     if (!this.nc) return;
-    if (remove) await (await jetstreamManager(this.nc)).streams.delete(this.name).catch(() => {});
-    await this.nc.close();
+    try {
+      if (remove) await (await jetstreamManager(this.nc)).streams.delete(this.name);
+      await this.nc.close();
+    } catch {
+      // The server is gone already (a test's own, removed with its store).
+    }
     this.nc = undefined;
   }
 }

@@ -107,8 +107,12 @@ export class NatsTransport implements Transport {
 function classify(err: unknown, subject: string): Omit<AttemptOutcome, 'latencyMs'> {
   const e = err as { name?: string; message?: string; code?: string | number };
   const text = `${e.name ?? ''} ${e.message ?? String(err)}`;
-  if (/no responders|NoResponders|503/i.test(text))
-    return failed('broker_refused', `no JetStream stream listens on subject "${subject}" (no responders)`);
+  // The client reads "no responders" to a JetStream publish as JetStream not enabled; either way no stream took it.
+  if (/no responders|NoResponders|503|jetstream is not enabled/i.test(text))
+    return failed(
+      'broker_refused',
+      `no JetStream stream listens on subject "${subject}" (no responders; or JetStream is not enabled on the server)`,
+    );
   if (/Authorization|authentication|permissions? violation/i.test(text)) return failed('auth', e.message ?? text);
   if (/JetStream|stream/i.test(e.name ?? '')) return failed('broker_refused', e.message ?? text);
   if (/connection refused/i.test(text)) return failed('connection', e.message ?? text);
