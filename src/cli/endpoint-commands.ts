@@ -1,10 +1,12 @@
 import type { Command } from 'commander';
 import { listAdmins } from '../sign-in/admins.js';
 import { sendTestEvent } from '../webhooks/deliveries.js';
+import { kindOf } from '../webhooks/destinations/address.js';
 import {
   createEndpoint,
   disableEndpoint,
   type EndpointsServices,
+  type EndpointView,
   enableEndpoint,
   listEndpoints,
   rotateSecret,
@@ -17,6 +19,25 @@ import { MAX_THROTTLE_PER_SECOND, parseThrottle, setThrottle } from '../webhooks
 import { getWorkspace } from '../workspaces/workspaces.js';
 import { withServices } from './context.js';
 import { print, table, UsageError } from './output.js';
+
+/**
+ * The flags' defaults are a webhook's nothing: a default routing key or subject given to another
+ * kind is dropped here, so only a flag the user typed for the wrong kind is refused.
+ */
+function destinationFlags(opts: { url: string; exchange?: string; routingKey?: string; subject?: string }) {
+  const kind = kindOf(opts.url);
+  return {
+    exchange: opts.exchange,
+    routingKey: kind === 'rabbitmq' || opts.routingKey !== '{type}' ? opts.routingKey : undefined,
+    subject: kind === 'nats' || opts.subject !== 'wsops.{workspace}.{type}' ? opts.subject : undefined,
+  };
+}
+
+function destinationNote(e: EndpointView): string {
+  return e.kind === 'rabbitmq'
+    ? `RabbitMQ destination ${e.url}: exchange ${e.exchange}, routing key ${e.routing_key}; the password is kept encrypted and never shown. It is verified when the broker confirms the verification message.`
+    : `NATS JetStream destination ${e.url}: subject ${e.subject}; a stream must listen on it. It is verified when the stream acknowledges the verification message.`;
+}
 
 async function inWorkspace<T>(workspaceId: string, fn: (s: EndpointsServices) => Promise<T>): Promise<T> {
   return withServices(async (s) => {
@@ -32,16 +53,34 @@ export function endpointCommands(program: Command): void {
     .requiredOption('--workspace <id>', 'workspace id')
     .requiredOption(
       '--url <url>',
-      'https URL on port 443, reachable from the public internet (a receiver on this machine, for development: WSOPS_ALLOW_PRIVATE_WEBHOOKS=true for the server and this command; README, "Testing webhooks locally")',
+      'https URL on port 443, reachable from the public internet (a receiver on this machine, for development: WSOPS_ALLOW_PRIVATE_WEBHOOKS=true for the server and this command; README, "Testing webhooks locally"); or a broker destination: amqps://USER:PASSWORD@HOST:PORT/VHOST (RabbitMQ) or tls://HOST:PORT (NATS JetStream); amqp:// and nats:// only where private webhooks are allowed (docs/guide/destinations.md)',
     )
     .requiredOption('--scopes <list>', 'comma-separated read scopes')
     .requiredOption('--events <list>', 'comma-separated event types')
     .option('--standard-webhooks', 'also send the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature)')
+    // Event destinations (ADR 52): the kind's settings; refused for a URL of another kind.
+    .option('--exchange <name>', 'RabbitMQ: the exchange the events are published to (required for amqps://)')
+    .option('--routing-key <template>', 'RabbitMQ: routing key; placeholders {type}, {workspace}, {endpoint}', '{type}')
+    .option('--subject <template>', 'NATS: subject; placeholders {type}, {workspace}, {endpoint}', 'wsops.{workspace}.{type}')
     .option('--json', 'machine output')
     .action(
-      async (opts: { workspace: string; url: string; scopes: string; events: string; standardWebhooks?: boolean; json?: boolean }) => {
+      async (opts: {
+        workspace: string;
+        url: string;
+        scopes: string;
+        events: string;
+        standardWebhooks?: boolean;
+        exchange?: string;
+        routingKey?: string;
+        subject?: string;
+        json?: boolean;
+      }) => {
         const { created, warning, allowPrivate, alerted } = await inWorkspace(opts.workspace, async (s) => {
-          const created = await createEndpoint(s, opts.workspace, { ...opts, standardWebhooks: !!opts.standardWebhooks });
+          const created = await createEndpoint(s, opts.workspace, {
+            ...opts,
+            ...destinationFlags(opts),
+            standardWebhooks: !!opts.standardWebhooks,
+          });
           return {
             created,
             warning: await deliveryRefusalWarning(s, created.url),
@@ -68,6 +107,7 @@ export function endpointCommands(program: Command): void {
         print(!!opts.json, created, () =>
           [
             `endpoint ${created.id} registered (${created.status}); a signed endpoint.verification was queued.`,
+            ...(created.kind === 'https' ? [] : [destinationNote(created)]),
             `signing secret: ${created.secret}`,
             `The secret is shown only now; it signs every delivery (X-Service-Signature${created.standard_webhooks ? ', and webhook-signature for Standard Webhooks libraries' : ''}).`,
             'Events are delivered once the endpoint answers the verification with a 2xx; events before that are not delivered.',

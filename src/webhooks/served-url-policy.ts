@@ -9,7 +9,8 @@ import type { Kysely } from '#kysely';
 import type { Config } from '../config.js';
 import type { Database } from '../store/database.js';
 import type { DB } from '../store/schema.js';
-import { ALLOW_PRIVATE_HINT, checkWebhookUrl, liftedByAllowPrivate } from './url-safety.js';
+import { checkEndpointUrl } from './destinations/address.js';
+import { ALLOW_PRIVATE_HINT, liftedByAllowPrivate } from './url-safety.js';
 
 /** What this file takes of the services built at start (services.ts). */
 export interface ServedUrlPolicyServices {
@@ -55,7 +56,7 @@ export async function deliveryRefusalWarning(services: ServedUrlPolicyServices, 
   if (!services.config.allowPrivateWebhooks) return undefined;
   let reason: string;
   try {
-    await checkWebhookUrl(url, { allowPrivate: false });
+    await checkEndpointUrl(url, { allowPrivate: false });
     return undefined;
   } catch (err) {
     const rule = (err as { extra?: Record<string, unknown> }).extra?.['rule'];
