@@ -71,7 +71,10 @@
         return say(urlLive, 'Give an absolute URL, such as https://hooks.example.com/wsops.');
       }
       const setting = ' (rule: scheme; a local receiver needs WSOPS_ALLOW_PRIVATE_WEBHOOKS=true on the server, test and development only)';
-      if (parsed.protocol !== 'https:') return say(urlLive, `The URL must start with https://${setting}.`);
+      // Broker destinations (amqps://, tls://) take any port; their other rules are the server's.
+      if (parsed.protocol === 'amqps:' || parsed.protocol === 'tls:') return say(urlLive, '');
+      if (parsed.protocol !== 'https:')
+        return say(urlLive, `The URL must start with https:// (or amqps:// for RabbitMQ, tls:// for NATS)${setting}.`);
       if (parsed.port !== '' && parsed.port !== '443')
         return say(
           urlLive,

@@ -99,6 +99,21 @@ interface RegisterValues {
   scopes: string[];
   events: string[];
   standardWebhooks: boolean;
+  /** Broker destinations (ADR 52): blank unless the URL is amqps:// or tls://. */
+  exchange?: string;
+  routingKey?: string;
+  subject?: string;
+}
+
+/** The broker destination fields: the exchange and routing key (RabbitMQ), the subject (NATS). */
+function destinationFields(values: RegisterValues, errors: FieldErrors): Html {
+  return html`<fieldset class="field" id="f-destination">
+    <legend>Broker destination <span class="hint">(only for an amqps:// or tls:// URL)</span></legend>
+    <p class="hint">Placeholders: <code>{type}</code> (the event type), <code>{workspace}</code>, <code>{endpoint}</code>. See the destinations guide.</p>
+    ${textField({ name: 'exchange', label: 'RabbitMQ exchange (required for amqps://)', value: values.exchange ?? '', errors })}
+    ${textField({ name: 'routing_key', label: 'RabbitMQ routing key', value: values.routingKey ?? '', errors, hint: 'Default {type}.' })}
+    ${textField({ name: 'subject', label: 'NATS subject', value: values.subject ?? '', errors, hint: 'Default wsops.{workspace}.{type}; a JetStream stream must listen on it.' })}
+  </fieldset>`;
 }
 
 function registerForm(ctx: PageContext, values: RegisterValues, errors: FieldErrors = {}): Html {
@@ -119,6 +134,7 @@ function registerForm(ctx: PageContext, values: RegisterValues, errors: FieldErr
       ? 'Development mode: http, any port and private addresses are allowed.'
       : 'An https URL on port 443 whose host is reachable from the public internet. To test with a receiver on this machine, the server needs WSOPS_ALLOW_PRIVATE_WEBHOOKS=true (test and development only).',
   })}
+  <p class="hint">Or a broker destination: <code>amqps://USER:PASSWORD@HOST:PORT/VHOST</code> (RabbitMQ; the password is kept encrypted and never shown again) or <code>tls://HOST:PORT</code> (NATS JetStream).</p>
   <p class="error live-error" id="f-url-live" aria-live="polite" hidden></p>
   <fieldset class="field${scopeError ? ' has-error' : ''}" id="f-scopes"${scopeError ? html` aria-describedby="f-scopes-error"` : ''}>
     <legend>Scopes</legend>
@@ -140,6 +156,7 @@ function registerForm(ctx: PageContext, values: RegisterValues, errors: FieldErr
     <p class="error live-error" id="f-events-live" aria-live="polite" hidden></p>
     ${eventError ? html`<p class="error" id="f-events-error">${eventError}</p>` : ''}
   </fieldset>
+  ${destinationFields(values, errors)}
   <label class="check"><input type="checkbox" name="standard_webhooks" value="on"${values.standardWebhooks ? html` checked` : ''}>
   <span>Also send the Standard Webhooks headers <span class="hint"><code>webhook-id</code>, <code>webhook-timestamp</code> and <code>webhook-signature</code> beside <code>X-Service-Signature</code>, for receivers that verify with a <code>standardwebhooks</code> library.</span></span></label>
   <p><button type="submit" class="primary">Register endpoint</button> <a href="/console/webhooks">Cancel</a></p>
@@ -246,6 +263,7 @@ async function endpointPage(
   <dt>Scopes</dt><dd>${e.scopes.map((s) => html`<code>${s}</code> `)}</dd>
   <dt>Events</dt><dd>${e.events.map((s) => html`<code>${s}</code> `)}</dd>
   <dt>Registered</dt><dd>${when(e.created_at)}</dd>
+  ${destinationFacts(e)}
   <dt>Signature headers</dt><dd data-signatures>${e.standard_webhooks ? html`<code>X-Service-Signature</code> and Standard Webhooks` : html`<code>X-Service-Signature</code> only`}</dd>
   ${e.previous_secret_expires_at ? html`<dt>Previous secret</dt><dd>Still signs beside the new one until ${when(e.previous_secret_expires_at)}</dd>` : ''}
 </dl>
@@ -329,6 +347,9 @@ ${scrollingTable(
       scopes: formValues(request.body, 'scopes'),
       events: formValues(request.body, 'events'),
       standardWebhooks: formValue(request.body, 'standard_webhooks') !== '',
+      exchange: formValue(request.body, 'exchange'),
+      routingKey: formValue(request.body, 'routing_key'),
+      subject: formValue(request.body, 'subject'),
     };
     try {
       const box = formValue(request.body, 'standard_webhooks');
@@ -351,10 +372,14 @@ ${scrollingTable(
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       const param =
-        typeof err.extra.param === 'string' && ['url', 'scopes', 'events'].includes(err.extra.param) ? err.extra.param : '_form';
+        typeof err.extra.param === 'string' && ['url', 'scopes', 'events', 'exchange', 'routing_key', 'subject'].includes(err.extra.param)
+          ? err.extra.param
+          : '_form';
+      // A broker password typed into the URL is not sent back in the page: it is typed again.
+      const kept = { ...values, url: withoutPassword(values.url) };
       return sendHtml(
         reply,
-        layout(ctx, { title: 'Register a webhook endpoint', nav: 'webhooks', body: registerForm(ctx, values, { [param]: err.message }) }),
+        layout(ctx, { title: 'Register a webhook endpoint', nav: 'webhooks', body: registerForm(ctx, kept, { [param]: err.message }) }),
         err.code === 'limit_reached' ? 409 : 400,
       );
     }
@@ -426,4 +451,23 @@ ${scrollingTable(
       },
     };
   });
+}
+
+/** What a broker destination publishes to (the URL line above shows no password). */
+function destinationFacts(e: EndpointView): Html {
+  if (e.kind === 'rabbitmq')
+    return html`<dt>Destination</dt><dd>RabbitMQ: exchange <code>${e.exchange ?? ''}</code>, routing key <code>${e.routing_key ?? ''}</code></dd>`;
+  if (e.kind === 'nats') return html`<dt>Destination</dt><dd>NATS JetStream: subject <code>${e.subject ?? ''}</code></dd>`;
+  return html``;
+}
+
+function withoutPassword(typed: string): string {
+  try {
+    const url = new URL(typed);
+    if (url.password === '') return typed;
+    url.password = '';
+    return url.href;
+  } catch {
+    return typed;
+  }
 }
