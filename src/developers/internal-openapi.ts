@@ -357,6 +357,23 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
       previous_secret_expires_at: { type: ['string', 'null'] },
       max_per_second: { type: ['integer', 'null'] },
       standard_webhooks: { type: 'boolean', description: 'Deliveries also carry the Standard Webhooks headers.' },
+      // Event destinations (ADR 52).
+      kind: {
+        type: 'string',
+        enum: ['https', 'rabbitmq', 'nats'],
+        description:
+          'What the URL scheme names: `https` (a webhook), `rabbitmq` (`amqps://USER@HOST:PORT/VHOST`; the password is never shown) or `nats` (`tls://HOST:PORT`, NATS JetStream).',
+      },
+      exchange: { type: ['string', 'null'], description: 'RabbitMQ: the exchange the events are published to.' },
+      routing_key: {
+        type: ['string', 'null'],
+        description: 'RabbitMQ: the routing-key template; placeholders `{type}`, `{workspace}`, `{endpoint}` (default `{type}`).',
+      },
+      subject: {
+        type: ['string', 'null'],
+        description:
+          'NATS JetStream: the subject template; placeholders `{type}`, `{workspace}`, `{endpoint}` (default `wsops.{workspace}.{type}`).',
+      },
     },
   };
   paths['/internal/v1/workspaces/{workspace_id}/webhook-endpoints/{id}/signatures'] = {
