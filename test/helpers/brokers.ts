@@ -3,8 +3,9 @@
  * 127.0.0.1:5672 (user guest) and NATS with JetStream on 127.0.0.1:4222; a NATS server of a
  * test's own when it must stop and start one; consumers that read what wsops published.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -72,17 +73,19 @@ export class RabbitConsumer {
     return this.messages;
   }
 
+  /** Removes the queue and exchange, on a connection of its own (a broker restart closed the consumer's). */
   async stop(): Promise<void> {
-    if (!this.model) return;
+    await this.model?.close().catch(() => {});
+    this.model = undefined;
+    const model = await amqpConnect(RABBITMQ_URL);
+    model.on('error', () => {});
     try {
-      const ch = await this.model.createChannel();
+      const ch = await model.createChannel();
       await ch.deleteQueue(this.queue);
       await ch.deleteExchange(this.exchange);
-    } catch {
-      // A connection the broker closed: the test's exchange and queue go with the next restart's cleanup.
+    } finally {
+      await model.close().catch(() => {});
     }
-    await this.model.close().catch(() => {});
-    this.model = undefined;
   }
 }
 
@@ -156,9 +159,32 @@ export class OwnNatsServer {
     return `nats://127.0.0.1:${this.port}`;
   }
 
+  /** With `tls`, the server requires TLS with this certificate and key (PEM files). */
+  constructor(private readonly tls?: { cert: string; key: string }) {}
+
   async start(): Promise<this> {
     if (this.port === 0) this.port = await freePort();
-    this.child = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.store], { stdio: 'ignore' });
+    const tlsArgs = this.tls ? ['--tls', '--tlscert', this.tls.cert, '--tlskey', this.tls.key] : [];
+    this.child = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.store, ...tlsArgs], {
+      stdio: 'ignore',
+    });
+    if (this.tls) {
+      // The client below speaks plain NATS; a TLS server's port accepting connections is enough.
+      await until(
+        () =>
+          new Promise<boolean>((r) => {
+            const s = createConnection(this.port, '127.0.0.1', () => {
+              s.destroy();
+              r(true);
+            });
+            s.on('error', () => r(false));
+          }),
+        10_000,
+        'nats-server (TLS) to listen',
+        50,
+      );
+      return this;
+    }
     await until(
       async () => {
         try {
@@ -189,4 +215,19 @@ export class OwnNatsServer {
     await this.stop();
     rmSync(this.store, { recursive: true, force: true });
   }
+}
+
+/** A self-signed certificate for `localhost` (PEM files in a temporary folder), which no client trusts. */
+export function selfSignedCertificate(): { cert: string; key: string; dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'wsops-nats-tls-'));
+  const cert = join(dir, 'cert.pem');
+  const key = join(dir, 'key.pem');
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '2', '-subj', '/CN=localhost'],
+    {
+      stdio: 'ignore',
+    },
+  );
+  return { cert, key, dir };
 }

@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { StoredMsg } from '@nats-io/jetstream';
 import { verifyWebhook } from '@wsops/client';
@@ -15,7 +16,7 @@ import { runAction } from '../../src/actions/domain/index.js';
 import { resendDelivery } from '../../src/webhooks/deliveries.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint } from '../../src/webhooks/endpoints.js';
-import { NATS_URL, NatsStream, OwnNatsServer } from '../helpers/brokers.js';
+import { NATS_URL, NatsStream, OwnNatsServer, selfSignedCertificate } from '../helpers/brokers.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
@@ -152,6 +153,28 @@ for (const dialect of DIALECTS) {
         assert.equal((await row(ep.id)).status, 'active');
       } finally {
         await server.remove();
+      }
+    });
+
+    it('tls:// verifies the server certificate for the host name: a self-signed one fails the attempt as tls', async () => {
+      const certificate = selfSignedCertificate();
+      const server = await new OwnNatsServer({ cert: certificate.cert, key: certificate.key }).start();
+      try {
+        const ws = await h.workspace({ seed: false });
+        const ep = await createEndpoint(h.services, ws, {
+          url: `tls://localhost:${server.port}`,
+          scopes: 'assets:read',
+          events: 'asset.assigned',
+        });
+        assert.equal(ep.url, `tls://localhost:${server.port}`);
+        await drain();
+        const [a] = await attempts(ep.id);
+        assert.equal(a?.outcome, 'failed');
+        assert.equal(a?.error_class, 'tls', (await row(ep.id)).last_failure ?? '');
+        assert.equal((await row(ep.id)).status, 'unverified');
+      } finally {
+        await server.remove();
+        rmSync(certificate.dir, { recursive: true, force: true });
       }
     });
   });
