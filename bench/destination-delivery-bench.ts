@@ -1,0 +1,194 @@
+/**
+ * Event destinations against a webhook (issue 61, ADR 52): domain actions over HTTP through one
+ * `wsops serve`, their events delivered to one RabbitMQ destination (publisher confirms) or, for
+ * the comparison, to one HTTP endpoint answering 200 at once. Commit → message in the queue (the
+ * event's `created` to the moment an amqplib consumer in this process receives it; for HTTP, to
+ * the moment the receiver process reads the request) per rate asked, rising until a rate is not
+ * kept (p99 over 1 s, or the deliveries fall behind). Needs RabbitMQ on 127.0.0.1:5672.
+ *
+ *   node --import tsx bench/destination-delivery-bench.ts [sqlite|postgres] [seconds] [rates...]
+ */
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from 'amqplib';
+import { loadConfig } from '../src/config.js';
+import { seedRegister, seedWorkspace } from '../src/seed/seed.js';
+import { createServices, type Services } from '../src/services.js';
+import { createEndpoint } from '../src/webhooks/endpoints.js';
+import { createWorkspace } from '../src/workspaces/workspaces.js';
+import { driveActions } from './action-load.js';
+import { receiverStats, startReceiver, waitFor } from './delivery-load-bench.js';
+import { freePort, stopProcess } from './processes.js';
+import { BENCH_SECRET, startWsops } from './wsops.js';
+
+const TOKEN = 'bench-operator-token-0123456789abcdef';
+const IN_FLIGHT = 64;
+const POOL = 1000;
+const EXCHANGE = 'wsops-bench';
+const QUEUE = 'wsops-bench';
+
+type Kind = 'rabbitmq' | 'http';
+
+interface Step {
+  rate: number;
+  taken: number;
+  p50: number;
+  p99: number;
+  max: number;
+  drainSeconds: number;
+  kept: boolean;
+}
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
+
+/** The RabbitMQ side: a durable exchange and queue, and the latency of each message received. */
+async function rabbitConsumer() {
+  const model = await connect('amqp://guest:guest@127.0.0.1:5672');
+  const ch = await model.createChannel();
+  await ch.assertExchange(EXCHANGE, 'topic', { durable: true });
+  await ch.assertQueue(QUEUE, { durable: true });
+  await ch.purgeQueue(QUEUE);
+  await ch.bindQueue(QUEUE, EXCHANGE, '#');
+  const seen: { created: number; latency: number }[] = [];
+  await ch.prefetch(1000);
+  await ch.consume(QUEUE, (m) => {
+    if (!m) return;
+    const received = Date.now();
+    const at = /"created":"([^"]+)"/.exec(m.content.toString('utf8'));
+    if (at?.[1] && m.fields.routingKey !== 'endpoint.verification') {
+      const c = Date.parse(at[1]);
+      seen.push({ created: c, latency: received - c });
+    }
+    ch.ack(m);
+  });
+  return {
+    stats(from: number, to = Number.POSITIVE_INFINITY) {
+      const l = seen
+        .filter((s) => s.created >= from && s.created < to)
+        .map((s) => s.latency)
+        .sort((a, b) => a - b);
+      return { matched: l.length, p50: pct(l, 0.5), p99: pct(l, 0.99), max: l.at(-1) ?? 0 };
+    },
+    async close() {
+      await ch.deleteQueue(QUEUE).catch(() => {});
+      await ch.deleteExchange(EXCHANGE).catch(() => {});
+      await model.close();
+    },
+  };
+}
+
+async function fixtures(services: Services, kind: Kind, rport: number) {
+  const now = Date.now();
+  const ws = await createWorkspace(services.database.db, `Destinations ${kind}`, ['assets'], new Date(now).toISOString());
+  await seedWorkspace(services, ws.id, { scale: 1, seed: 'bench', now });
+  await seedRegister(services, ws.id, 'assets', POOL * 4, { seed: 'bench', now });
+  const ids = async (register: string, status: string, n: number) =>
+    (
+      await services.database.db
+        .selectFrom('records')
+        .select('id')
+        .where('workspace_id', '=', ws.id)
+        .where('register', '=', register)
+        .where('status', '=', status)
+        .orderBy('id')
+        .limit(n)
+        .execute()
+    ).map((r) => r.id);
+  const assets = await ids('assets', 'AVAILABLE', POOL);
+  const people = await services.database.db
+    .selectFrom('records')
+    .select('doc')
+    .where('workspace_id', '=', ws.id)
+    .where('register', '=', 'people')
+    .execute();
+  const personIds = people
+    .map((p) => JSON.parse(p.doc) as { id: string; status: string })
+    .filter((p) => p.status === 'ACTIVE')
+    .map((p) => p.id)
+    .slice(0, 50);
+  const endpoint = await createEndpoint(services, ws.id, {
+    url: kind === 'rabbitmq' ? 'amqp://guest:guest@127.0.0.1:5672/%2F' : `http://127.0.0.1:${rport}/actions`,
+    exchange: kind === 'rabbitmq' ? EXCHANGE : undefined,
+    scopes: 'assets:read',
+    events: 'asset.assigned asset.returned',
+  });
+  return { ws: ws.id, assets, personIds, endpointId: endpoint.id };
+}
+
+async function run(databaseUrl: string, kind: Kind, seconds: number, rates: number[]): Promise<Step[]> {
+  const rport = await freePort();
+  const receiver = kind === 'http' ? await startReceiver(rport) : undefined;
+  const consumer = kind === 'rabbitmq' ? await rabbitConsumer() : undefined;
+  const env = { WSOPS_DATABASE_URL: databaseUrl, WSOPS_SECRET: BENCH_SECRET, WSOPS_ALLOW_PRIVATE_WEBHOOKS: 'true' };
+  const services = await createServices(loadConfig(env));
+  let api: ChildProcess | undefined;
+  const steps: Step[] = [];
+  try {
+    const fx = await fixtures(services, kind, rport);
+    const internalPort = await freePort();
+    const internal = `http://127.0.0.1:${internalPort}`;
+    api = await startWsops(databaseUrl, await freePort(), {
+      env: { ...env, WSOPS_INTERNAL_PORT: String(internalPort), WSOPS_OPERATOR_TOKEN: TOKEN },
+    });
+    await waitFor(async () => {
+      const row = await services.database.db
+        .selectFrom('webhook_endpoints')
+        .select('status')
+        .where('id', '=', fx.endpointId)
+        .executeTakeFirst();
+      return row?.status === 'active';
+    }, 'verification');
+    const stats = async (from: number, to?: number) =>
+      consumer ? consumer.stats(from, to) : receiverStats(rport, { prefix: '/actions', from, ...(to === undefined ? {} : { to }) });
+    const drive = (rate: number, s: number) =>
+      driveActions({ ...fx, internal, token: TOKEN, workspaceId: fx.ws, rate, seconds: s, inFlight: IN_FLIGHT });
+    // Warm-up: cold code, the connection to the broker.
+    const warm0 = Date.now();
+    const warm = await drive(200, 2);
+    await waitFor(async () => (await stats(warm0)).matched >= warm.ok, 'warm-up deliveries', 120_000);
+    for (const rate of rates) {
+      const t0 = Date.now();
+      const d = await drive(rate, seconds);
+      const t1 = Date.now();
+      await waitFor(async () => (await stats(t0)).matched >= d.ok, `deliveries at ${rate}/s`, 300_000);
+      const t2 = Date.now();
+      const s = await stats(t0, t1);
+      const taken = Math.round(d.ok / ((t1 - t0) / 1000));
+      const drainSeconds = (t2 - t1) / 1000;
+      // Kept: the actions were taken at the rate asked (within 5%), p99 ≤ 1 s, the queue drained within 2 s.
+      const kept = taken >= rate * 0.95 && s.p99 <= 1000 && drainSeconds <= 2 && d.errors === 0;
+      steps.push({ rate, taken, p50: s.p50, p99: s.p99, max: s.max, drainSeconds, kept });
+      process.stdout.write(
+        `${kind} ${databaseUrl.split(':')[0]} ${rate}/s asked: ${taken}/s taken, commit → received p50 ${s.p50} ms, p99 ${s.p99} ms, max ${s.max} ms, drained in ${drainSeconds.toFixed(1)} s, errors ${d.errors}: ${kept ? 'kept' : 'NOT kept'}\n`,
+      );
+      if (!kept) break;
+    }
+  } finally {
+    if (api) await stopProcess(api);
+    if (receiver) await stopProcess(receiver);
+    await consumer?.close();
+    await services.close();
+  }
+  return steps;
+}
+
+const dialect = process.argv[2] ?? 'sqlite';
+const seconds = Number(process.argv[3] ?? 10);
+const rates = process.argv.slice(4).map(Number);
+const steady = rates.length > 0 ? rates : [300, 600, 900, 1200, 1500, 2000];
+const summary: string[] = [];
+for (const kind of ['rabbitmq', 'http'] as const) {
+  const dir = mkdtempSync(join(tmpdir(), 'wsops-dest-bench-'));
+  const url = dialect === 'sqlite' ? `sqlite:${join(dir, 'bench.db')}` : (process.env.WSOPS_BENCH_POSTGRES_URL ?? '');
+  if (!url) throw new Error('set WSOPS_BENCH_POSTGRES_URL to an empty PostgreSQL database for the postgres run');
+  try {
+    const steps = await run(url, kind, seconds, steady);
+    const highest = steps.filter((s) => s.kept).at(-1);
+    summary.push(`${kind}: at 300/s p99 ${steps[0]?.p99 ?? '-'} ms; highest steady rate ${highest ? `${highest.rate}/s` : 'none'}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+process.stdout.write(`${summary.join('\n')}\n`);
