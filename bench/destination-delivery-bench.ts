@@ -165,6 +165,17 @@ async function run(databaseUrl: string, kind: Kind, seconds: number, rates: numb
       );
       if (!kept) break;
     }
+    // The attempts themselves (send → broker confirm, or → HTTP answer), to tell the wire from the queue.
+    const lat = await services.database.db
+      .selectFrom('delivery_attempts')
+      .select((eb) => [
+        eb.fn.avg<number>('latency_ms').as('avg'),
+        eb.fn.max<number>('latency_ms').as('max'),
+        eb.fn.countAll<number>().as('n'),
+      ])
+      .where('endpoint_id', '=', fx.endpointId)
+      .executeTakeFirst();
+    process.stdout.write(`${kind}: ${lat?.n} attempts, latency avg ${Math.round(Number(lat?.avg))} ms, max ${lat?.max} ms\n`);
   } finally {
     if (api) await stopProcess(api);
     if (receiver) await stopProcess(receiver);
@@ -179,7 +190,7 @@ const seconds = Number(process.argv[3] ?? 10);
 const rates = process.argv.slice(4).map(Number);
 const steady = rates.length > 0 ? rates : [300, 600, 900, 1200, 1500, 2000];
 const summary: string[] = [];
-for (const kind of ['rabbitmq', 'http'] as const) {
+for (const kind of (process.env.WSOPS_BENCH_KINDS ?? 'rabbitmq,http').split(',') as Kind[]) {
   const dir = mkdtempSync(join(tmpdir(), 'wsops-dest-bench-'));
   const url = dialect === 'sqlite' ? `sqlite:${join(dir, 'bench.db')}` : (process.env.WSOPS_BENCH_POSTGRES_URL ?? '');
   if (!url) throw new Error('set WSOPS_BENCH_POSTGRES_URL to an empty PostgreSQL database for the postgres run');
