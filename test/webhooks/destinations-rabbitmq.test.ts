@@ -17,7 +17,7 @@ import { runAlertRound } from '../../src/alerts/send.js';
 import { listEndpointAlerts } from '../../src/alerts/stages.js';
 import { resendDelivery } from '../../src/webhooks/deliveries.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
-import { createEndpoint } from '../../src/webhooks/endpoints.js';
+import { createEndpoint, enableEndpoint } from '../../src/webhooks/endpoints.js';
 import { bareExchange, RabbitConsumer, rabbitmqctl, restartRabbitMq } from '../helpers/brokers.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
@@ -167,7 +167,7 @@ for (const dialect of DIALECTS) {
       assert.match((await row(noQueue.id)).last_failure ?? '', /unroutable: no queue is bound/);
     });
 
-    it('refused credentials fail as auth; 20 failures in a row disable the endpoint and raise the alert', async () => {
+    it('refused credentials fail as auth; 20 failures in a row disable the endpoint and raise the alert; switched on again it gets what it owed and what was raised meanwhile, each once', async () => {
       const { ws, consumer, raise } = await setUp();
       const user = `wsops_test_${dialect}_${randomBytes(3).toString('hex')}`;
       users.push(user);
@@ -201,6 +201,32 @@ for (const dialect of DIALECTS) {
         alerts.some((a) => a.stage === 'disabled'),
         JSON.stringify(alerts),
       );
+
+      // Nothing is lost: an event raised while it is disabled is held; the broker's password put
+      // back, switched on and verified again, it gets the 20 it owed and that one, each once.
+      const meanwhile = await raise();
+      await rabbitmqctl('change_password', user, 'right-password');
+      await enableEndpoint(h.services, ws, ep.id);
+      const again = new Dispatcher(h.services, { random: () => 0 });
+      try {
+        await drain(again);
+        // The owed deliveries keep their place in the retry schedule: their second attempt is a minute on.
+        h.clock.advance(120_000);
+        await drain(again);
+      } finally {
+        await again.stop();
+      }
+      assert.equal((await row(ep.id)).status, 'active');
+      const ids = consumer.messages
+        .filter((m) => m.fields.routingKey !== 'endpoint.verification')
+        .map((m) => m.properties.messageId as string);
+      await consumer.received(1 + 21 + 1, 'the verifications and the 21 events');
+      const delivered = consumer.messages
+        .filter((m) => m.fields.routingKey !== 'endpoint.verification')
+        .map((m) => m.properties.messageId as string);
+      assert.equal(delivered.length, 21, JSON.stringify(ids));
+      assert.equal(new Set(delivered).size, 21, 'each once');
+      assert.ok(delivered.includes(meanwhile));
     });
 
     it('the broker stopped and started again loses nothing: the attempts while it is down fail, the retry delivers', async () => {
