@@ -11,6 +11,7 @@
  * never reconnecting by itself: a broken one is dropped and the next attempt checks and
  * connects again.
  */
+import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection, NodeConnectionOptions } from '@nats-io/transport-node';
 import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, classifyError } from '../send.js';
 import { brokerAddress } from './address.js';
@@ -18,8 +19,24 @@ import { type Closable, ConnectionPool } from './pool.js';
 import { renderTemplate } from './templates.js';
 import { beforeDeadline, failed, type Message, SUCCEEDED, type Target, type Transport } from './transport.js';
 
+/** The client's two modules, loaded at the first NATS delivery. */
+const client = async () => ({ ...(await import('@nats-io/transport-node')), ...(await import('@nats-io/jetstream')) });
+type Client = Awaited<ReturnType<typeof client>>;
+let loaded: Promise<Client> | undefined;
+const loadClient = () => {
+  loaded ??= client();
+  return loaded;
+};
+
 class NatsLink implements Closable {
-  constructor(readonly nc: NatsConnection) {}
+  readonly js: JetStreamClient;
+
+  constructor(
+    readonly nc: NatsConnection,
+    readonly lib: Client,
+  ) {
+    this.js = lib.jetstream(nc, { timeout: ATTEMPT_TIMEOUT_MS });
+  }
 
   get closed(): boolean {
     return this.nc.isClosed();
@@ -46,8 +63,6 @@ export class NatsTransport implements Transport {
       endpoint: target.endpointId,
     });
     try {
-      const { headers } = await import('@nats-io/transport-node');
-      const { jetstream } = await import('@nats-io/jetstream');
       await beforeDeadline(
         deadline,
         this.pool.with(
@@ -56,10 +71,10 @@ export class NatsTransport implements Transport {
           target.url.href,
           () => this.connect(target),
           async (link) => {
-            const h = headers();
+            const h = link.lib.headers();
             for (const [name, value] of Object.entries(message.headers)) h.set(name, value);
             h.set('x-service-event-id', message.eventId);
-            await jetstream(link.nc, { timeout: ATTEMPT_TIMEOUT_MS }).publish(subject, message.body, {
+            await link.js.publish(subject, message.body, {
               msgID: message.dedupeId,
               headers: h,
               timeout: ATTEMPT_TIMEOUT_MS,
@@ -76,13 +91,13 @@ export class NatsTransport implements Transport {
   }
 
   private async connect(target: Target): Promise<NatsLink> {
-    const { connect } = await import('@nats-io/transport-node');
+    const lib = await loadClient();
     const a = brokerAddress(target.url.href);
     const address = target.addresses[0] ?? a.host;
     const server = address.includes(':') ? `[${address}]:${a.port}` : `${address}:${a.port}`;
     // servername is passed through to tls.connect (the client's typings omit it).
     const tls = { servername: a.host, rejectUnauthorized: true } as NodeConnectionOptions['tls'];
-    const nc = await connect({
+    const nc = await lib.connect({
       servers: [server],
       name: 'wsops',
       timeout: ATTEMPT_TIMEOUT_MS,
@@ -92,7 +107,7 @@ export class NatsTransport implements Transport {
       // tls://: TLS is required and the certificate is checked for the host name, not the address.
       tls: a.tls ? tls : null,
     });
-    return new NatsLink(nc);
+    return new NatsLink(nc, lib);
   }
 
   forget(endpointId: string): Promise<void> {
