@@ -1,5 +1,5 @@
 /**
- * `node scripts/check-doc-paths.mjs` (part of `npm run lint`): every repository path that the
+ * `node scripts/check-doc-paths.mjs [ROOT]` (part of `npm run lint`): every repository path that the
  * README or a page under docs/ names, under src/, test/, bench/, scripts/ or packages/, must
  * exist. A dead path is printed as `file:line: path` and the check exits 1.
  *
@@ -15,10 +15,11 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** The repository checked: this one, or the folder given as the first argument (the test's). */
+const ROOT = process.argv[2] ? resolve(process.argv[2]) : fileURLToPath(new URL('..', import.meta.url));
 const FOLDERS = ['src', 'test', 'bench', 'scripts', 'packages'];
 const PATH = new RegExp(`(?<![\\w./@~$%+=-])((?:\\.\\.?/)*)((?:${FOLDERS.join('|')})/(?:[\\w.@*?/-]|\\{[\\w.,*/-]*\\})*)`, 'g');
 
@@ -32,7 +33,7 @@ function markdownFiles() {
       else if (entry.name.endsWith('.md')) files.push(path);
     }
   };
-  walk('docs');
+  if (existsSync(join(ROOT, 'docs'))) walk('docs');
   return files;
 }
 
@@ -111,7 +112,7 @@ export function exists(path) {
 /** Build output and benchmark results (ignored by git: dist/, bench/results/) need not exist in a checkout. */
 function ignored(path) {
   // As a folder too: `packages/*/dist/` ignores only folders, and a path that is absent is not known to be one.
-  const git = spawnSync('git', ['check-ignore', '--quiet', '--no-index', path, `${path}/`], { cwd: ROOT });
+  const git = spawnSync('git', ['check-ignore', '--no-index', path, `${path}/`], { cwd: ROOT });
   return git.status === 0;
 }
 
@@ -139,7 +140,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     }
   }
   if (count > 0) {
-    process.stderr.write(`check-doc-paths: ${count} path(s) named in the docs do not exist; point them at the current file or remove them\n`);
+    process.stderr.write(
+      `check-doc-paths: ${count} path(s) named in the docs do not exist; point them at the current file or remove them\n`,
+    );
     process.exit(1);
   }
   process.stdout.write('check-doc-paths: every src/, test/, bench/, scripts/ and packages/ path named in README.md and docs/ exists\n');

@@ -23,5 +23,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const page = readFileSync(SETTINGS_PAGE, 'utf8');
   const updated = withSettingsTable(page);
   if (updated !== page) writeFileSync(SETTINGS_PAGE, updated);
-  process.stdout.write(updated === page ? 'docs/guide/settings.md: the settings table is up to date\n' : 'docs/guide/settings.md: settings table written\n');
+  process.stdout.write(
+    updated === page ? 'docs/guide/settings.md: the settings table is up to date\n' : 'docs/guide/settings.md: settings table written\n',
+  );
 }

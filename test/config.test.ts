@@ -75,7 +75,8 @@ describe('settings', () => {
   it("the settings page's table is the one generated from the schema (run `npm run readme-settings`), and the README links it", () => {
     const page = readFileSync(new URL('../docs/guide/settings.md', import.meta.url), 'utf8');
     assert.equal(withSettingsTable(page), page, 'docs/guide/settings.md settings table drifted: run `npm run readme-settings`');
-    for (const s of Object.values(SETTINGS)) assert.ok(page.includes(`| \`${s.env}\` |`), `${s.env} is missing from docs/guide/settings.md`);
+    for (const s of Object.values(SETTINGS))
+      assert.ok(page.includes(`| \`${s.env}\` |`), `${s.env} is missing from docs/guide/settings.md`);
     const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
     assert.match(readme, /## Settings\n[^#]*\]\(docs\/guide\/settings\.md\)/, "the README's Settings section links the page");
   });
