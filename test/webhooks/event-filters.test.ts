@@ -430,27 +430,25 @@ for (const dialect of DIALECTS) {
       );
 
       // A recent event of the workspace, a rejection, through the outbox.
-      const decided = await h.services.database.db
-        .transaction()
-        .execute((trx) =>
-          emitEvent(
-            trx,
-            ws,
-            'purchase_request.decided',
-            {
-              purchase_request: {
-                id: 'prq_y',
-                title: 'T',
-                status: 'REJECTED',
-                amount_minor: 700,
-                currency: 'EUR',
-                requester_id: 'per_y',
-                decided_at: null,
-              },
+      const decided = await h.services.database.db.transaction().execute((trx) =>
+        emitEvent(
+          trx,
+          ws,
+          'purchase_request.decided',
+          {
+            purchase_request: {
+              id: 'prq_y',
+              title: 'T',
+              status: 'REJECTED',
+              amount_minor: 700,
+              currency: 'EUR',
+              requester_id: 'per_y',
+              decided_at: null,
             },
-            h.clock(),
-          ),
-        );
+          },
+          h.clock(),
+        ),
+      );
       const eventId = decided.id;
       const fresh = await admin.get(`/console/webhooks/${id}`);
       assert.ok(fresh.body.includes(`<option value="${eventId}"`), 'the recent event is offered');
