@@ -40,8 +40,8 @@ export function filterField(value: string, errors: FieldErrors = {}): Html {
 function trialResult(trial: FilterTrial): Html {
   const what = html`<code>${trial.event_type}</code> <code>${trial.event_id}</code>`;
   return trial.matched
-    ? html`<p class="notice notice-success" role="status" data-filter-trial="matched">Matched: ${what} would be sent to this endpoint.</p>`
-    : html`<p class="notice notice-error" role="status" data-filter-trial="not-matched">Not matched: ${what} would not be sent${trial.failed_clause ? html`; the clause that failed: <code>${trial.failed_clause}</code>` : ''}.</p>`;
+    ? html`<p class="notice notice-success" role="status" data-filter-trial="matched">Matched: ${what} matches the filter in the field, so it would be sent.</p>`
+    : html`<p class="notice notice-error" role="status" data-filter-trial="not-matched">Not matched: ${what} does not match the filter in the field, so it would not be sent${trial.failed_clause ? html`; the clause that failed: <code>${trial.failed_clause}</code>` : ''}.</p>`;
 }
 
 export function filterSection(ctx: PageContext, e: EndpointView, recent: readonly RecentEvent[], state?: FilterFormState): Html {
