@@ -289,6 +289,8 @@ export interface WebhookEndpointsTable {
   standard_webhooks: number;
   /** When the current run of failures began (null while healthy): the failure episode. */
   failing_since: string | null;
+  /** The content filter as canonical JSON text (migration 0040, webhooks/event-filter.ts); null: none. */
+  filter: string | null;
 }
 
 /** A failure alert about an endpoint: one per endpoint, stage and failure episode. */

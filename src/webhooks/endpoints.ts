@@ -17,6 +17,7 @@ import type { SecretBox } from '../secret-box.js';
 import type { Database } from '../store/database.js';
 import type { DB, WebhookEndpointsTable } from '../store/schema.js';
 import { lockWorkspace } from '../workspaces/workspaces.js';
+import { parseFilter } from './event-filter.js';
 import { EVENT_TYPES, isEventType, SUBSCRIBABLE_EVENTS, VERIFICATION_EVENT } from './event-types.js';
 import { emitVerification } from './outbox.js';
 import { holdOwedJobs, makeDueNow } from './queue.js';
@@ -53,6 +54,8 @@ export interface EndpointView {
   max_per_second: number | null;
   /** Deliveries also carry the Standard Webhooks headers beside X-Service-Signature. */
   standard_webhooks: boolean;
+  /** The content filter (webhooks/event-filter.ts): only matching events are sent; null: every event subscribed to. */
+  filter: Record<string, unknown> | null;
 }
 
 export function toView(row: WebhookEndpointsTable): EndpointView {
@@ -72,6 +75,7 @@ export function toView(row: WebhookEndpointsTable): EndpointView {
     previous_secret_expires_at: row.previous_secret_expires_at,
     max_per_second: row.max_per_second,
     standard_webhooks: Number(row.standard_webhooks) === 1,
+    filter: row.filter ? (JSON.parse(row.filter) as Record<string, unknown>) : null,
   };
 }
 
@@ -169,9 +173,12 @@ export async function createEndpoint(
     actor?: string;
     /** Also send the Standard Webhooks headers (off by default: the seed's signature alone). */
     standardWebhooks?: boolean;
+    /** A content filter: JSON text or a parsed object (event-filter.ts); none: every event subscribed to. */
+    filter?: unknown;
   },
 ): Promise<EndpointView & { secret: string; verification_event_id: string }> {
   const { scopes, events } = checkSubscription(input.scopes, input.events);
+  const filter = parseFilter(input.filter);
   const checked = await checkWebhookUrl(input.url, { allowPrivate: services.config.allowPrivateWebhooks });
   const secret = newSigningSecret();
   const now = services.clock();
@@ -197,6 +204,7 @@ export async function createEndpoint(
     throttle_next_at: null,
     standard_webhooks: input.standardWebhooks ? 1 : 0,
     failing_since: null,
+    filter,
   };
   const verification = await services.database.db.transaction().execute(async (trx) => {
     await lockWorkspace(trx, services.database.engine, workspaceId);
@@ -208,7 +216,7 @@ export async function createEndpoint(
       actor: input.actor ?? 'cli',
       action: 'endpoint.created',
       target: row.id,
-      detail: { url: row.url, scopes, events, standard_webhooks: row.standard_webhooks === 1 },
+      detail: { url: row.url, scopes, events, standard_webhooks: row.standard_webhooks === 1, ...(filter ? { filter } : {}) },
     });
     return emitVerification(trx, workspaceId, row.id, randomBytes(16).toString('hex'), now);
   });
