@@ -1,4 +1,4 @@
-/** Every setting is validated with a message that says how to fix it; the README's table is generated from the schema. */
+/** Every setting is validated with a message that says how to fix it; the settings page's table is generated from the schema. */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
@@ -72,10 +72,13 @@ describe('settings', () => {
     });
   }
 
-  it("the README's settings table is the one generated from the schema (run `npm run readme-settings`)", () => {
+  it("the settings page's table is the one generated from the schema (run `npm run readme-settings`), and the README links it", () => {
+    const page = readFileSync(new URL('../docs/guide/settings.md', import.meta.url), 'utf8');
+    assert.equal(withSettingsTable(page), page, 'docs/guide/settings.md settings table drifted: run `npm run readme-settings`');
+    for (const s of Object.values(SETTINGS))
+      assert.ok(page.includes(`| \`${s.env}\` |`), `${s.env} is missing from docs/guide/settings.md`);
     const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-    assert.equal(withSettingsTable(readme), readme, 'README.md settings table drifted: run `npm run readme-settings`');
-    for (const s of Object.values(SETTINGS)) assert.ok(readme.includes(`| \`${s.env}\` |`), `${s.env} is missing from README.md`);
+    assert.match(readme, /## Settings\n[^#]*\]\(docs\/guide\/settings\.md\)/, "the README's Settings section links the page");
   });
 
   it('each documented default is the value in force when the variable is unset', () => {

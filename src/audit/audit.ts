@@ -261,6 +261,10 @@ export function describeAudit(e: Pick<AuditRow, 'action' | 'target' | 'key_id' |
       return `The identity provider deleted person ${target} (SCIM)`;
     case 'record.scim_deactivated':
       return `The identity provider deleted person ${target}; other records name it, so it was kept as INACTIVE (SCIM)`;
+    case 'endpoint.filter_set':
+      return typeof d.filter === 'string'
+        ? `Set the content filter of webhook endpoint ${target}: ${d.filter.slice(0, 200)}`
+        : `Removed the content filter of webhook endpoint ${target}`;
     case 'endpoint.signatures_set':
       return d.standard_webhooks === true
         ? `Webhook endpoint ${target} is sent the Standard Webhooks headers beside X-Service-Signature`

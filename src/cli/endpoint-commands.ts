@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { listAdmins } from '../sign-in/admins.js';
 import { sendTestEvent } from '../webhooks/deliveries.js';
 import { kindOf } from '../webhooks/destinations/address.js';
+import { setEndpointFilter } from '../webhooks/endpoint-filters.js';
 import {
   createEndpoint,
   disableEndpoint,
@@ -46,6 +47,9 @@ async function inWorkspace<T>(workspaceId: string, fn: (s: EndpointsServices) =>
   });
 }
 
+const FILTER_HELP =
+  'only events whose webhook body matches this JSON filter are sent, e.g. \'{"data":{"purchase_request":{"amount_minor":{"$gt":100000}}}}\' (docs/guide/filters.md)';
+
 export function endpointCommands(program: Command): void {
   const ep = program.command('endpoint').description('register and manage webhook endpoints');
   ep.command('create')
@@ -62,6 +66,7 @@ export function endpointCommands(program: Command): void {
     .option('--exchange <name>', 'RabbitMQ: the exchange the events are published to (required for amqps://)')
     .option('--routing-key <template>', 'RabbitMQ: routing key; placeholders {type}, {workspace}, {endpoint}', '{type}')
     .option('--subject <template>', 'NATS: subject; placeholders {type}, {workspace}, {endpoint}', 'wsops.{workspace}.{type}')
+    .option('--filter <json>', FILTER_HELP)
     .option('--json', 'machine output')
     .action(
       async (opts: {
@@ -73,6 +78,7 @@ export function endpointCommands(program: Command): void {
         exchange?: string;
         routingKey?: string;
         subject?: string;
+        filter?: string;
         json?: boolean;
       }) => {
         const { created, warning, allowPrivate, alerted } = await inWorkspace(opts.workspace, async (s) => {
@@ -123,7 +129,10 @@ export function endpointCommands(program: Command): void {
     .action(async (opts: { workspace: string; json?: boolean }) => {
       const all = await inWorkspace(opts.workspace, (s) => listEndpoints(s, opts.workspace));
       print(!!opts.json, all, () =>
-        table(all, ['id', 'status', 'disabled_reason', 'url', 'events', 'consecutive_failures', 'max_per_second', 'standard_webhooks']),
+        table(
+          all.map((e) => ({ ...e, filter: e.filter ? JSON.stringify(e.filter) : null })),
+          ['id', 'status', 'disabled_reason', 'url', 'events', 'consecutive_failures', 'max_per_second', 'standard_webhooks', 'filter'],
+        ),
       );
     });
   const simple = [
@@ -216,6 +225,23 @@ export function endpointCommands(program: Command): void {
         result.standard_webhooks
           ? `endpoint ${id} is sent X-Service-Signature and the Standard Webhooks headers (verify with any standardwebhooks library and the endpoint's secret)`
           : `endpoint ${id} is sent X-Service-Signature alone`,
+      );
+    });
+
+  ep.command('filter')
+    .description('set or clear the content filter: only events matching it are sent to the endpoint (docs/guide/filters.md)')
+    .requiredOption('--workspace <id>', 'workspace id')
+    .argument('<endpoint_id>', 'endpoint id')
+    .option('--set <json>', FILTER_HELP)
+    .option('--clear', 'remove the filter: every event subscribed to is sent')
+    .option('--json', 'machine output')
+    .action(async (id: string, opts: { workspace: string; set?: string; clear?: boolean; json?: boolean }) => {
+      if ((opts.set === undefined) === !opts.clear) throw new UsageError('give either --set JSON or --clear');
+      const result = await inWorkspace(opts.workspace, (s) => setEndpointFilter(s, opts.workspace, id, opts.clear ? null : opts.set));
+      print(!!opts.json, result, () =>
+        result.filter
+          ? `endpoint ${id} is sent only the events matching ${JSON.stringify(result.filter)}; from the next event raised`
+          : `endpoint ${id} has no filter: it is sent every event it subscribes to`,
       );
     });
 

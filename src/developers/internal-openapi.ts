@@ -11,6 +11,7 @@ import { REGISTERS } from '../registers/catalogue.js';
 import { ID_PATTERN_BODY, type JsonSchema } from '../registers/fields.js';
 import { FIELD_PROBLEM_CODES, patchSchemaOf, writeSchemaOf } from '../registers/record-input.js';
 import { adapterOf } from '../store/database.js';
+import { MAX_FILTER_BYTES, MAX_FILTER_DEPTH } from '../webhooks/event-filter.js';
 import { EXPORT_ORDER } from '../writes/export.js';
 import { ATOMIC_MAX_LINES, MAX_LINE_BYTES, MAX_REPORTED_REFUSALS } from '../writes/import.js';
 import { REFERRER_IDS_LISTED } from '../writes/referrers.js';
@@ -374,6 +375,45 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
         description:
           'NATS JetStream: the subject template; placeholders `{type}`, `{workspace}`, `{endpoint}` (default `wsops.{workspace}.{type}`).',
       },
+      filter: {
+        type: ['object', 'null'],
+        description:
+          'The content filter: only events whose webhook body matches it are sent (docs/guide/filters.md); null: every event subscribed to.',
+      },
+    },
+  };
+  paths['/internal/v1/workspaces/{workspace_id}/webhook-endpoints/{id}/filter'] = {
+    parameters: [
+      { $ref: '#/components/parameters/workspace_id' },
+      { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'The endpoint id (`we_…`).' },
+    ],
+    put: {
+      operationId: 'setEndpointFilter',
+      tags: ['webhook endpoints'],
+      summary: 'Set or clear the content filter of an endpoint',
+      description: `Only events whose webhook body (\`{id, type, created, api_version, data}\`) matches the filter are sent to the endpoint; the others get no delivery (never a failure). A JSON match: nested objects match nested fields, a plain value by equality, operators \`$eq $neq $gt $gte $lt $lte $in $nin $exist\` on one field, \`$and\`/\`$or\` over whole filters; a field holding an array matches when an element does. At most ${MAX_FILTER_BYTES} bytes and ${MAX_FILTER_DEPTH} levels; keys naming \`__proto__\`, \`constructor\` or \`prototype\` are refused. An invalid filter is a 400 \`invalid_parameter\` naming the path and the problem. \`null\` clears it. Verification and test events ignore it. From the next event raised; recorded in the audit trail.`,
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['filter'],
+              properties: {
+                filter: {
+                  type: ['object', 'null'],
+                  examples: [{ data: { purchase_request: { amount_minor: { $gt: 100000 } } } }],
+                },
+              },
+            },
+          },
+        },
+      },
+      responses: {
+        '200': { description: 'The endpoint.', content: { 'application/json': { schema: ref('WebhookEndpoint') } } },
+        ...WITH_JSON_BODY,
+      },
     },
   };
   paths['/internal/v1/workspaces/{workspace_id}/webhook-endpoints/{id}/signatures'] = {
@@ -426,7 +466,10 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
         name: 'actions',
         description: 'The domain actions: state changes that update the registers and emit their events in one transaction.',
       },
-      { name: 'webhook endpoints', description: "A workspace's webhook endpoints: the signature headers they are sent." },
+      {
+        name: 'webhook endpoints',
+        description: "A workspace's webhook endpoints: the signature headers they are sent and their content filters.",
+      },
       { name: 'operations', description: 'Liveness, readiness, metrics and this document; no token.' },
     ],
     // No fixed address: the listener is wherever WSOPS_INTERNAL_HOST and WSOPS_INTERNAL_PORT put it.

@@ -87,7 +87,7 @@ export function buildInternalApp(services: Services, options: InternalAppOptions
     app,
     services.config.baseUrl,
     'wsops-internal',
-    ' on the internal listener: it serves the operations of /internal/openapi.json (/internal/v1/actions/{action}, /internal/v1/workspaces/{workspace_id}/{register}/{id}, /internal/v1/workspaces/{workspace_id}/import and /export, /internal/v1/workspaces/{workspace_id}/webhook-endpoints/{id}/signatures), /metrics, /readyz and /healthz.',
+    ' on the internal listener: it serves the operations of /internal/openapi.json (/internal/v1/actions/{action}, /internal/v1/workspaces/{workspace_id}/{register}/{id}, /internal/v1/workspaces/{workspace_id}/import and /export, /internal/v1/workspaces/{workspace_id}/webhook-endpoints/{id}/signatures and /filter), /metrics, /readyz and /healthz.',
   );
 
   app.get('/healthz', async (_request, reply) => reply.type(JSON_TYPE).send('{"ok":true}'));

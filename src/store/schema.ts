@@ -296,6 +296,8 @@ export interface WebhookEndpointsTable {
   routing_key: string | null;
   /** NATS JetStream: the subject template. */
   subject: string | null;
+  /** The content filter as canonical JSON text (migration 0040, webhooks/event-filter.ts); null: none. */
+  filter: string | null;
 }
 
 /** A failure alert about an endpoint: one per endpoint, stage and failure episode. */

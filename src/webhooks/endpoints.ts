@@ -18,6 +18,7 @@ import type { Database } from '../store/database.js';
 import type { DB, WebhookEndpointsTable } from '../store/schema.js';
 import { lockWorkspace } from '../workspaces/workspaces.js';
 import { checkEndpointUrl, type DestinationKind, type DestinationOptions, kindOf, parseDestination } from './destinations/address.js';
+import { parseFilter } from './event-filter.js';
 import { EVENT_TYPES, isEventType, SUBSCRIBABLE_EVENTS, VERIFICATION_EVENT } from './event-types.js';
 import { emitVerification } from './outbox.js';
 import { holdOwedJobs, makeDueNow } from './queue.js';
@@ -58,6 +59,8 @@ export interface EndpointView {
   exchange: string | null;
   routing_key: string | null;
   subject: string | null;
+  /** The content filter (webhooks/event-filter.ts): only matching events are sent; null: every event subscribed to. */
+  filter: Record<string, unknown> | null;
 }
 
 export function toView(row: WebhookEndpointsTable): EndpointView {
@@ -81,6 +84,7 @@ export function toView(row: WebhookEndpointsTable): EndpointView {
     exchange: row.exchange,
     routing_key: row.routing_key,
     subject: row.subject,
+    filter: row.filter ? (JSON.parse(row.filter) as Record<string, unknown>) : null,
   };
 }
 
@@ -178,9 +182,12 @@ export async function createEndpoint(
     actor?: string;
     /** Also send the Standard Webhooks headers (off by default: the seed's signature alone). */
     standardWebhooks?: boolean;
+    /** A content filter: JSON text or a parsed object (event-filter.ts); none: every event subscribed to. */
+    filter?: unknown;
   } & DestinationOptions,
 ): Promise<EndpointView & { secret: string; verification_event_id: string }> {
   const { scopes, events } = checkSubscription(input.scopes, input.events);
+  const filter = parseFilter(input.filter);
   const policy = { allowPrivate: services.config.allowPrivateWebhooks };
   // A broker destination's URL loses its password here; the password is sealed apart (ADR 52).
   const destination = parseDestination(input.url, input, policy);
@@ -213,6 +220,7 @@ export async function createEndpoint(
     exchange: destination.exchange,
     routing_key: destination.routingKey,
     subject: destination.subject,
+    filter,
   };
   const verification = await services.database.db.transaction().execute(async (trx) => {
     await lockWorkspace(trx, services.database.engine, workspaceId);
@@ -224,7 +232,7 @@ export async function createEndpoint(
       actor: input.actor ?? 'cli',
       action: 'endpoint.created',
       target: row.id,
-      detail: { url: row.url, scopes, events, standard_webhooks: row.standard_webhooks === 1 },
+      detail: { url: row.url, scopes, events, standard_webhooks: row.standard_webhooks === 1, ...(filter ? { filter } : {}) },
     });
     return emitVerification(trx, workspaceId, row.id, randomBytes(16).toString('hex'), now);
   });

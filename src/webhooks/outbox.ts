@@ -8,6 +8,7 @@ import { newId } from '../ids.js';
 import { HOLDS_EVENTS, RECEIVES_EVENTS } from '../store/event-receivers.js';
 import { insertBatches } from '../store/insert-batches.js';
 import type { DB } from '../store/schema.js';
+import { type CompiledFilter, compileFilter } from './event-filter.js';
 import { EVENT_TYPES, type EventType, eventData, TEST_EVENT, VERIFICATION_EVENT } from './event-types.js';
 
 export interface EmittedEvent {
@@ -61,15 +62,23 @@ export interface Receiver {
   scopes: string;
   /** Its jobs are written `held` (kept for it, sent once it is active again), not `pending`. */
   held: boolean;
+  /** Its content filter, compiled once per read of the endpoints (event-filter.ts); null: every event. */
+  filter: CompiledFilter | null;
 }
 
 /** The endpoints of a workspace that receive its events (RECEIVES_EVENTS), as the fan-out reads them. */
 export async function receivingEndpoints(trx: Kysely<DB>, workspaceId: string): Promise<Receiver[]> {
-  const { rows } = await sql<{ id: string; events: string; scopes: string; held: number }>`SELECT e.id, e.events, e.scopes,
-    ${sql.raw(HOLDS_EVENTS)} AS held FROM webhook_endpoints e WHERE e.workspace_id = ${workspaceId} AND ${sql.raw(RECEIVES_EVENTS)}`.execute(
+  const { rows } = await sql<{
+    id: string;
+    events: string;
+    scopes: string;
+    held: number;
+    filter: string | null;
+  }>`SELECT e.id, e.events, e.scopes,
+    e.filter, ${sql.raw(HOLDS_EVENTS)} AS held FROM webhook_endpoints e WHERE e.workspace_id = ${workspaceId} AND ${sql.raw(RECEIVES_EVENTS)}`.execute(
     trx,
   );
-  return rows.map((r) => ({ id: r.id, events: r.events, scopes: r.scopes, held: Number(r.held) === 1 }));
+  return rows.map((r) => ({ id: r.id, events: r.events, scopes: r.scopes, held: Number(r.held) === 1, filter: compileFilter(r.filter) }));
 }
 
 /** A domain event's row, not yet written (its id is known from here on). */
@@ -79,13 +88,24 @@ export function newEvent(workspaceId: string, type: EventType, data: unknown, no
 
 /**
  * The delivery jobs of `events`: one per event and receiving endpoint that subscribed to its
- * type and whose scopes cover it; `held` for an endpoint that is not active (RECEIVES_EVENTS).
+ * type, whose scopes cover it and whose filter, if any, the event's body matches; `held` for an
+ * endpoint that is not active (RECEIVES_EVENTS). An event a filter leaves out gets no job for
+ * that endpoint: never sent, never a failure.
  */
 export function fanOut(endpoints: readonly Receiver[], events: readonly DB['events'][]): DB['delivery_jobs'][] {
   const jobs: DB['delivery_jobs'][] = [];
   for (const e of events) {
     const scope = EVENT_TYPES[e.type as EventType].scope;
-    const receivers = endpoints.filter((ep) => ep.events.split(' ').includes(e.type) && ep.scopes.split(' ').includes(scope));
+    // The body is parsed only when an endpoint filters, and once for all of them.
+    let body: unknown;
+    const matches = (filter: CompiledFilter | null) => {
+      if (filter === null) return true;
+      body ??= JSON.parse(e.body);
+      return filter.failure(body) === undefined;
+    };
+    const receivers = endpoints.filter(
+      (ep) => ep.events.split(' ').includes(e.type) && ep.scopes.split(' ').includes(scope) && matches(ep.filter),
+    );
     jobs.push(...jobRows(e.workspace_id, e.id, e.type, receivers, e.created_at));
   }
   return jobs;

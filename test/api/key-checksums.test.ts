@@ -55,9 +55,9 @@ describe('secret scanner (secretlint with the published rule)', () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('the README and the portal publish the pattern the server checks, and the checksum rule', async () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    assert.ok(readme.includes(`  ${KEY_REGEX_SOURCE}\n`), 'README shows the regular expression');
+  it('the API keys guide and the portal publish the pattern the server checks, and the checksum rule', async () => {
+    const readme = readFileSync(join(ROOT, 'docs/guide/api-keys.md'), 'utf8');
+    assert.ok(readme.includes(`  ${KEY_REGEX_SOURCE}\n`), 'docs/guide/api-keys.md shows the regular expression');
     assert.match(readme, /last 6 characters of `<secret>` are the CRC32/);
     const { gettingStartedPage } = await import('../../src/developers/portal-routes.js');
     const portal = gettingStartedPage('http://localhost');

@@ -8,11 +8,12 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { after, before, describe, it, mock } from 'node:test';
 import { promisify } from 'node:util';
+import { pino } from 'pino';
 import { registerByPath } from '../../src/registers/catalogue.js';
 import { type PageSessions, PostgresPages, pageSessions } from '../../src/store/dialects/postgres-reads.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
-import { ROOT } from '../helpers/processes.js';
+import { ROOT, until } from '../helpers/processes.js';
 
 describe('page sessions on PostgreSQL [postgres]', { skip: !DIALECTS.includes('postgres') }, () => {
   let h: Harness;
@@ -22,6 +23,8 @@ describe('page sessions on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
   if (!assets) throw new Error('no assets register');
 
   const warnings: string[] = [];
+  /** What the test's page sessions log (a lost idle session is a warning). */
+  const lost: string[] = [];
   const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
 
   before(async () => {
@@ -29,7 +32,7 @@ describe('page sessions on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
     h = await createHarness('postgres');
     workspace = await h.workspace();
     // One session each, so the statistics read below are those of the session that ran the pages.
-    sessions = pageSessions(h.databaseUrl, 1);
+    sessions = pageSessions(h.databaseUrl, 1, undefined, pino({ level: 'warn' }, { write: (line: string) => void lost.push(line) }));
   });
   after(async () => {
     process.off('warning', onWarning);
@@ -120,7 +123,7 @@ describe('page sessions on PostgreSQL [postgres]', { skip: !DIALECTS.includes('p
     );
     assert.ok(ended.length >= 2, `ended the idle page sessions (${ended.length})`);
     // Idle sessions that end make their pool emit 'error': unheard, that would end the process.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await until(() => lost.some((line) => line.includes('idle PostgreSQL connection lost')), 10_000, "the pool's lost-session warning", 10);
     for (let i = 0; i < 3; i++) {
       assert.equal((await h.get('/api/v1/assets?limit=2', key)).status, 200);
       const page = await pages(sessions).listPage({ workspaceId: workspace, register: assets, filters: {}, searchWords: [], limit: 2 });

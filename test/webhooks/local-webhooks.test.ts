@@ -207,12 +207,11 @@ for (const dialect of DIALECTS) {
         );
         assert.equal(endpointStatus(ws, id), 'unverified');
         secret = printed;
-        const started = Date.now();
         const verify = run(DEV, 'endpoint', 'verify', '--workspace', ws, id);
         assert.equal(verify.status, 0, verify.stderr);
         assert.match(verify.stdout, /its signed endpoint\.verification is due now/);
+        // Within 20 s: well before the first retry (1 minute) would have come.
         await until(() => endpointStatus(ws, id) === 'active', 20_000, 'the endpoint to be active');
-        assert.ok(Date.now() - started < 30_000, 'well before the first retry (1 minute)');
         const audit = run({}, 'audit', '--workspace', ws, '--json').json() as {
           entries: { action: string; target: string; actor: string }[];
         };

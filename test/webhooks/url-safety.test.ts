@@ -277,14 +277,12 @@ describe('checkWebhookUrl: details', () => {
 
   it('gives up on a lookup that takes too long', async () => {
     const never: Resolver = () => new Promise(() => {});
-    const started = Date.now();
     await assert.rejects(checkWebhookUrl('https://slow.example.com/', { allowPrivate: false, dnsTimeoutMs: 50 }, never), (err: unknown) => {
       assert.ok(err instanceof AppError);
       assert.deepEqual(err.extra, { param: 'url', rule: 'unresolvable' });
       assert.match(err.message, /did not resolve within 0\.05 s/);
       return true;
     });
-    assert.ok(Date.now() - started < 2000);
   });
 });
 

@@ -13,6 +13,7 @@ import { adapterOf } from '../../src/store/database.js';
 import { exportRecords, exportRegisters } from '../../src/writes/export.js';
 import { DIALECTS } from '../helpers/databases.js';
 import type { Harness } from '../helpers/harness.js';
+import { until } from '../helpers/processes.js';
 import { createWriter, person, site, TEST_TOKEN, vendor, type Writer } from './helpers.js';
 
 const line = (register: string, record: Record<string, unknown>) => JSON.stringify({ register, op: 'upsert', record });
@@ -403,6 +404,7 @@ for (const dialect of DIALECTS) {
     it('a client that disconnects mid-import: every batch is whole or absent, and the import is recorded as ended', async () => {
       const ws = await h.workspace({ seed: false });
       const port = (w.internal.server.address() as AddressInfo).port;
+      const batch = adapterOf(dialect).importBatchLines;
       await new Promise<void>((resolve) => {
         const req = httpRequest({
           host: '127.0.0.1',
@@ -417,26 +419,28 @@ for (const dialect of DIALECTS) {
         for (let i = 0; i < 1500; i++) chunk += `${line('people', person(`per_${i}`, 'loc_hq'))}\n`;
         req.write(chunk);
         req.write('{"register":"people","op":"ups');
-        setTimeout(() => {
+        // The client goes away once the server has committed its first batch, mid-line.
+        until(async () => (await ids(ws, 'people')).length >= batch - 1, 30_000, 'the first batch').then(() => {
           req.destroy();
           resolve();
-        }, 300);
+        }, resolve);
       });
       // The server notices the reset and ends the import; wait for its record.
-      let row: { finished_at: string | null; report: string } | undefined;
-      for (let i = 0; i < 100 && !row?.finished_at; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        row = await h.services.database.db
-          .selectFrom('record_imports')
-          .select(['finished_at', 'report'])
-          .where('workspace_id', '=', ws)
-          .executeTakeFirst();
-      }
-      assert.ok(row?.finished_at, 'the import is recorded as ended');
-      const report = JSON.parse(row?.report ?? '{}');
+      const row = await until(
+        () =>
+          h.services.database.db
+            .selectFrom('record_imports')
+            .select(['finished_at', 'report'])
+            .where('workspace_id', '=', ws)
+            .where('finished_at', 'is not', null)
+            .executeTakeFirst(),
+        30_000,
+        'the import to be recorded as ended',
+        20,
+      );
+      const report = JSON.parse(row.report ?? '{}');
       const people = (await ids(ws, 'people')).length;
       assert.equal(people, report.counts?.people?.upsert.created ?? 0, 'what the report counts as applied is exactly what was written');
-      const batch = adapterOf(dialect).importBatchLines;
       assert.equal(people % batch, batch - 1, `whole batches only (the first holds the location and ${batch - 1} people), got ${people}`);
     });
 

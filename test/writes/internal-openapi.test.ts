@@ -177,8 +177,8 @@ describe('internal OpenAPI document', () => {
     }
   });
 
-  it("the README's domain actions section points at the document that holds them", () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  it("the guide's domain actions section points at the document that holds them", () => {
+    const readme = readFileSync(new URL('../../docs/guide/loading-data.md', import.meta.url), 'utf8');
     const section = readme.split('## Changing state: domain actions')[1]?.split('\n## ')[0] ?? '';
     assert.match(section, /operation of the internal OpenAPI document/);
     assert.doesNotMatch(section, /not part of the public API or the OpenAPI document/);

@@ -12,6 +12,7 @@ import { ID_PATTERN_BODY } from '../../registers/fields.js';
 import { assertValidRecord } from '../../registers/validate.js';
 import type { ActionStatements, Database } from '../../store/database.js';
 import type { DB } from '../../store/schema.js';
+import { compileFilter } from '../../webhooks/event-filter.js';
 import { fanOut, newEvent, type Receiver } from '../../webhooks/outbox.js';
 import { workspaceModules } from '../../workspaces/workspaces.js';
 import { nextStamp } from '../../writes/next-stamp.js';
@@ -265,6 +266,6 @@ async function moduleInstalled(statements: ActionStatements, workspaceId: string
   return rows.flatMap((r) =>
     r.id === null || r.events === null || r.scopes === null
       ? []
-      : [{ id: r.id, events: r.events, scopes: r.scopes, held: Number(r.held) === 1 }],
+      : [{ id: r.id, events: r.events, scopes: r.scopes, held: Number(r.held) === 1, filter: compileFilter(r.filter) }],
   );
 }

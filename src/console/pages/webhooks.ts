@@ -9,6 +9,7 @@ import { AppError } from '../../errors.js';
 import { READ_SCOPES } from '../../registers/define.js';
 import { endpointBacklog } from '../../webhooks/backlog.js';
 import { deliveryStats, heldCount, type StatsBucket, type StatsWindow, sendTestEvent } from '../../webhooks/deliveries.js';
+import { recentEventsFor, setEndpointFilter, tryFilter } from '../../webhooks/endpoint-filters.js';
 import {
   createEndpoint,
   DEFAULT_ROTATION_GRACE_HOURS,
@@ -31,6 +32,7 @@ import { type Html, html, jsonScript } from '../html.js';
 import { type BadgeTone, badge, csrfField, formatTime, layout, scrollingTable, sendHtml } from '../layout.js';
 import { alertsSection } from './endpoint-alerts.js';
 import { backlogSection } from './endpoint-backlog.js';
+import { type FilterFormState, filterField, filterSection } from './endpoint-filter.js';
 import { parseSignatureChoice, signaturesSection } from './endpoint-signatures.js';
 
 type IdParams = { Params: { id: string } };
@@ -103,6 +105,7 @@ interface RegisterValues {
   exchange?: string;
   routingKey?: string;
   subject?: string;
+  filter: string;
 }
 
 /** The broker destination fields: the exchange and routing key (RabbitMQ), the subject (NATS). */
@@ -159,6 +162,7 @@ function registerForm(ctx: PageContext, values: RegisterValues, errors: FieldErr
   ${destinationFields(values, errors)}
   <label class="check"><input type="checkbox" name="standard_webhooks" value="on"${values.standardWebhooks ? html` checked` : ''}>
   <span>Also send the Standard Webhooks headers <span class="hint"><code>webhook-id</code>, <code>webhook-timestamp</code> and <code>webhook-signature</code> beside <code>X-Service-Signature</code>, for receivers that verify with a <code>standardwebhooks</code> library.</span></span></label>
+  ${filterField(values.filter, errors)}
   <p><button type="submit" class="primary">Register endpoint</button> <a href="/console/webhooks">Cancel</a></p>
 </form>`;
 }
@@ -184,6 +188,7 @@ const NOTICES: Record<string, { kind: 'success' | 'error' | 'info'; text: string
   test_waiting: { kind: 'info', text: 'Test event queued; it is delivered once the endpoint answers its verification.' },
   throttle_set: { kind: 'success', text: 'Throttle saved: every worker applies it from its next claim.' },
   signatures_set: { kind: 'success', text: 'Signature headers saved: they apply from the next delivery attempt.' },
+  filter_set: { kind: 'success', text: 'Content filter saved: it applies from the next event raised.' },
 };
 
 /**
@@ -225,13 +230,14 @@ async function endpointPage(
   ctx: PageContext,
   e: EndpointView,
   window: StatsWindow,
-  extra?: { notice?: (typeof NOTICES)[string]; secret?: Html },
+  extra?: { notice?: (typeof NOTICES)[string]; secret?: Html; filter?: FilterFormState },
 ) {
   const services = ctx.services;
   const held = e.status === 'disabled' ? await heldCount(services, ctx.admin.workspaceId, e.id) : 0;
   const stats = await deliveryStats(services, ctx.admin.workspaceId, e.id, window);
   const backlog = await endpointBacklog(services.database, e.id, services.clock());
   const alerts = await listEndpointAlerts(services.database.db, ctx.admin.workspaceId, e.id);
+  const recent = await recentEventsFor(services, ctx.admin.workspaceId, e);
   const base = `/console/webhooks/${encodeURIComponent(e.id)}`;
   const action = (path: string, label: string, opts: { confirm?: string; primary?: boolean; fields?: Html } = {}) =>
     html`<form method="post" action="${base}/${path}" class="inline-form"${opts.confirm ? html` data-confirm="${opts.confirm}"` : ''}>
@@ -272,6 +278,7 @@ async function endpointPage(
 ${backlogSection(ctx, e, backlog)}
 ${alertsSection(alerts, services.config.alertFailingAfterMinutes)}
 ${signaturesSection(ctx, e)}
+${filterSection(ctx, e, recent, extra?.filter)}
 <section aria-labelledby="rotate-h">
   <h2 id="rotate-h">Rotate the signing secret</h2>
   <p>The new secret signs at once; the old one keeps signing beside it for the grace period, so you can update your receiver without missing a delivery.</p>
@@ -335,7 +342,7 @@ ${scrollingTable(
       layout(ctx, {
         title: 'Register a webhook endpoint',
         nav: 'webhooks',
-        body: registerForm(ctx, { url: '', scopes: [], events: [], standardWebhooks: false }),
+        body: registerForm(ctx, { url: '', scopes: [], events: [], standardWebhooks: false, filter: '' }),
       }),
     );
   });
@@ -350,6 +357,7 @@ ${scrollingTable(
       exchange: formValue(request.body, 'exchange'),
       routingKey: formValue(request.body, 'routing_key'),
       subject: formValue(request.body, 'subject'),
+      filter: formValue(request.body, 'filter'),
     };
     try {
       const box = formValue(request.body, 'standard_webhooks');
@@ -372,7 +380,8 @@ ${scrollingTable(
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       const param =
-        typeof err.extra.param === 'string' && ['url', 'scopes', 'events', 'exchange', 'routing_key', 'subject'].includes(err.extra.param)
+        typeof err.extra.param === 'string' &&
+        ['url', 'scopes', 'events', 'filter', 'exchange', 'routing_key', 'subject'].includes(err.extra.param)
           ? err.extra.param
           : '_form';
       // A broker password typed into the URL is not sent back in the page: it is typed again.
@@ -439,6 +448,7 @@ ${scrollingTable(
     await setStandardWebhooks(services, ctx.admin.workspaceId, id, standard, ctx.actor);
     return 'signatures_set';
   });
+  registerFilterActions(scope, services);
   act('rotate', async (ctx, id, request) => {
     const raw = formValue(request.body, 'grace_hours').trim();
     const hours = raw === '' ? DEFAULT_ROTATION_GRACE_HOURS : Number(raw);
@@ -470,4 +480,35 @@ function withoutPassword(typed: string): string {
   } catch {
     return typed;
   }
+}
+
+/**
+ * The filter block's two buttons: save (a refusal is shown beside the field, the text kept) and
+ * test (the text as typed, saved or not, against the chosen event; nothing is stored).
+ */
+function registerFilterActions(scope: FastifyInstance, services: ConsoleServices): void {
+  const handle = (path: string, run: (ctx: PageContext, e: EndpointView, state: FilterFormState) => Promise<FilterFormState | undefined>) =>
+    scope.post<IdParams>(`/webhooks/:id/${path}`, async (request, reply) => {
+      const ctx = pageContext(services, request);
+      const e = await endpointOf(ctx, request.params.id);
+      if (!e) return notFound(ctx, reply);
+      const state: FilterFormState = { draft: formValue(request.body, 'filter'), eventId: formValue(request.body, 'event_id') };
+      try {
+        const shown = await run(ctx, e, state);
+        if (!shown) return reply.redirect(`/console/webhooks/${encodeURIComponent(e.id)}?notice=filter_set#filter`, 303);
+        return sendHtml(reply, await endpointPage(ctx, e, '24h', { filter: shown }));
+      } catch (err) {
+        if (!(err instanceof AppError) || err.code === 'not_found') throw err;
+        const param = err.extra.param === 'event_id' ? 'event_id' : 'filter';
+        return sendHtml(reply, await endpointPage(ctx, e, '24h', { filter: { ...state, errors: { [param]: err.message } } }), err.status);
+      }
+    });
+  handle('filter', async (ctx, e, state) => {
+    await setEndpointFilter(services, ctx.admin.workspaceId, e.id, state.draft, ctx.actor);
+    return undefined;
+  });
+  handle('filter/test', async (ctx, e, state) => ({
+    ...state,
+    trial: await tryFilter(services, ctx.admin.workspaceId, e, state.eventId ?? '', state.draft),
+  }));
 }

@@ -257,6 +257,8 @@ export interface WorkspaceEndpointRow {
   scopes: string | null;
   /** 1: the endpoint's jobs are written held (event-receivers.ts). */
   held: number | null;
+  /** The endpoint's content filter as stored (webhooks/event-filter.ts); null: none. */
+  filter: string | null;
 }
 
 /** The delivery queue's shapes the dialects' statements take (Adapter's last block). */

@@ -27,7 +27,7 @@ const NAMING = `SELECT doc FROM records WHERE workspace_id = $1 AND id IN (SELEC
   WHERE workspace_id = $1 AND target_id = $2 AND source_id >= $3 AND source_id < $4)`;
 const NAMING_ANY = prepared(`${NAMING} FOR NO KEY UPDATE`);
 const NAMING_IN = prepared(`${NAMING} AND status = ANY($5::text[]) FOR NO KEY UPDATE`);
-const WORKSPACE = prepared(`SELECT w.modules, e.id, e.events, e.scopes, ${HOLDS_EVENTS} AS held FROM workspaces w
+const WORKSPACE = prepared(`SELECT w.modules, e.id, e.events, e.scopes, e.filter, ${HOLDS_EVENTS} AS held FROM workspaces w
   LEFT JOIN webhook_endpoints e ON e.workspace_id = w.id AND ${RECEIVES_EVENTS} WHERE w.id = $1`);
 const UPSERT = prepared(upsertOneSql((i) => `$${i + 1}`));
 const UNBURY = prepared('DELETE FROM record_tombstones WHERE workspace_id = $1 AND id = $2');

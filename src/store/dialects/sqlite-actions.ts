@@ -18,7 +18,7 @@ const RECORD = 'SELECT doc FROM records WHERE id = ? AND workspace_id = ? AND re
 const NAMING =
   'SELECT doc FROM records WHERE workspace_id = ? AND id IN (SELECT source_id FROM record_refs WHERE workspace_id = ? AND target_id = ? AND source_id >= ? AND source_id < ?)';
 const IN_STATUSES = ' AND status IN (SELECT value FROM json_each(?))';
-const WORKSPACE = `SELECT w.modules, e.id, e.events, e.scopes, ${HOLDS_EVENTS} AS held FROM workspaces w
+const WORKSPACE = `SELECT w.modules, e.id, e.events, e.scopes, e.filter, ${HOLDS_EVENTS} AS held FROM workspaces w
   LEFT JOIN webhook_endpoints e ON e.workspace_id = w.id AND ${RECEIVES_EVENTS} WHERE w.id = ?`;
 const UPSERT = upsertOneSql(() => '?');
 const UNBURY = 'DELETE FROM record_tombstones WHERE workspace_id = ? AND id = ?';
