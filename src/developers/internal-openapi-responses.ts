@@ -30,6 +30,7 @@ export const INTERNAL_RESPONSES: Record<string, JsonSchema> = {
   Forbidden: problem('`forbidden`: the internal API is disabled: WSOPS_OPERATOR_TOKEN is not set on the server.'),
   NotFound: problem('`not_found`: no such workspace, register, record, or action, or the module the action needs is not installed.'),
   Conflict: problem(`\`invalid_state\`: ${ERROR_CATALOGUE.invalid_state.meaning} Nothing was changed.`),
+  LimitReached: problem(`\`limit_reached\`: ${ERROR_CATALOGUE.limit_reached.meaning} ${ERROR_CATALOGUE.limit_reached.fix}`),
   Referenced: problem(`\`referenced\`: ${ERROR_CATALOGUE.referenced.meaning} \`referrers\` lists them per register and field.`),
   PreconditionFailed: problem(`\`precondition_failed\`: ${ERROR_CATALOGUE.precondition_failed.meaning}`),
   PayloadTooLarge: problem(`\`payload_too_large\`: ${ERROR_CATALOGUE.payload_too_large.meaning}`),

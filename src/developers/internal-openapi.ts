@@ -382,6 +382,79 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
       },
     },
   };
+  schemas.RegisteredWebhookEndpoint = {
+    allOf: [
+      ref('WebhookEndpoint'),
+      {
+        type: 'object',
+        required: ['secret', 'verification_event_id'],
+        properties: {
+          secret: { type: 'string', description: 'The signing secret (`whsec_…`): shown in this answer only, never again.' },
+          verification_event_id: { type: 'string', description: 'The signed `endpoint.verification` queued for the endpoint.' },
+        },
+      },
+    ],
+  };
+  paths['/internal/v1/workspaces/{workspace_id}/webhook-endpoints'] = {
+    parameters: [{ $ref: '#/components/parameters/workspace_id' }],
+    post: {
+      operationId: 'createEndpoint',
+      tags: ['webhook endpoints'],
+      summary: 'Register a webhook endpoint or an event destination',
+      description:
+        'The same registration as `wsops endpoint create` and the console form. The URL scheme names the kind: `https://` (a webhook, port 443, every resolved address public), `amqps://USER:PASSWORD@HOST:PORT/VHOST` with `exchange` (RabbitMQ) or `tls://HOST:PORT` (NATS JetStream); `amqp://`, `nats://` and private addresses only where private webhooks are allowed (`WSOPS_ALLOW_PRIVATE_WEBHOOKS`). A broker password is kept encrypted and never shown again. The endpoint starts `unverified`; a signed `endpoint.verification` is queued at once. At most five endpoints that are not disabled per workspace (409 `limit_reached` beyond). Each refusal is a 400 naming the member and the rule. Recorded in the audit trail.',
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['url', 'scopes', 'events'],
+              properties: {
+                url: { type: 'string', examples: ['https://hooks.example.com/wsops'] },
+                scopes: { type: 'array', items: { type: 'string' }, examples: [['assets:read']] },
+                events: { type: 'array', items: { type: 'string' }, examples: [['asset.assigned', 'asset.returned']] },
+                standard_webhooks: { type: 'boolean', description: 'Also send the Standard Webhooks headers (default false).' },
+                exchange: { type: 'string', description: 'RabbitMQ: the exchange (required for `amqps://`).' },
+                routing_key: { type: 'string', description: 'RabbitMQ: the routing-key template (default `{type}`).' },
+                subject: { type: 'string', description: 'NATS JetStream: the subject template (default `wsops.{workspace}.{type}`).' },
+                filter: {
+                  type: ['object', 'null'],
+                  description: 'A content filter (docs/guide/filters.md); none: every event subscribed to.',
+                },
+              },
+            },
+          },
+        },
+      },
+      responses: {
+        '201': {
+          description: 'The endpoint, with its signing secret (shown only here).',
+          content: { 'application/json': { schema: ref('RegisteredWebhookEndpoint') } },
+        },
+        ...WITH_JSON_BODY,
+        '409': only('LimitReached'),
+      },
+    },
+    get: {
+      operationId: 'listEndpoints',
+      tags: ['webhook endpoints'],
+      summary: "List a workspace's webhook endpoints and event destinations",
+      description: 'Every endpoint, disabled ones included, oldest first; never a secret.',
+      responses: {
+        '200': {
+          description: 'The endpoints.',
+          content: {
+            'application/json': {
+              schema: { type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('WebhookEndpoint') } } },
+            },
+          },
+        },
+        ...WITH_PATH,
+      },
+    },
+  };
   paths['/internal/v1/workspaces/{workspace_id}/webhook-endpoints/{id}/filter'] = {
     parameters: [
       { $ref: '#/components/parameters/workspace_id' },
@@ -468,7 +541,8 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
       },
       {
         name: 'webhook endpoints',
-        description: "A workspace's webhook endpoints: the signature headers they are sent and their content filters.",
+        description:
+          "A workspace's webhook endpoints and event destinations: registration, the list, the signature headers they are sent and their content filters.",
       },
       { name: 'operations', description: 'Liveness, readiness, metrics and this document; no token.' },
     ],

@@ -210,8 +210,22 @@ describe('internal OpenAPI document', () => {
       path: path.replace(/\{[^}]+\}/g, 'x'),
       methods: Object.keys(item).filter((k) => k !== 'parameters'),
     }));
-    const routes = [...w.internal.printRoutes({ commonPrefix: false }).matchAll(/(\/\S*) \(([A-Z, ]+)\)/g)];
+    // Fastify prints a tree: a route under another is printed after its parent's path, one level in.
+    const routes: [string, string, string][] = [];
+    const stack: string[] = [];
+    for (const line of w.internal.printRoutes({ commonPrefix: false }).split('\n')) {
+      const m = /^((?:│ {3}| {4})*)(?:├── |└── )?(\/\S*)(?: \(([A-Z, ]+)\))?$/.exec(line);
+      if (!m) continue;
+      const depth = (m[1] as string).length / 4;
+      const path = `${depth > 0 ? (stack[depth - 1] ?? '') : ''}${m[2]}`;
+      stack[depth] = path;
+      if (m[3]) routes.push([line, path, m[3]]);
+    }
     assert.ok(routes.length >= 8, 'the route listing was read');
+    assert.ok(
+      routes.some(([, path]) => path.endsWith('/webhook-endpoints/:id/filter')),
+      'a route under another is read with its whole path',
+    );
     for (const [, route, methods] of routes) {
       const pattern = new RegExp(`^${(route as string).replace(/:[a-z_]+/g, '[^/]+')}$`);
       for (const method of (methods as string).split(', ').filter((m) => m !== 'HEAD')) {
