@@ -161,7 +161,7 @@ async function run(databaseUrl: string, kind: Kind, seconds: number, rates: numb
       const kept = taken >= rate * 0.95 && s.p99 <= 1000 && drainSeconds <= 2 && d.errors === 0;
       steps.push({ rate, taken, p50: s.p50, p99: s.p99, max: s.max, drainSeconds, kept });
       process.stdout.write(
-        `${kind} ${databaseUrl.split(':')[0]} ${rate}/s asked: ${taken}/s taken, commit → received p50 ${s.p50} ms, p99 ${s.p99} ms, max ${s.max} ms, drained in ${drainSeconds.toFixed(1)} s, errors ${d.errors}${d.firstError ? ` (first: ${d.firstError.slice(0, 160)})` : ""}: ${kept ? 'kept' : 'NOT kept'}\n`,
+        `${kind} ${databaseUrl.split(':')[0]} ${rate}/s asked: ${taken}/s taken, commit → received p50 ${s.p50} ms, p99 ${s.p99} ms, max ${s.max} ms, drained in ${drainSeconds.toFixed(1)} s, errors ${d.errors}${d.firstError ? ` (first: ${d.firstError.slice(0, 160)})` : ''}: ${kept ? 'kept' : 'NOT kept'}\n`,
       );
       if (!kept) break;
     }
