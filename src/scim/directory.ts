@@ -85,7 +85,11 @@ export async function userNameHolder(database: Database, workspaceId: string, ke
   return (await withLinks(db, workspaceId, rows))[0];
 }
 
-/** One page of the Users a filter selects (in id order), and how many it selects in all. */
+/**
+ * One page of the Users a filter selects (in id order), and how many it selects in all. The
+ * people are counted and paged in scim_people_fields (migration 0043: a short row per person,
+ * the fields a filter compares), whose key is the workspace and id; only the page's documents are read.
+ */
 export async function listUsers(
   database: Database,
   workspaceId: string,
@@ -94,14 +98,14 @@ export async function listUsers(
   count: number,
 ): Promise<{ total: number; page: ScimPerson[] }> {
   const db = database.db;
-  const people = sql`r.workspace_id = ${workspaceId} AND r.register = 'people'`;
+  const people = sql`r.workspace_id = ${workspaceId}`;
   // The people a SCIM DELETE kept are few: a set read once per statement, not a probe per person.
-  const visible = sql`${people} AND r.id NOT IN (SELECT person_id FROM scim_people WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL)`;
+  const visible = sql`${people} AND r.person_id NOT IN (SELECT person_id FROM scim_people WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL)`;
   const matched = filter?.where({ workspaceId, fields: database.engine });
   const { total, ids } =
     matched === undefined
       ? { total: await visibleCount(db, workspaceId), ids: await pageIds(db, visible, startIndex, count) }
-      : !filter?.documents
+      : filter?.indexed
         ? {
             total: await countOf(db, sql`${visible} AND ${matched}`),
             ids: await pageIds(db, sql`${visible} AND ${matched}`, startIndex, count),
@@ -119,29 +123,29 @@ export async function listUsers(
 }
 
 async function countOf(db: Kysely<DB>, where: RawBuilder<unknown>): Promise<number> {
-  const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM records r WHERE ${where}`.execute(db);
+  const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM scim_people_fields r WHERE ${where}`.execute(db);
   return Number(rows[0]?.n ?? 0);
 }
 
-/** The people SCIM sees, counted from the people's id index less the few a DELETE kept (no probe per person). */
+/** The people SCIM sees, counted from the key of scim_people_fields less the few a DELETE kept (no probe per person). */
 async function visibleCount(db: Kysely<DB>, workspaceId: string): Promise<number> {
-  const all = await countOf(db, sql`r.workspace_id = ${workspaceId} AND r.register = 'people'`);
+  const all = await countOf(db, sql`r.workspace_id = ${workspaceId}`);
   const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM scim_people
     WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL`.execute(db);
   return all - Number(rows[0]?.n ?? 0);
 }
 
-/** A page's ids, from the people's id index: a deep page skips index entries, not documents. */
+/** A page's ids, in key order: a deep page skips index entries, not documents. */
 async function pageIds(db: Kysely<DB>, where: RawBuilder<unknown>, startIndex: number, count: number): Promise<string[]> {
   if (count === 0) return [];
-  const { rows } = await sql<{ id: string }>`SELECT r.id FROM records r WHERE ${where}
-    ORDER BY r.id LIMIT ${count} OFFSET ${startIndex - 1}`.execute(db);
+  const { rows } = await sql<{ id: string }>`SELECT r.person_id AS id FROM scim_people_fields r WHERE ${where}
+    ORDER BY r.person_id LIMIT ${count} OFFSET ${startIndex - 1}`.execute(db);
   return rows.map((r) => r.id);
 }
 
 /**
- * A filter that reads every person's document, a slice of people at a time (the engine's
- * scanSliceRows) with a turn of the event loop between: the count, and the page's ids.
+ * A filter no index serves, tested on every person's row a slice of people at a time (the
+ * engine's scanSliceRows) with a turn of the event loop between: the count, and the page's ids.
  */
 async function scan(
   db: Kysely<DB>,
@@ -154,11 +158,14 @@ async function scan(
   let total = 0;
   const ids: string[] = [];
   for (let after = ''; ; ) {
-    const { rows: bound } = await sql<{ id: string }>`SELECT r.id FROM records r WHERE ${people} AND r.id > ${after}
-      ORDER BY r.id LIMIT 1 OFFSET ${sliceRows - 1}`.execute(db);
+    const { rows: bound } = await sql<{
+      id: string;
+    }>`SELECT r.person_id AS id FROM scim_people_fields r WHERE ${people} AND r.person_id > ${after}
+      ORDER BY r.person_id LIMIT 1 OFFSET ${sliceRows - 1}`.execute(db);
     const last = bound[0]?.id;
-    const slice = last === undefined ? sql`r.id > ${after}` : sql`r.id > ${after} AND r.id <= ${last}`;
-    const { rows } = await sql<{ id: string }>`SELECT r.id FROM records r WHERE ${where} AND ${slice} ORDER BY r.id`.execute(db);
+    const slice = last === undefined ? sql`r.person_id > ${after}` : sql`r.person_id > ${after} AND r.person_id <= ${last}`;
+    const { rows } = await sql<{ id: string }>`SELECT r.person_id AS id FROM scim_people_fields r WHERE ${where} AND ${slice}
+      ORDER BY r.person_id`.execute(db);
     for (const r of rows) {
       if (total >= startIndex - 1 && ids.length < count) ids.push(r.id);
       total++;

@@ -67,6 +67,19 @@ export interface ScimPeopleTable {
   user_name_key: string | null;
 }
 
+/** The people fields a SCIM filter compares, one row per person, kept by triggers on records (migration 0043). */
+export interface ScimPeopleFieldsTable {
+  workspace_id: string;
+  person_id: string;
+  /** Lower-cased, as the filters compare them. */
+  work_email: string | null;
+  display_name: string | null;
+  given_name: string | null;
+  family_name: string | null;
+  status: string | null;
+  manager_id: string | null;
+}
+
 export interface AuditEventsTable {
   seq: Generated<number>;
   id: string;
@@ -401,6 +414,7 @@ export interface DB {
   api_keys: ApiKeysTable;
   scim_tokens: ScimTokensTable;
   scim_people: ScimPeopleTable;
+  scim_people_fields: ScimPeopleFieldsTable;
   audit_events: AuditEventsTable;
   records: RecordsTable;
   record_tombstones: RecordTombstonesTable;
