@@ -86,6 +86,12 @@ export async function userNameHolder(database: Database, workspaceId: string, ke
 }
 
 /**
+ * The people, each with its SCIM link `c` where SCIM linked it: one join (PostgreSQL merges the
+ * two keys), not a probe per person.
+ */
+const PEOPLE = sql`scim_people_fields r LEFT JOIN scim_people c ON c.workspace_id = r.workspace_id AND c.person_id = r.person_id`;
+
+/**
  * One page of the Users a filter selects (in id order), and how many it selects in all. The
  * people are counted and paged in scim_people_fields (migration 0043: a short row per person,
  * the fields a filter compares), whose key is the workspace and id; only the page's documents are read.
@@ -99,16 +105,18 @@ export async function listUsers(
 ): Promise<{ total: number; page: ScimPerson[] }> {
   const db = database.db;
   const people = sql`r.workspace_id = ${workspaceId}`;
-  // The people a SCIM DELETE kept are few: a set read once per statement, not a probe per person.
-  const visible = sql`${people} AND r.person_id NOT IN (SELECT person_id FROM scim_people WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL)`;
+  // c: the person's scim_people row, if SCIM linked it; one a SCIM DELETE kept is not seen.
+  const visible = sql`${people} AND c.deleted_at IS NULL`;
+  // Without a filter no link is read: the people a DELETE kept are few, a set read once per statement.
+  const unlinked = sql`${people} AND r.person_id NOT IN (SELECT person_id FROM scim_people WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL)`;
   const matched = filter?.where({ workspaceId, fields: database.engine });
   const { total, ids } =
     matched === undefined
-      ? { total: await visibleCount(db, workspaceId), ids: await pageIds(db, visible, startIndex, count) }
+      ? { total: await visibleCount(db, workspaceId), ids: await pageIds(db, sql`scim_people_fields r`, unlinked, startIndex, count) }
       : filter?.indexed
         ? {
             total: await countOf(db, sql`${visible} AND ${matched}`),
-            ids: await pageIds(db, sql`${visible} AND ${matched}`, startIndex, count),
+            ids: await pageIds(db, PEOPLE, sql`${visible} AND ${matched}`, startIndex, count),
           }
         : await scan(db, people, sql`${visible} AND ${matched}`, startIndex, count, database.engine.scanSliceRows);
   if (ids.length === 0) return { total, page: [] };
@@ -123,22 +131,29 @@ export async function listUsers(
 }
 
 async function countOf(db: Kysely<DB>, where: RawBuilder<unknown>): Promise<number> {
-  const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM scim_people_fields r WHERE ${where}`.execute(db);
+  const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM ${PEOPLE} WHERE ${where}`.execute(db);
   return Number(rows[0]?.n ?? 0);
 }
 
 /** The people SCIM sees, counted from the key of scim_people_fields less the few a DELETE kept (no probe per person). */
 async function visibleCount(db: Kysely<DB>, workspaceId: string): Promise<number> {
-  const all = await countOf(db, sql`r.workspace_id = ${workspaceId}`);
+  const { rows: all } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM scim_people_fields
+    WHERE workspace_id = ${workspaceId}`.execute(db);
   const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM scim_people
     WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL`.execute(db);
-  return all - Number(rows[0]?.n ?? 0);
+  return Number(all[0]?.n ?? 0) - Number(rows[0]?.n ?? 0);
 }
 
 /** A page's ids, in key order: a deep page skips index entries, not documents. */
-async function pageIds(db: Kysely<DB>, where: RawBuilder<unknown>, startIndex: number, count: number): Promise<string[]> {
+async function pageIds(
+  db: Kysely<DB>,
+  from: RawBuilder<unknown>,
+  where: RawBuilder<unknown>,
+  startIndex: number,
+  count: number,
+): Promise<string[]> {
   if (count === 0) return [];
-  const { rows } = await sql<{ id: string }>`SELECT r.person_id AS id FROM scim_people_fields r WHERE ${where}
+  const { rows } = await sql<{ id: string }>`SELECT r.person_id AS id FROM ${from} WHERE ${where}
     ORDER BY r.person_id LIMIT ${count} OFFSET ${startIndex - 1}`.execute(db);
   return rows.map((r) => r.id);
 }
@@ -164,7 +179,7 @@ async function scan(
       ORDER BY r.person_id LIMIT 1 OFFSET ${sliceRows - 1}`.execute(db);
     const last = bound[0]?.id;
     const slice = last === undefined ? sql`r.person_id > ${after}` : sql`r.person_id > ${after} AND r.person_id <= ${last}`;
-    const { rows } = await sql<{ id: string }>`SELECT r.person_id AS id FROM scim_people_fields r WHERE ${where} AND ${slice}
+    const { rows } = await sql<{ id: string }>`SELECT r.person_id AS id FROM ${PEOPLE} WHERE ${where} AND ${slice}
       ORDER BY r.person_id`.execute(db);
     for (const r of rows) {
       if (total >= startIndex - 1 && ids.length < count) ids.push(r.id);

@@ -28,7 +28,10 @@ export interface FilterContext {
   fields: DocFields;
 }
 
-/** A condition on the scim_people_fields row `r` (always true or false, never SQL's unknown, so `not` is exact). */
+/**
+ * A condition on the scim_people_fields row `r` and its scim_people row `c` (joined, absent for a
+ * person SCIM never linked): always true or false, never SQL's unknown, so `not` is exact.
+ */
 type Condition = (ctx: FilterContext) => RawBuilder<boolean>;
 type Op = 'eq' | 'ne' | 'co' | 'sw' | 'ew';
 
@@ -58,9 +61,8 @@ interface Attribute {
 
 const selectLinked = (ctx: FilterContext, test: RawBuilder<boolean>) =>
   sql`SELECT person_id FROM scim_people WHERE workspace_id = ${ctx.workspaceId} AND ${test}`;
-/** A column of the row `r`'s scim_people, one primary-key probe per person. */
-const linkValue = (column: string) =>
-  sql`(SELECT c.${sql.ref(column)} FROM scim_people c WHERE c.workspace_id = r.workspace_id AND c.person_id = r.person_id)`;
+/** A column of the person's scim_people row `c` (null when SCIM never linked the person). */
+const linkValue = (column: string) => sql.ref(`c.${column}`);
 
 /**
  * A field of the people's documents compared ignoring case: read from scim_people_fields (kept
@@ -289,7 +291,7 @@ function nesting(text: string): number {
 }
 
 export interface CompiledFilter {
-  /** The condition on the scim_people_fields row `r`. */
+  /** The condition on the scim_people_fields row `r` and its scim_people row `c` (directory.ts joins them). */
   where: Condition;
   /** Whether an index serves it (it selects few people, looked up by index); else it tests every person's row, in slices (directory.ts). */
   indexed: boolean;

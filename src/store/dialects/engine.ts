@@ -90,9 +90,9 @@ export interface Adapter extends DocFields {
    */
   readonly exportPageRows: number;
   /**
-   * People a SCIM list whose filter no index serves reads per query (src/scim/directory.ts).
-   * SQLite's reads run on the event loop: short slices, a turn between them, so other requests
-   * wait for a slice, not for the scan. PostgreSQL's run in the database while the loop serves
+   * People a SCIM list whose filter no index serves reads per query (src/scim/directory.ts), in
+   * the short rows of scim_people_fields. SQLite's reads run on the event loop: slices of about a
+   * millisecond, a turn between them, so other requests wait for a slice, not for the scan. PostgreSQL's run in the database while the loop serves
    * others: a slice only costs round trips.
    */
   readonly scanSliceRows: number;
