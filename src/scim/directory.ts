@@ -85,11 +85,8 @@ export async function userNameHolder(database: Database, workspaceId: string, ke
   return (await withLinks(db, workspaceId, rows))[0];
 }
 
-/**
- * The people, each with its SCIM link `c` where SCIM linked it: one join (PostgreSQL merges the
- * two keys), not a probe per person.
- */
-const PEOPLE = sql`scim_people_fields r LEFT JOIN scim_people c ON c.workspace_id = r.workspace_id AND c.person_id = r.person_id`;
+/** The people's short rows: the fields a filter compares and a copy of their SCIM link (migration 0043). */
+const PEOPLE = sql`scim_people_fields r`;
 
 /**
  * One page of the Users a filter selects (in id order), and how many it selects in all. The
@@ -105,14 +102,19 @@ export async function listUsers(
 ): Promise<{ total: number; page: ScimPerson[] }> {
   const db = database.db;
   const people = sql`r.workspace_id = ${workspaceId}`;
-  // c: the person's scim_people row, if SCIM linked it; one a SCIM DELETE kept is not seen.
-  const visible = sql`${people} AND c.deleted_at IS NULL`;
-  // Without a filter no link is read: the people a DELETE kept are few, a set read once per statement.
-  const unlinked = sql`${people} AND r.person_id NOT IN (SELECT person_id FROM scim_people WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL)`;
+  // A person a SCIM DELETE kept is not seen.
+  const visible = sql`${people} AND r.deleted_at IS NULL`;
+  // Without a filter, the people's id index of records (narrower than the short rows) less the
+  // few a DELETE kept, a set read once per statement.
+  const unlinked = sql`r.workspace_id = ${workspaceId} AND r.register = 'people'
+    AND r.id NOT IN (SELECT person_id FROM scim_people WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL)`;
   const matched = filter?.where({ workspaceId, fields: database.engine });
   const { total, ids } =
     matched === undefined
-      ? { total: await visibleCount(db, workspaceId), ids: await pageIds(db, sql`scim_people_fields r`, unlinked, startIndex, count) }
+      ? {
+          total: await visibleCount(db, workspaceId),
+          ids: await pageIds(db, sql`(SELECT workspace_id, register, id, id AS person_id FROM records) r`, unlinked, startIndex, count),
+        }
       : filter?.indexed
         ? {
             total: await countOf(db, sql`${visible} AND ${matched}`),
@@ -135,10 +137,10 @@ async function countOf(db: Kysely<DB>, where: RawBuilder<unknown>): Promise<numb
   return Number(rows[0]?.n ?? 0);
 }
 
-/** The people SCIM sees, counted from the key of scim_people_fields less the few a DELETE kept (no probe per person). */
+/** The people SCIM sees, counted from the people's id index less the few a DELETE kept (no probe per person). */
 async function visibleCount(db: Kysely<DB>, workspaceId: string): Promise<number> {
-  const { rows: all } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM scim_people_fields
-    WHERE workspace_id = ${workspaceId}`.execute(db);
+  const { rows: all } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM records
+    WHERE workspace_id = ${workspaceId} AND register = 'people'`.execute(db);
   const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM scim_people
     WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL`.execute(db);
   return Number(all[0]?.n ?? 0) - Number(rows[0]?.n ?? 0);
@@ -160,7 +162,9 @@ async function pageIds(
 
 /**
  * A filter no index serves, tested on every person's row a slice of people at a time (the
- * engine's scanSliceRows) with a turn of the event loop between: the count, and the page's ids.
+ * engine's scanSliceRows) with a turn of the event loop between: each slice's matches are
+ * counted in the database, and only the page's ids are read (a filter that selects everyone
+ * must not bring every id into the process to count it).
  */
 async function scan(
   db: Kysely<DB>,
@@ -173,18 +177,18 @@ async function scan(
   let total = 0;
   const ids: string[] = [];
   for (let after = ''; ; ) {
-    const { rows: bound } = await sql<{
-      id: string;
-    }>`SELECT r.person_id AS id FROM scim_people_fields r WHERE ${people} AND r.person_id > ${after}
+    const { rows: bound } = await sql<{ id: string }>`SELECT r.person_id AS id FROM ${PEOPLE} WHERE ${people} AND r.person_id > ${after}
       ORDER BY r.person_id LIMIT 1 OFFSET ${sliceRows - 1}`.execute(db);
     const last = bound[0]?.id;
     const slice = last === undefined ? sql`r.person_id > ${after}` : sql`r.person_id > ${after} AND r.person_id <= ${last}`;
-    const { rows } = await sql<{ id: string }>`SELECT r.person_id AS id FROM ${PEOPLE} WHERE ${where} AND ${slice}
-      ORDER BY r.person_id`.execute(db);
-    for (const r of rows) {
-      if (total >= startIndex - 1 && ids.length < count) ids.push(r.id);
-      total++;
+    const matches = await countOf(db, sql`${where} AND ${slice}`);
+    const skip = Math.max(0, startIndex - 1 - total);
+    if (ids.length < count && matches > skip) {
+      const { rows } = await sql<{ id: string }>`SELECT r.person_id AS id FROM ${PEOPLE} WHERE ${where} AND ${slice}
+        ORDER BY r.person_id LIMIT ${count - ids.length} OFFSET ${skip}`.execute(db);
+      ids.push(...rows.map((r) => r.id));
     }
+    total += matches;
     if (last === undefined) return { total, ids };
     after = last;
     await new Promise((resolve) => setImmediate(resolve));

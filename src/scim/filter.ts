@@ -28,10 +28,7 @@ export interface FilterContext {
   fields: DocFields;
 }
 
-/**
- * A condition on the scim_people_fields row `r` and its scim_people row `c` (joined, absent for a
- * person SCIM never linked): always true or false, never SQL's unknown, so `not` is exact.
- */
+/** A condition on the scim_people_fields row `r` (always true or false, never SQL's unknown, so `not` is exact). */
 type Condition = (ctx: FilterContext) => RawBuilder<boolean>;
 type Op = 'eq' | 'ne' | 'co' | 'sw' | 'ew';
 
@@ -61,8 +58,6 @@ interface Attribute {
 
 const selectLinked = (ctx: FilterContext, test: RawBuilder<boolean>) =>
   sql`SELECT person_id FROM scim_people WHERE workspace_id = ${ctx.workspaceId} AND ${test}`;
-/** A column of the person's scim_people row `c` (null when SCIM never linked the person). */
-const linkValue = (column: string) => sql.ref(`c.${column}`);
 
 /**
  * A field of the people's documents compared ignoring case: read from scim_people_fields (kept
@@ -78,22 +73,23 @@ function docAttribute(field: string): Attribute {
   };
 }
 
-/** What SCIM keeps beside a person (scim_people, indexed by workspace and column). */
+/** What SCIM keeps beside a person (scim_people, indexed by workspace and column; a copy in scim_people_fields). */
 function linkAttribute(column: string, caseExact: boolean): Attribute {
   return {
     caseExact,
-    value: () => linkValue(column),
+    value: () => sql.ref(`r.${column}`),
     lookup: (ctx, op, value) => selectLinked(ctx, textTest(ctx, sql.ref(column), op, value)),
   };
 }
 
 /**
  * userName: the one SCIM wrote (scim_people.user_name_key, unique), else, for a person SCIM never
- * named (or one a DELETE kept, which released it), the work email.
+ * named (or one a DELETE kept, which released it), the work email (scim_people_fields.user_name
+ * holds the one that applies).
  */
 const userName: Attribute = {
   caseExact: false,
-  value: () => sql`coalesce(${linkValue('user_name_key')}, r.work_email)`,
+  value: () => sql.ref('r.user_name'),
   lookup: (ctx, op, value) =>
     sql`${selectLinked(ctx, textTest(ctx, sql.ref('user_name_key'), op, value))} UNION ALL
       SELECT p.id FROM records p WHERE p.workspace_id = ${ctx.workspaceId} AND p.register = 'people'
@@ -291,7 +287,7 @@ function nesting(text: string): number {
 }
 
 export interface CompiledFilter {
-  /** The condition on the scim_people_fields row `r` and its scim_people row `c` (directory.ts joins them). */
+  /** The condition on the scim_people_fields row `r`. */
   where: Condition;
   /** Whether an index serves it (it selects few people, looked up by index); else it tests every person's row, in slices (directory.ts). */
   indexed: boolean;

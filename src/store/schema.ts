@@ -67,7 +67,7 @@ export interface ScimPeopleTable {
   user_name_key: string | null;
 }
 
-/** The people fields a SCIM filter compares, one row per person, kept by triggers on records (migration 0043). */
+/** What a SCIM filter compares, one row per person, kept by triggers on records and scim_people (migration 0043). */
 export interface ScimPeopleFieldsTable {
   workspace_id: string;
   person_id: string;
@@ -78,6 +78,11 @@ export interface ScimPeopleFieldsTable {
   family_name: string | null;
   status: string | null;
   manager_id: string | null;
+  /** userName as filters compare it: scim_people.user_name_key, else the work email. */
+  user_name: string | null;
+  external_id: string | null;
+  employee_number: string | null;
+  deleted_at: string | null;
 }
 
 export interface AuditEventsTable {
