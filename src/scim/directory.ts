@@ -177,19 +177,22 @@ async function scan(
   let total = 0;
   const ids: string[] = [];
   for (let after = ''; ; ) {
-    const { rows: bound } = await sql<{ id: string }>`SELECT r.person_id AS id FROM ${PEOPLE} WHERE ${people} AND r.person_id > ${after}
-      ORDER BY r.person_id LIMIT 1 OFFSET ${sliceRows - 1}`.execute(db);
-    const last = bound[0]?.id;
-    const slice = last === undefined ? sql`r.person_id > ${after}` : sql`r.person_id > ${after} AND r.person_id <= ${last}`;
-    const matches = await countOf(db, sql`${where} AND ${slice}`);
+    // One statement a slice: its last id, how many people it holds, how many of them match.
+    const { rows: counted } = await sql<{ last: string | null; n: number | string; matches: number | string | null }>`
+      SELECT max(r.person_id) AS last, count(*) AS n, sum(CASE WHEN ${where} THEN 1 ELSE 0 END) AS matches
+      FROM (SELECT * FROM ${PEOPLE} WHERE ${people} AND r.person_id > ${after} ORDER BY r.person_id LIMIT ${sliceRows}) r`.execute(db);
+    const last = counted[0]?.last ?? null;
+    if (last === null) return { total, ids };
+    const matches = Number(counted[0]?.matches ?? 0);
     const skip = Math.max(0, startIndex - 1 - total);
     if (ids.length < count && matches > skip) {
-      const { rows } = await sql<{ id: string }>`SELECT r.person_id AS id FROM ${PEOPLE} WHERE ${where} AND ${slice}
+      const { rows } = await sql<{ id: string }>`SELECT r.person_id AS id FROM ${PEOPLE}
+        WHERE ${where} AND r.person_id > ${after} AND r.person_id <= ${last}
         ORDER BY r.person_id LIMIT ${count - ids.length} OFFSET ${skip}`.execute(db);
       ids.push(...rows.map((r) => r.id));
     }
     total += matches;
-    if (last === undefined) return { total, ids };
+    if (Number(counted[0]?.n) < sliceRows) return { total, ids };
     after = last;
     await new Promise((resolve) => setImmediate(resolve));
   }
