@@ -109,18 +109,19 @@ export async function listUsers(
   const unlinked = sql`r.workspace_id = ${workspaceId} AND r.register = 'people'
     AND r.id NOT IN (SELECT person_id FROM scim_people WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL)`;
   const matched = filter?.where({ workspaceId, fields: database.engine });
+  const sliceRows = database.engine.scanSliceRows;
   const { total, ids } =
     matched === undefined
       ? {
           total: await visibleCount(db, workspaceId),
           ids: await pageIds(db, sql`(SELECT workspace_id, register, id, id AS person_id FROM records) r`, unlinked, startIndex, count),
         }
-      : filter?.indexed
+      : filter?.indexed || sliceRows === null
         ? {
             total: await countOf(db, sql`${visible} AND ${matched}`),
             ids: await pageIds(db, PEOPLE, sql`${visible} AND ${matched}`, startIndex, count),
           }
-        : await scan(db, people, sql`${visible} AND ${matched}`, startIndex, count, database.engine.scanSliceRows);
+        : await scan(db, people, sql`${visible} AND ${matched}`, startIndex, count, sliceRows);
   if (ids.length === 0) return { total, page: [] };
   const rows = await db
     .selectFrom('records')
