@@ -94,6 +94,9 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
     await sql`ANALYZE scim_people_fields`.execute(db);
     return;
   }
+  // A scan of these rows is one workspace's SCIM read: one backend, not parallel workers taken
+  // from every other workspace's queries.
+  await sql`ALTER TABLE scim_people_fields SET (parallel_workers = 0)`.execute(db);
   // Statement triggers over the transition tables, as the index of references (0027): an import's
   // statement of a thousand people is one INSERT here, not a thousand calls.
   await sql
