@@ -85,7 +85,14 @@ export async function userNameHolder(database: Database, workspaceId: string, ke
   return (await withLinks(db, workspaceId, rows))[0];
 }
 
-/** One page of the Users a filter selects (in id order), and how many it selects in all. */
+/** The people's short rows: the fields a filter compares and a copy of their SCIM link (migration 0043). */
+const PEOPLE = sql`scim_people_fields r`;
+
+/**
+ * One page of the Users a filter selects (in id order), and how many it selects in all. The
+ * people are counted and paged in scim_people_fields (migration 0043: a short row per person,
+ * the fields a filter compares), whose key is the workspace and id; only the page's documents are read.
+ */
 export async function listUsers(
   database: Database,
   workspaceId: string,
@@ -94,19 +101,27 @@ export async function listUsers(
   count: number,
 ): Promise<{ total: number; page: ScimPerson[] }> {
   const db = database.db;
-  const people = sql`r.workspace_id = ${workspaceId} AND r.register = 'people'`;
-  // The people a SCIM DELETE kept are few: a set read once per statement, not a probe per person.
-  const visible = sql`${people} AND r.id NOT IN (SELECT person_id FROM scim_people WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL)`;
+  const people = sql`r.workspace_id = ${workspaceId}`;
+  // A person a SCIM DELETE kept is not seen.
+  const visible = sql`${people} AND r.deleted_at IS NULL`;
+  // Without a filter, the people's id index of records (narrower than the short rows) less the
+  // few a DELETE kept, a set read once per statement.
+  const unlinked = sql`r.workspace_id = ${workspaceId} AND r.register = 'people'
+    AND r.id NOT IN (SELECT person_id FROM scim_people WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL)`;
   const matched = filter?.where({ workspaceId, fields: database.engine });
+  const sliceRows = database.engine.scanSliceRows;
   const { total, ids } =
     matched === undefined
-      ? { total: await visibleCount(db, workspaceId), ids: await pageIds(db, visible, startIndex, count) }
-      : !filter?.documents
+      ? {
+          total: await visibleCount(db, workspaceId),
+          ids: await pageIds(db, sql`(SELECT workspace_id, register, id, id AS person_id FROM records) r`, unlinked, startIndex, count),
+        }
+      : filter?.indexed || sliceRows === null
         ? {
             total: await countOf(db, sql`${visible} AND ${matched}`),
-            ids: await pageIds(db, sql`${visible} AND ${matched}`, startIndex, count),
+            ids: await pageIds(db, PEOPLE, sql`${visible} AND ${matched}`, startIndex, count),
           }
-        : await scan(db, people, sql`${visible} AND ${matched}`, startIndex, count, database.engine.scanSliceRows);
+        : await scan(db, people, sql`${visible} AND ${matched}`, startIndex, count, sliceRows);
   if (ids.length === 0) return { total, page: [] };
   const rows = await db
     .selectFrom('records')
@@ -119,29 +134,38 @@ export async function listUsers(
 }
 
 async function countOf(db: Kysely<DB>, where: RawBuilder<unknown>): Promise<number> {
-  const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM records r WHERE ${where}`.execute(db);
+  const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM ${PEOPLE} WHERE ${where}`.execute(db);
   return Number(rows[0]?.n ?? 0);
 }
 
 /** The people SCIM sees, counted from the people's id index less the few a DELETE kept (no probe per person). */
 async function visibleCount(db: Kysely<DB>, workspaceId: string): Promise<number> {
-  const all = await countOf(db, sql`r.workspace_id = ${workspaceId} AND r.register = 'people'`);
+  const { rows: all } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM records
+    WHERE workspace_id = ${workspaceId} AND register = 'people'`.execute(db);
   const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM scim_people
     WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL`.execute(db);
-  return all - Number(rows[0]?.n ?? 0);
+  return Number(all[0]?.n ?? 0) - Number(rows[0]?.n ?? 0);
 }
 
-/** A page's ids, from the people's id index: a deep page skips index entries, not documents. */
-async function pageIds(db: Kysely<DB>, where: RawBuilder<unknown>, startIndex: number, count: number): Promise<string[]> {
+/** A page's ids, in key order: a deep page skips index entries, not documents. */
+async function pageIds(
+  db: Kysely<DB>,
+  from: RawBuilder<unknown>,
+  where: RawBuilder<unknown>,
+  startIndex: number,
+  count: number,
+): Promise<string[]> {
   if (count === 0) return [];
-  const { rows } = await sql<{ id: string }>`SELECT r.id FROM records r WHERE ${where}
-    ORDER BY r.id LIMIT ${count} OFFSET ${startIndex - 1}`.execute(db);
+  const { rows } = await sql<{ id: string }>`SELECT r.person_id AS id FROM ${from} WHERE ${where}
+    ORDER BY r.person_id LIMIT ${count} OFFSET ${startIndex - 1}`.execute(db);
   return rows.map((r) => r.id);
 }
 
 /**
- * A filter that reads every person's document, a slice of people at a time (the engine's
- * scanSliceRows) with a turn of the event loop between: the count, and the page's ids.
+ * A filter no index serves, tested on every person's row a slice of people at a time (the
+ * engine's scanSliceRows) with a turn of the event loop between: each slice's matches are
+ * counted in the database, and only the page's ids are read (a filter that selects everyone
+ * must not bring every id into the process to count it).
  */
 async function scan(
   db: Kysely<DB>,
@@ -154,16 +178,22 @@ async function scan(
   let total = 0;
   const ids: string[] = [];
   for (let after = ''; ; ) {
-    const { rows: bound } = await sql<{ id: string }>`SELECT r.id FROM records r WHERE ${people} AND r.id > ${after}
-      ORDER BY r.id LIMIT 1 OFFSET ${sliceRows - 1}`.execute(db);
-    const last = bound[0]?.id;
-    const slice = last === undefined ? sql`r.id > ${after}` : sql`r.id > ${after} AND r.id <= ${last}`;
-    const { rows } = await sql<{ id: string }>`SELECT r.id FROM records r WHERE ${where} AND ${slice} ORDER BY r.id`.execute(db);
-    for (const r of rows) {
-      if (total >= startIndex - 1 && ids.length < count) ids.push(r.id);
-      total++;
+    // One statement a slice: its last id, how many people it holds, how many of them match.
+    const { rows: counted } = await sql<{ last: string | null; n: number | string; matches: number | string | null }>`
+      SELECT max(r.person_id) AS last, count(*) AS n, sum(CASE WHEN ${where} THEN 1 ELSE 0 END) AS matches
+      FROM (SELECT * FROM ${PEOPLE} WHERE ${people} AND r.person_id > ${after} ORDER BY r.person_id LIMIT ${sliceRows}) r`.execute(db);
+    const last = counted[0]?.last ?? null;
+    if (last === null) return { total, ids };
+    const matches = Number(counted[0]?.matches ?? 0);
+    const skip = Math.max(0, startIndex - 1 - total);
+    if (ids.length < count && matches > skip) {
+      const { rows } = await sql<{ id: string }>`SELECT r.person_id AS id FROM ${PEOPLE}
+        WHERE ${where} AND r.person_id > ${after} AND r.person_id <= ${last}
+        ORDER BY r.person_id LIMIT ${count - ids.length} OFFSET ${skip}`.execute(db);
+      ids.push(...rows.map((r) => r.id));
     }
-    if (last === undefined) return { total, ids };
+    total += matches;
+    if (Number(counted[0]?.n) < sliceRows) return { total, ids };
     after = last;
     await new Promise((resolve) => setImmediate(resolve));
   }

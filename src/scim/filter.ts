@@ -2,9 +2,12 @@
  * `filter` of a Users list (RFC 7644 §3.4.2.2), parsed by scim2-parse-filter (ADR 40) and
  * compiled to a condition the database evaluates (directory.ts runs it), over the attributes
  * the discovery documents name, with each attribute's own case rule (userName, emails and names
- * compare ignoring case, ids, externalId and employeeNumber exactly). No list reads a register
- * into the process: equality and prefix comparisons are served by the indexes of migration 0037,
- * anything else is a scan in the database, which the caller's budget pays for (routes.ts).
+ * compare ignoring case, ids, externalId and employeeNumber exactly). The condition is on a row
+ * `r` of scim_people_fields (migration 0043: the compared fields of each person, short, kept
+ * lower-cased where they compare ignoring case), never on the people's JSON documents. No list
+ * reads a register into the process: equality and prefix comparisons are served by the indexes
+ * of migration 0037, anything else is a scan of those short rows in the database, which the
+ * caller's budget pays for (routes.ts).
  */
 
 import { type Filter, parse } from 'scim2-parse-filter';
@@ -25,7 +28,7 @@ export interface FilterContext {
   fields: DocFields;
 }
 
-/** A condition on the people row `r` (always true or false, never SQL's unknown, so `not` is exact). */
+/** A condition on the scim_people_fields row `r` (always true or false, never SQL's unknown, so `not` is exact). */
 type Condition = (ctx: FilterContext) => RawBuilder<boolean>;
 type Op = 'eq' | 'ne' | 'co' | 'sw' | 'ew';
 
@@ -43,9 +46,7 @@ function textTest(ctx: FilterContext, expr: RawBuilder<unknown>, op: Exclude<Op,
 
 interface Attribute {
   caseExact: boolean;
-  /** Whether its value is read from the person's document (a test of it, unlike an index lookup, parses every document). */
-  readsDocument: boolean;
-  /** The attribute's value for the people row `r` (lower-cased where it ignores case). */
+  /** The attribute's value for the scim_people_fields row `r` (lower-cased where it ignores case). */
   value(ctx: FilterContext): RawBuilder<unknown>;
   /**
    * The ids of the people whose value passes an equality or prefix test, looked up by an index:
@@ -57,44 +58,38 @@ interface Attribute {
 
 const selectLinked = (ctx: FilterContext, test: RawBuilder<boolean>) =>
   sql`SELECT person_id FROM scim_people WHERE workspace_id = ${ctx.workspaceId} AND ${test}`;
-/** A column of the row `r`'s scim_people, one primary-key probe per person. */
-const linkValue = (column: string) =>
-  sql`(SELECT c.${sql.ref(column)} FROM scim_people c WHERE c.workspace_id = r.workspace_id AND c.person_id = r.id)`;
 
-/** A field of the people's documents, with an expression index where `indexed` (migration 0037). */
-function docAttribute(field: string, caseExact: boolean, indexed: boolean): Attribute {
-  const expr = (ctx: FilterContext, alias: string) =>
-    caseExact ? ctx.fields.docText(alias, field) : ctx.fields.lowerDocText(alias, field);
+/**
+ * A field of the people's documents compared ignoring case: read from scim_people_fields (kept
+ * lower-cased), looked up by its expression index over the documents (migration 0037).
+ */
+function docAttribute(field: string): Attribute {
   return {
-    caseExact,
-    readsDocument: true,
-    value: (ctx) => expr(ctx, 'r'),
-    lookup: indexed
-      ? (ctx, op, value) =>
-          sql`SELECT p.id FROM records p WHERE p.workspace_id = ${ctx.workspaceId} AND p.register = 'people'
-            AND ${textTest(ctx, expr(ctx, 'p'), op, value)}`
-      : undefined,
+    caseExact: false,
+    value: () => sql.ref(`r.${field}`),
+    lookup: (ctx, op, value) =>
+      sql`SELECT p.id FROM records p WHERE p.workspace_id = ${ctx.workspaceId} AND p.register = 'people'
+        AND ${textTest(ctx, ctx.fields.lowerDocText('p', field), op, value)}`,
   };
 }
 
-/** What SCIM keeps beside a person (scim_people, indexed by workspace and column). */
+/** What SCIM keeps beside a person (scim_people, indexed by workspace and column; a copy in scim_people_fields). */
 function linkAttribute(column: string, caseExact: boolean): Attribute {
   return {
     caseExact,
-    readsDocument: false,
-    value: () => linkValue(column),
+    value: () => sql.ref(`r.${column}`),
     lookup: (ctx, op, value) => selectLinked(ctx, textTest(ctx, sql.ref(column), op, value)),
   };
 }
 
 /**
  * userName: the one SCIM wrote (scim_people.user_name_key, unique), else, for a person SCIM never
- * named (or one a DELETE kept, which released it), the work email.
+ * named (or one a DELETE kept, which released it), the work email (scim_people_fields.user_name
+ * holds the one that applies).
  */
 const userName: Attribute = {
   caseExact: false,
-  readsDocument: true,
-  value: (ctx) => sql`coalesce(${linkValue('user_name_key')}, ${ctx.fields.lowerDocText('r', 'work_email')})`,
+  value: () => sql.ref('r.user_name'),
   lookup: (ctx, op, value) =>
     sql`${selectLinked(ctx, textTest(ctx, sql.ref('user_name_key'), op, value))} UNION ALL
       SELECT p.id FROM records p WHERE p.workspace_id = ${ctx.workspaceId} AND p.register = 'people'
@@ -104,8 +99,7 @@ const userName: Attribute = {
 
 const ID: Attribute = {
   caseExact: true,
-  readsDocument: false,
-  value: () => sql.ref('r.id'),
+  value: () => sql.ref('r.person_id'),
   lookup: (ctx, op, value) =>
     sql`SELECT p.id FROM records p WHERE p.workspace_id = ${ctx.workspaceId} AND p.register = 'people' AND ${textTest(ctx, sql.ref('p.id'), op, value)}`,
 };
@@ -113,19 +107,18 @@ const ID: Attribute = {
 /** manager.value: an equality is looked up in the index of references (who names the manager), then checked in the document. */
 const MANAGER: Attribute = {
   caseExact: true,
-  readsDocument: true,
-  value: (ctx) => ctx.fields.docText('r', 'manager_id'),
+  value: () => sql.ref('r.manager_id'),
 };
 
 const attributes: Record<string, Attribute> = {
   id: ID,
   username: userName,
-  'emails.value': docAttribute('work_email', false, true),
-  emails: docAttribute('work_email', false, true),
+  'emails.value': docAttribute('work_email'),
+  emails: docAttribute('work_email'),
   externalid: linkAttribute('external_id', true),
-  displayname: docAttribute('display_name', false, true),
-  'name.givenname': docAttribute('given_name', false, true),
-  'name.familyname': docAttribute('family_name', false, true),
+  displayname: docAttribute('display_name'),
+  'name.givenname': docAttribute('given_name'),
+  'name.familyname': docAttribute('family_name'),
   [`${ENTERPRISE_SCHEMA.toLowerCase()}:employeenumber`]: linkAttribute('employee_number', true),
   [`${ENTERPRISE_SCHEMA.toLowerCase()}:manager.value`]: MANAGER,
 };
@@ -146,21 +139,19 @@ export const FILTER_ATTRIBUTES = [
 export const FILTER_OPERATORS = ['eq', 'ne', 'co', 'sw', 'ew', 'pr', 'and', 'or', 'not'];
 
 /**
- * A compiled part: its condition; whether an index serves it (it selects few people, found by
- * index); and whether it reads every person's document (a scan, run in slices: directory.ts).
+ * A compiled part: its condition, and whether an index serves it (it selects few people, found
+ * by index); if not, it is tested on every person's row (a scan, run in slices: directory.ts).
  */
 interface Part {
   where: Condition;
   indexed: boolean;
-  documents: boolean;
 }
 
 const always = (value: boolean): Part => ({
   where: () => (value ? sql<boolean>`(1 = 1)` : sql<boolean>`(1 = 0)`),
   indexed: false,
-  documents: false,
 });
-const negate = (p: Part): Part => ({ where: (ctx) => sql<boolean>`NOT ${p.where(ctx)}`, indexed: false, documents: p.documents });
+const negate = (p: Part): Part => ({ where: (ctx) => sql<boolean>`NOT ${p.where(ctx)}`, indexed: false });
 
 function compare(op: string, path: string, compValue: unknown): Part {
   const name = path.toLowerCase().replace(/^urn:ietf:params:scim:schemas:core:2\.0:user:/, '');
@@ -171,7 +162,6 @@ function compare(op: string, path: string, compValue: unknown): Part {
   const present: Part = {
     where: (ctx) => sql<boolean>`(${attr.value(ctx)} IS NOT NULL AND ${attr.value(ctx)} <> '')`,
     indexed: false,
-    documents: attr.readsDocument,
   };
   if (op === 'pr') return present;
   if (typeof compValue === 'boolean' || compValue === null) {
@@ -189,17 +179,16 @@ function compare(op: string, path: string, compValue: unknown): Part {
   if (attr === MANAGER && test === 'eq') {
     return {
       where: (ctx) =>
-        sql<boolean>`(r.id IN (SELECT source_id FROM record_refs WHERE workspace_id = ${ctx.workspaceId} AND target_id = ${value})
+        sql<boolean>`(r.person_id IN (SELECT source_id FROM record_refs WHERE workspace_id = ${ctx.workspaceId} AND target_id = ${value})
           AND ${attr.value(ctx)} = ${value})`,
       indexed: true,
-      documents: false,
     };
   }
   const lookup = attr.lookup;
   if (lookup && (test === 'eq' || test === 'sw')) {
-    return { where: (ctx) => sql<boolean>`r.id IN (${lookup(ctx, test, value)})`, indexed: true, documents: false };
+    return { where: (ctx) => sql<boolean>`r.person_id IN (${lookup(ctx, test, value)})`, indexed: true };
   }
-  return { where: (ctx) => textTest(ctx, attr.value(ctx), test, value), indexed: false, documents: attr.readsDocument };
+  return { where: (ctx) => textTest(ctx, attr.value(ctx), test, value), indexed: false };
 }
 
 /** active: the person's status (true: ACTIVE); the string "true"/"false" compares as the boolean. */
@@ -209,12 +198,8 @@ function compareActive(op: string, compValue: unknown): Part {
   const wanted = typeof compValue === 'string' ? compValue.toLowerCase() === 'true' : compValue === true;
   const active = (op === 'eq') === wanted;
   return {
-    where: (ctx) => {
-      const status = ctx.fields.docText('r', 'status');
-      return active ? sql<boolean>`(${status} = 'ACTIVE')` : sql<boolean>`(${status} IS NULL OR ${status} <> 'ACTIVE')`;
-    },
+    where: () => (active ? sql<boolean>`(r.status = 'ACTIVE')` : sql<boolean>`(r.status IS NULL OR r.status <> 'ACTIVE')`),
     indexed: false,
-    documents: true,
   };
 }
 
@@ -230,7 +215,6 @@ function combine(op: 'and' | 'or', parts: readonly Part[]): Part {
     // An and is served by an index when one of its terms is (the others are read of its few
     // matches only); an or only when each is.
     indexed: op === 'and' ? parts.some((p) => p.indexed) : parts.every((p) => p.indexed),
-    documents: op === 'and' && parts.some((p) => p.indexed) ? false : parts.some((p) => p.documents),
   };
 }
 
@@ -303,12 +287,10 @@ function nesting(text: string): number {
 }
 
 export interface CompiledFilter {
-  /** The condition on the people row `r`. */
+  /** The condition on the scim_people_fields row `r`. */
   where: Condition;
-  /** Whether an index serves it (it selects few people, looked up by index). */
+  /** Whether an index serves it (it selects few people, looked up by index); else it tests every person's row, in slices (directory.ts). */
   indexed: boolean;
-  /** Whether it reads every person's document: the list then reads the people in slices (directory.ts). */
-  documents: boolean;
 }
 
 /** The condition of a filter, or a 400 invalidFilter saying what is wrong with it. */

@@ -72,6 +72,8 @@ export function whyNotCopied(table: string): string | undefined {
   if (/^records_fts_(data|idx|docsize|config|content)$/.test(table)) return "SQLite only: FTS5's storage of that index";
   if (table === 'record_refs')
     return 'the index of references: filled by triggers from records.refs as the records are inserted (migration 0027)';
+  if (table === 'scim_people_fields')
+    return "the people fields SCIM filters compare: filled by triggers from the people's records as they are inserted (migration 0043)";
   if (table === 'records_fts_deferred') return "SQLite only: empty outside an import batch's own transaction (migration 0024)";
   return undefined;
 }

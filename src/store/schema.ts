@@ -67,6 +67,24 @@ export interface ScimPeopleTable {
   user_name_key: string | null;
 }
 
+/** What a SCIM filter compares, one row per person, kept by triggers on records and scim_people (migration 0043). */
+export interface ScimPeopleFieldsTable {
+  workspace_id: string;
+  person_id: string;
+  /** Lower-cased, as the filters compare them. */
+  work_email: string | null;
+  display_name: string | null;
+  given_name: string | null;
+  family_name: string | null;
+  status: string | null;
+  manager_id: string | null;
+  /** userName as filters compare it: scim_people.user_name_key, else the work email. */
+  user_name: string | null;
+  external_id: string | null;
+  employee_number: string | null;
+  deleted_at: string | null;
+}
+
 export interface AuditEventsTable {
   seq: Generated<number>;
   id: string;
@@ -410,6 +428,7 @@ export interface DB {
   api_keys: ApiKeysTable;
   scim_tokens: ScimTokensTable;
   scim_people: ScimPeopleTable;
+  scim_people_fields: ScimPeopleFieldsTable;
   audit_events: AuditEventsTable;
   records: RecordsTable;
   record_tombstones: RecordTombstonesTable;

@@ -90,12 +90,13 @@ export interface Adapter extends DocFields {
    */
   readonly exportPageRows: number;
   /**
-   * People a SCIM list whose filter no index serves reads per query (src/scim/directory.ts).
-   * SQLite's reads run on the event loop: short slices, a turn between them, so other requests
-   * wait for a slice, not for the scan. PostgreSQL's run in the database while the loop serves
-   * others: a slice only costs round trips.
+   * People a SCIM list whose filter no index serves reads per query (src/scim/directory.ts), in
+   * the short rows of scim_people_fields. SQLite's reads run on the event loop: slices of about a
+   * millisecond, a turn between them, so other requests wait for a slice, not for the scan.
+   * PostgreSQL's run in the database while the loop serves others: null, one count and one page
+   * query, which the planner runs as scans of the table rather than walks of its key in slices.
    */
-  readonly scanSliceRows: number;
+  readonly scanSliceRows: number | null;
   /** A SELECT that locks the rows it reads until the transaction ends (SQLite: already locked, every write transaction holds the database's write lock, BEGIN IMMEDIATE). */
   lockRows<Q extends { forUpdate(): Q }>(query: Q): Q;
   /**

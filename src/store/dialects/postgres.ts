@@ -48,7 +48,7 @@ export const postgresAdapter: Adapter = {
   // Rows are locked, not the database: a shorter batch only costs the import rate (ADR 36).
   importBatchLines: 1000,
   exportPageRows: 5000,
-  scanSliceRows: 10_000,
+  scanSliceRows: null,
   lockRows: (query) => query.forUpdate(),
   inIndexOrder: (target, fn) =>
     target.transaction().execute(async (trx) => {

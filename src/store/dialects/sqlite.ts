@@ -57,7 +57,7 @@ export const sqliteAdapter: Adapter = {
   // A batch holds the one write lock: shorter batches let other writers (the delivery worker) in sooner (ADR 36).
   importBatchLines: 250,
   exportPageRows: 1000,
-  scanSliceRows: 250,
+  scanSliceRows: 1000,
   lockRows: (query) => query,
   inIndexOrder: (target, fn) => fn(target),
   async beginSnapshot(conn) {
