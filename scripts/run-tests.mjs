@@ -5,17 +5,19 @@
 // running them before V8 had optimised any of it: about 2.7 s of CPU per file, measured in
 // ADR 50. Each file runs its suite once per database dialect (SQLite and PostgreSQL). The largest
 // files are handed out first (a file's size stands in for its run time), so no long file is
-// left running alone at the end; a file that runs longer than FILE_TIMEOUT_MS fails the run.
+// left running alone at the end. A file that runs longer than its tier's limit (test-tiers.mjs:
+// 90 s, or a few minutes for the named slow files) fails the run.
 // It builds first (incremental; nothing to do when dist/ is fresh): many suites spawn bin/wsops,
 // which runs the compiled dist/ and refuses one older than src/.
 // With --checks (what `npm test` passes) it also runs `npm run lint` and `npm run typecheck`,
 // beside the build and the tests rather than before them: the three run at once and the run
 // fails if any fails. The checks' output is held and printed after the tests, each under its name.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromiumPath } from './chromium.mjs';
 import { migratedTemplates } from './test-templates.mjs';
+import { FILE_LIMIT_MS, SLOW_FILE_LIMIT_MS, SLOW_FILES } from './test-tiers.mjs';
 
 function find(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -46,7 +48,19 @@ function check(script) {
   });
 }
 
+/** User + system seconds of this process and its ended children (/proc/self/stat; Linux only). */
+function cpuOfRun() {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+    return fields.slice(11, 15).reduce((sum, ticks) => sum + Number(ticks), 0) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
 const args = process.argv.slice(2);
+/** Every file's time at the end, not only the ten slowest (`--times`). */
+const allTimes = args.includes('--times');
 const checks = args.includes('--checks') ? [check('lint'), check('typecheck')] : [];
 
 /** Prints the checks' outcome (after the tests' output) and exits with the first failure's code. */
@@ -59,6 +73,11 @@ async function finish(status) {
       if (code === 0) code = checkCode;
     }
   }
+  // CPU of this run: the runner, and every process it started, once they ended (the checks, the
+  // test processes and what they started); PostgreSQL's own backends are not counted. Unlike the
+  // wall time, it does not move with what else the machine is doing.
+  const cpu = cpuOfRun();
+  if (cpu !== undefined) process.stdout.write(`# CPU of the run: ${cpu.toFixed(0)} s (user + system)\n`);
   process.exit(code);
 }
 
@@ -74,7 +93,13 @@ const only = args.filter((a) => !a.startsWith('--'));
 const packageTests = existsSync('packages')
   ? readdirSync('packages').flatMap((p) => (existsSync(join('packages', p, 'test')) ? find(join('packages', p, 'test')) : []))
   : [];
-const files = only.length ? only : [...find('test'), ...packageTests].sort();
+const fast = args.includes('--fast');
+const files = (only.length ? only : [...find('test'), ...packageTests].sort()).filter((f) => !(fast && SLOW_FILES.has(f)));
+const unknownSlow = [...SLOW_FILES.keys()].filter((f) => !existsSync(f));
+if (unknownSlow.length) {
+  process.stderr.write(`scripts/test-tiers.mjs names test files that do not exist: ${unknownSlow.join(' ')}\n`);
+  await finish(2);
+}
 const concurrency = Number(process.env.WSOPS_TEST_CONCURRENCY ?? 3);
 if (!Number.isInteger(concurrency) || concurrency < 1) {
   process.stderr.write(`WSOPS_TEST_CONCURRENCY must be a whole number of at least 1 (got ${process.env.WSOPS_TEST_CONCURRENCY})\n`);
@@ -91,10 +116,12 @@ const env = {
   WSOPS_CHROMIUM: await chromiumPath(),
   WSOPS_LOG_LEVEL: process.env.WSOPS_LOG_LEVEL ?? 'silent',
 };
-const FILE_TIMEOUT_MS = 10 * 60 * 1000;
 /** Test processes started: at most one per file. */
 const processes = Math.min(concurrency, files.length);
-const queue = files.map((file) => ({ file, bytes: statSync(file).size })).sort((a, b) => b.bytes - a.bytes);
+// The slow tier first, then the largest files.
+const queue = files
+  .map((file) => ({ file, slow: SLOW_FILES.has(file), bytes: statSync(file).size }))
+  .sort((a, b) => Number(b.slow) - Number(a.slow) || b.bytes - a.bytes);
 let handedOut = 0;
 const problems = [];
 /** Each finished file's wall time, for the slowest-files list printed at the end. */
@@ -114,15 +141,17 @@ function testProcess(number) {
     const output = collectOutput(child);
     let current;
     const timer = setInterval(() => {
-      if (current && Date.now() - current.started > FILE_TIMEOUT_MS) {
-        problems.push(`${current.file} ran longer than ${FILE_TIMEOUT_MS / 60000} minutes`);
+      if (current && Date.now() - current.started > current.limit) {
+        problems.push(
+          `${current.file} ran longer than its ${current.limit / 1000} s limit${current.limit === FILE_LIMIT_MS ? ' (a file that must take longer belongs in the slow tier, scripts/test-tiers.mjs)' : ''}`,
+        );
         child.kill('SIGKILL');
       }
     }, 1000);
     child.on('message', ({ cpuSeconds }) => {
       if (current) durations.push({ file: current.file, seconds: (Date.now() - current.started) / 1000, cpu: cpuSeconds - current.cpu });
       const next = queue.shift();
-      current = next && { file: next.file, started: Date.now(), cpu: cpuSeconds };
+      current = next && { file: next.file, started: Date.now(), cpu: cpuSeconds, limit: next.slow ? SLOW_FILE_LIMIT_MS : FILE_LIMIT_MS };
       if (next) process.stdout.write(`# ${++handedOut}/${files.length} ${next.file} (process ${number})\n`);
       child.send(next ? next.file : null);
     });
@@ -142,10 +171,13 @@ function testProcess(number) {
 }
 
 await Promise.all(Array.from({ length: processes }, (_, i) => testProcess(i + 1)));
-const slowest = durations.sort((a, b) => b.seconds - a.seconds).slice(0, 10);
+const slowest = durations.sort((a, b) => b.seconds - a.seconds).slice(0, allTimes ? durations.length : 10);
 process.stdout.write(
-  `\n# slowest files (wall; CPU of the test process and the processes it started):\n${slowest
-    .map((d) => `#   ${d.seconds.toFixed(1).padStart(6)} s  ${d.cpu.toFixed(1).padStart(6)} s CPU  ${d.file}`)
+  `\n# slowest files (wall; CPU of the test process and the processes it started; * the slow tier):\n${slowest
+    .map(
+      (d) =>
+        `#   ${d.seconds.toFixed(1).padStart(6)} s  ${d.cpu.toFixed(1).padStart(6)} s CPU  ${d.file}${SLOW_FILES.has(d.file) ? ' *' : ''}`,
+    )
     .join('\n')}\n`,
 );
 // A process that died with files left in the queue leaves them to the others; none left means every file ran.
