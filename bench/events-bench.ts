@@ -192,7 +192,7 @@ function combine(runs: readonly LoadResult[]): LoadResult {
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en');
 const errorsOf = (r: LoadResult) => r.errors + r.non2xx;
-const figures = (r: LoadResult) => `${fmt(r.rps)} req/s, p50 ${r.p50} ms, p95 ${r.p95} ms`;
+const figures = (r: LoadResult) => `${fmt(r.rps)} req/s, p50 ${r.p50} ms, p95 ${Math.round(r.p95 ?? 0)} ms`;
 
 export async function eventsBench(o: EventsBenchOptions, log: (s: string) => void): Promise<EventsBenchResult> {
   const services = await createServices(loadConfig({ WSOPS_DATABASE_URL: o.databaseUrl, WSOPS_SECRET: BENCH_SECRET }));
