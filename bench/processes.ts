@@ -127,6 +127,8 @@ export interface LoadResult {
   rps: number;
   p50: number;
   p99: number;
+  /** Only from `loadRequests`. */
+  p95?: number;
   errors: number;
   non2xx: number;
   total: number;
@@ -140,10 +142,11 @@ export async function load(
   connections: number,
   duration: number,
   overallRate?: number,
+  amount?: number,
 ): Promise<LoadResult> {
   const dir = mkdtempSync(join(tmpdir(), 'wsops-load-'));
   const specFile = join(dir, 'spec.json');
-  writeFileSync(specFile, JSON.stringify({ url, headers, paths, connections, duration, overallRate }));
+  writeFileSync(specFile, JSON.stringify({ url, headers, paths, connections, duration, overallRate, amount }));
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/load.ts', specFile], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -155,6 +158,17 @@ export async function load(
   await new Promise((r) => child.once('exit', r));
   rmSync(dir, { recursive: true, force: true });
   return JSON.parse(out.trim().split('\n').at(-1) as string) as LoadResult;
+}
+
+/** `amount` requests over `connections` (however long they take), with p95 besides p50 and p99. */
+export function loadRequests(
+  url: string,
+  headers: Record<string, string>,
+  paths: string[],
+  connections: number,
+  amount: number,
+): Promise<LoadResult> {
+  return load(url, headers, paths, connections, 0, undefined, amount);
 }
 
 /** A port the system says is free now (bound to 0, then released): no collision with a busy one. */

@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: prints a table of every benchmark and writes it to bench/results/latest.md.
- *   npm run bench -- [--records N] [--duration S] [--only read|write|webhooks|deliveries|client|console|cli|processes|scim] [--dialects sqlite,postgres]
+ *   npm run bench -- [--records N] [--duration S] [--only read|write|webhooks|deliveries|client|console|cli|processes|scim|events] [--dialects sqlite,postgres]
  *     [--scim-people N] (scim: the directory's size, 100,000 by default)
+ *     [--events N] (events: the workspace's events, 1,000,000 by default, beside --records assets)
  *     [--delivery-rate N] [--delivery-duration S] (webhooks/deliveries: the sustained and fairness rows; 1,000 events/s for 120 s
  *     by default, e.g. --delivery-duration 20s for a short run on a shared machine)
  *     [--fairness-receivers 7000,5000-9500,0] (how A's flooded receiver answers, one fairness row each)
@@ -23,6 +24,7 @@ import { clientBench } from './client-bench.js';
 import { clusterBench } from './cluster-bench.js';
 import { consoleBench } from './console-bench.js';
 import { deliveryLoadBench } from './delivery-load-bench.js';
+import { eventsBench } from './events-bench.js';
 import { ROOT } from './processes.js';
 import { readBench } from './read-bench.js';
 import { scimBench } from './scim-bench.js';
@@ -162,6 +164,22 @@ if (only === 'all' || only === 'scim') {
     else await dropPostgres('wsops_bench_scim');
   }
   sections.push(printTable('SCIM reads of a large directory', rows));
+}
+
+if (only === 'all' || only === 'events') {
+  const rows: Row[] = [];
+  const plans: string[] = [];
+  const events = Number(arg('events', '1000000'));
+  for (const d of dialects) {
+    const url = d === 'sqlite' ? `sqlite:${join(dataDir, 'events.db')}` : await freshPostgres('wsops_bench_events');
+    const r = await eventsBench({ databaseUrl: url, dialect: d, records, events }, log);
+    if (d === 'sqlite') rmSync(join(dataDir, 'events.db'), { force: true });
+    else await dropPostgres('wsops_bench_events');
+    rows.push(...r.rows);
+    plans.push(`${d} query plans of a page of events:\n\n\`\`\`\n${r.plan}\n\`\`\``);
+  }
+  sections.push(printTable('Events API pages', rows), ...plans);
+  process.stdout.write(`\n${plans.join('\n\n')}\n`);
 }
 
 if (only === 'all' || only === 'write') {
