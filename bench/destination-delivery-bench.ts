@@ -5,13 +5,9 @@
  * event's `created` to the moment an amqplib consumer in this process receives it; for HTTP, to
  * the moment the receiver process reads the request) per rate asked, rising until a rate is not
  * kept (p99 over 1 s, or the deliveries fall behind). Needs RabbitMQ on 127.0.0.1:5672.
- *
- *   node --import tsx bench/destination-delivery-bench.ts [sqlite|postgres] [seconds] [rates...]
+ * `npm run bench -- --only destinations [--destination-seconds S] [--destination-rates 300,600,…]`.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { connect } from 'amqplib';
 import { loadConfig } from '../src/config.js';
 import { seedRegister, seedWorkspace } from '../src/seed/seed.js';
@@ -21,6 +17,7 @@ import { createWorkspace } from '../src/workspaces/workspaces.js';
 import { driveActions } from './action-load.js';
 import { receiverStats, startReceiver, waitFor } from './delivery-load-bench.js';
 import { freePort, stopProcess } from './processes.js';
+import type { Row } from './table.js';
 import { BENCH_SECRET, startWsops } from './wsops.js';
 
 const TOKEN = 'bench-operator-token-0123456789abcdef';
@@ -117,7 +114,7 @@ async function fixtures(services: Services, kind: Kind, rport: number) {
   return { ws: ws.id, assets, personIds, endpointId: endpoint.id };
 }
 
-async function run(databaseUrl: string, kind: Kind, seconds: number, rates: number[]): Promise<Step[]> {
+async function run(databaseUrl: string, kind: Kind, seconds: number, rates: readonly number[], log: (s: string) => void): Promise<Step[]> {
   const rport = await freePort();
   const receiver = kind === 'http' ? await startReceiver(rport) : undefined;
   const consumer = kind === 'rabbitmq' ? await rabbitConsumer() : undefined;
@@ -160,7 +157,7 @@ async function run(databaseUrl: string, kind: Kind, seconds: number, rates: numb
       // Kept: the actions were taken at the rate asked (within 5%), p99 ≤ 1 s, the queue drained within 2 s.
       const kept = taken >= rate * 0.95 && s.p99 <= 1000 && drainSeconds <= 2 && d.errors === 0;
       steps.push({ rate, taken, p50: s.p50, p99: s.p99, max: s.max, drainSeconds, kept });
-      process.stdout.write(
+      log(
         `${kind} ${databaseUrl.split(':')[0]} ${rate}/s asked: ${taken}/s taken, commit → received p50 ${s.p50} ms, p99 ${s.p99} ms, max ${s.max} ms, drained in ${drainSeconds.toFixed(1)} s, errors ${d.errors}${d.firstError ? ` (first: ${d.firstError.slice(0, 160)})` : ''}: ${kept ? 'kept' : 'NOT kept'}\n`,
       );
       if (!kept) break;
@@ -175,7 +172,7 @@ async function run(databaseUrl: string, kind: Kind, seconds: number, rates: numb
       ])
       .where('endpoint_id', '=', fx.endpointId)
       .executeTakeFirst();
-    process.stdout.write(`${kind}: ${lat?.n} attempts, latency avg ${Math.round(Number(lat?.avg))} ms, max ${lat?.max} ms\n`);
+    log(`${kind}: ${lat?.n} attempts, latency avg ${Math.round(Number(lat?.avg))} ms, max ${lat?.max} ms\n`);
   } finally {
     if (api) await stopProcess(api);
     if (receiver) await stopProcess(receiver);
@@ -185,21 +182,47 @@ async function run(databaseUrl: string, kind: Kind, seconds: number, rates: numb
   return steps;
 }
 
-const dialect = process.argv[2] ?? 'sqlite';
-const seconds = Number(process.argv[3] ?? 10);
-const rates = process.argv.slice(4).map(Number);
-const steady = rates.length > 0 ? rates : [300, 600, 900, 1200, 1500, 2000];
-const summary: string[] = [];
-for (const kind of (process.env.WSOPS_BENCH_KINDS ?? 'rabbitmq,http').split(',') as Kind[]) {
-  const dir = mkdtempSync(join(tmpdir(), 'wsops-dest-bench-'));
-  const url = dialect === 'sqlite' ? `sqlite:${join(dir, 'bench.db')}` : (process.env.WSOPS_BENCH_POSTGRES_URL ?? '');
-  if (!url) throw new Error('set WSOPS_BENCH_POSTGRES_URL to an empty PostgreSQL database for the postgres run');
-  try {
-    const steps = await run(url, kind, seconds, steady);
-    const highest = steps.filter((s) => s.kept).at(-1);
-    summary.push(`${kind}: at 300/s p99 ${steps[0]?.p99 ?? '-'} ms; highest steady rate ${highest ? `${highest.rate}/s` : 'none'}`);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+export interface DestinationBenchOptions {
+  /** An empty database per kind: `sqlite` makes a file of its own; a PostgreSQL URL per kind is made by `fresh`. */
+  fresh: (kind: Kind) => Promise<{ url: string; drop: () => Promise<void> }>;
+  dialect: string;
+  seconds: number;
+  rates: readonly number[];
 }
-process.stdout.write(`${summary.join('\n')}\n`);
+
+/**
+ * Both kinds on one database dialect, the same steps for each; the rows say whether a RabbitMQ
+ * destination keeps p99 ≤ 1 s at 300 actions/s, and whether its highest steady rate is at least
+ * 80% of the webhook's, both measured in this run.
+ */
+export async function destinationBench(o: DestinationBenchOptions, log: (s: string) => void): Promise<Row[]> {
+  const results = {} as Record<Kind, Step[]>;
+  for (const kind of ['rabbitmq', 'http'] as const) {
+    const { url, drop } = await o.fresh(kind);
+    try {
+      results[kind] = await run(url, kind, o.seconds, o.rates, log);
+    } finally {
+      await drop();
+    }
+  }
+  const at300 = (kind: Kind) => results[kind].find((s) => s.rate === 300);
+  const highest = (kind: Kind) => results[kind].filter((s) => s.kept).at(-1)?.rate ?? 0;
+  const r300 = at300('rabbitmq');
+  const ratio = highest('http') > 0 ? highest('rabbitmq') / highest('http') : 0;
+  return [
+    {
+      benchmark: `${o.dialect}: actions → RabbitMQ queue at 300/s, commit → received`,
+      result: r300
+        ? `p50 ${r300.p50} ms, p99 ${r300.p99} ms (${r300.taken}/s taken); webhook p99 ${at300('http')?.p99 ?? '-'} ms`
+        : 'not run',
+      goal: 'p99 ≤ 1 s',
+      met: r300 ? r300.kept : undefined,
+    },
+    {
+      benchmark: `${o.dialect}: highest steady rate, RabbitMQ vs webhook (same run)`,
+      result: `${highest('rabbitmq')}/s vs ${highest('http')}/s (${(ratio * 100).toFixed(0)}%; steps ${o.rates.join(', ')}/s)`,
+      goal: '≥ 80% of the webhook',
+      met: highest('http') > 0 ? ratio >= 0.8 : undefined,
+    },
+  ];
+}

@@ -1,8 +1,10 @@
 /**
  * `npm run bench`: prints a table of every benchmark and writes it to bench/results/latest.md.
- *   npm run bench -- [--records N] [--duration S] [--only read|write|webhooks|deliveries|client|console|cli|processes|scim|events] [--dialects sqlite,postgres]
+ *   npm run bench -- [--records N] [--duration S] [--only read|write|webhooks|deliveries|client|console|cli|processes|scim|events|destinations] [--dialects sqlite,postgres]
  *     [--scim-people N] (scim: the directory's size, 100,000 by default)
  *     [--events N] (events: the workspace's events, 1,000,000 by default, beside --records assets)
+ *     [--destination-seconds S] [--destination-rates 300,600,…] (destinations: domain actions over HTTP delivered to one
+ *     RabbitMQ destination and, the baseline, one webhook; 20 s a step, rising from 300/s until a step is not kept; needs RabbitMQ)
  *     [--delivery-rate N] [--delivery-duration S] (webhooks/deliveries: the sustained and fairness rows; 1,000 events/s for 120 s
  *     by default, e.g. --delivery-duration 20s for a short run on a shared machine)
  *     [--fairness-receivers 7000,5000-9500,0] (how A's flooded receiver answers, one fairness row each)
@@ -24,6 +26,7 @@ import { clientBench } from './client-bench.js';
 import { clusterBench } from './cluster-bench.js';
 import { consoleBench } from './console-bench.js';
 import { deliveryLoadBench } from './delivery-load-bench.js';
+import { destinationBench } from './destination-delivery-bench.js';
 import { eventsBench } from './events-bench.js';
 import { ROOT } from './processes.js';
 import { readBench } from './read-bench.js';
@@ -180,6 +183,24 @@ if (only === 'all' || only === 'events') {
   }
   sections.push(printTable('Events API pages', rows), ...plans);
   process.stdout.write(`\n${plans.join('\n\n')}\n`);
+}
+
+if (only === 'all' || only === 'destinations') {
+  const rows: Row[] = [];
+  const seconds = Number(arg('destination-seconds', '20'));
+  const rates = arg('destination-rates', '300,600,900,1200,1500,2000').split(',').map(Number);
+  for (const d of dialects) {
+    const fresh = async (kind: string) => {
+      if (d === 'sqlite') {
+        const file = join(dataDir, `destinations-${kind}.db`);
+        return { url: `sqlite:${file}`, drop: async () => rmSync(file, { force: true }) };
+      }
+      const name = `wsops_bench_destinations_${kind}`;
+      return { url: await freshPostgres(name), drop: () => dropPostgres(name) };
+    };
+    rows.push(...(await destinationBench({ fresh, dialect: d, seconds, rates }, log)));
+  }
+  sections.push(printTable('Event destinations (RabbitMQ) beside a webhook', rows));
 }
 
 if (only === 'all' || only === 'write') {

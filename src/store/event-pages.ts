@@ -42,8 +42,8 @@ export async function eventPage(db: Kysely<DB>, q: EventQuery): Promise<EventPag
     .where('type', 'in', q.types);
   // One lower bound only. Past the first page the cursor's position implies `since` (a cursor is
   // bound to it) and the horizon; with either beside it, SQLite (after ANALYZE) ranged from that
-  // bound or skip-scanned and sorted, filtering every row up to the position: a page near the start
-  // of 200,000 events took 120–170 ms instead of 0.4 (as pageConditions in page-queries.ts found).
+  // bound or skip-scanned and sorted, filtering every row up to the position, as pageConditions in
+  // page-queries.ts found for the registers (figures: ADR 51).
   if (q.after) query = query.where(sql<boolean>`(created_at, id) > (${q.after.createdAt}, ${q.after.id})`);
   else query = query.where('created_at', '>=', q.since !== undefined && q.since > q.notBefore ? q.since : q.notBefore);
   const rows = await query

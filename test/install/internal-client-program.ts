@@ -111,6 +111,25 @@ const signatures = await expect(
   200,
 );
 if (signatures.data?.standard_webhooks !== true) throw new Error('the endpoint does not carry the Standard Webhooks headers');
+const filtered = await expect(
+  'setEndpointFilter',
+  sdk.setEndpointFilter({ client, path: { workspace_id: ws, id: endpoint }, body: { filter: { type: 'asset.assigned' } } }),
+  200,
+);
+if ((filtered.data?.filter as { type?: string } | null)?.type !== 'asset.assigned') throw new Error('the filter was not set');
+await expect('setEndpointFilter', sdk.setEndpointFilter({ client, path: { workspace_id: ws, id: endpoint }, body: { filter: null } }), 200);
+const listed = await expect('listEndpoints', sdk.listEndpoints({ client, path: { workspace_id: ws } }), 200);
+if (!listed.data?.data.some((e) => e.id === endpoint)) throw new Error('the endpoint is not listed');
+const made = await expect(
+  'createEndpoint',
+  sdk.createEndpoint({
+    client,
+    path: { workspace_id: ws },
+    body: { url: 'http://127.0.0.1:9/second', scopes: ['assets:read'], events: ['asset.assigned'] },
+  }),
+  201,
+);
+if (!made.data?.secret.startsWith('whsec_')) throw new Error('no signing secret in the registration answer');
 const events = [assigned, returned, decided, acknowledged, started, completed, learned].map(emitted);
 
 process.stdout.write(JSON.stringify({ calls, events }));
