@@ -10,7 +10,6 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { WsopsClient } from '@wsops/client';
-import { runAction } from '../../src/actions/domain/index.js';
 import { newId } from '../../src/ids.js';
 import { READ_SCOPES } from '../../src/registers/catalogue.js';
 import { insertBatches } from '../../src/store/insert-batches.js';
@@ -18,6 +17,7 @@ import type { DB } from '../../src/store/schema.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint } from '../../src/webhooks/endpoints.js';
 import { pruneDeliveryHistory } from '../../src/webhooks/retention.js';
+import { assetEvents } from '../helpers/asset-events.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { Receiver } from '../helpers/receiver.js';
@@ -272,25 +272,10 @@ for (const dialect of DIALECTS) {
           for (let n = await dispatcher.runOnce(); n > 0; n = await dispatcher.runOnce());
         };
         await drain();
-        const docs = await h.services.database.db
-          .selectFrom('records')
-          .select('doc')
-          .where('workspace_id', '=', live)
-          .where('register', 'in', ['assets', 'people'])
-          .execute();
-        const records = docs.map((d) => JSON.parse(d.doc) as { id: string; status: string });
-        const asset = records.find((r) => r.id.startsWith('ast_') && r.status === 'AVAILABLE');
-        const person = records.find((r) => r.id.startsWith('per_') && r.status === 'ACTIVE');
-        assert.ok(asset && person);
+        const { raise: raiseEvent, assetId } = await assetEvents(h, live);
         const raised: string[] = [];
-        let assigned = false;
         const raise = async () => {
-          h.clock.advance(1000);
-          const result = assigned
-            ? await runAction(h.services, 'asset.return', live, { asset: asset.id })
-            : await runAction(h.services, 'asset.assign', live, { asset: asset.id, person: person.id });
-          assigned = !assigned;
-          raised.push(result.events[0] as string);
+          raised.push(await raiseEvent());
         };
         for (let i = 0; i < 4; i++) await raise();
         await drain();
@@ -325,7 +310,7 @@ for (const dialect of DIALECTS) {
 
         const one = await client.events.get(raised[0] as string);
         assert.equal(one.id, raised[0]);
-        if (one.type === 'asset.assigned') assert.equal(one.data.asset.id, asset.id);
+        if (one.type === 'asset.assigned') assert.equal(one.data.asset.id, assetId);
       } finally {
         await dispatcher.stop();
         await rx.stop();

@@ -12,10 +12,10 @@ import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { StoredMsg } from '@nats-io/jetstream';
 import { verifyWebhook } from '@wsops/client';
-import { runAction } from '../../src/actions/domain/index.js';
 import { resendDelivery } from '../../src/webhooks/deliveries.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint } from '../../src/webhooks/endpoints.js';
+import { assetEvents } from '../helpers/asset-events.js';
 import { NATS_URL, NatsStream, OwnNatsServer, selfSignedCertificate } from '../helpers/brokers.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
@@ -48,27 +48,9 @@ for (const dialect of DIALECTS) {
 
     const setUp = async (server = NATS_URL) => {
       const ws = await h.workspace();
-      const docs = await h.services.database.db
-        .selectFrom('records')
-        .select('doc')
-        .where('workspace_id', '=', ws)
-        .where('register', 'in', ['assets', 'people'])
-        .execute();
-      const records = docs.map((d) => JSON.parse(d.doc) as { id: string; status: string });
-      const asset = records.find((r) => r.id.startsWith('ast_') && r.status === 'AVAILABLE');
-      const person = records.find((r) => r.id.startsWith('per_') && r.status === 'ACTIVE');
-      assert.ok(asset && person);
+      const { raise } = await assetEvents(h, ws);
       const stream = await new NatsStream(`WSOPS_TEST_${dialect}_${randomBytes(4).toString('hex')}`, [`wsops.${ws}.>`], server).start();
       streams.push(stream);
-      let assigned = false;
-      const raise = async () => {
-        h.clock.advance(1000);
-        const result = assigned
-          ? await runAction(h.services, 'asset.return', ws, { asset: asset.id })
-          : await runAction(h.services, 'asset.assign', ws, { asset: asset.id, person: person.id });
-        assigned = !assigned;
-        return result.events[0] as string;
-      };
       const ep = await createEndpoint(h.services, ws, { url: server, scopes: 'assets:read', events: 'asset.assigned,asset.returned' });
       return { ws, stream, raise, ep };
     };

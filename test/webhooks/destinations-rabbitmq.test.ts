@@ -12,12 +12,12 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { verifyWebhook } from '@wsops/client';
 import type { ConsumeMessage } from 'amqplib';
-import { runAction } from '../../src/actions/domain/index.js';
 import { runAlertRound } from '../../src/alerts/send.js';
 import { listEndpointAlerts } from '../../src/alerts/stages.js';
 import { resendDelivery } from '../../src/webhooks/deliveries.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint, enableEndpoint } from '../../src/webhooks/endpoints.js';
+import { assetEvents } from '../helpers/asset-events.js';
 import { bareExchange, RabbitConsumer, rabbitmqctl, restartRabbitMq } from '../helpers/brokers.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
@@ -58,27 +58,9 @@ for (const dialect of DIALECTS) {
     /** A seeded workspace, a consumer on a new exchange, and a way to raise asset events through the domain actions. */
     const setUp = async () => {
       const ws = await h.workspace();
-      const docs = await h.services.database.db
-        .selectFrom('records')
-        .select('doc')
-        .where('workspace_id', '=', ws)
-        .where('register', 'in', ['assets', 'people'])
-        .execute();
-      const records = docs.map((d) => JSON.parse(d.doc) as { id: string; status: string });
-      const asset = records.find((r) => r.id.startsWith('ast_') && r.status === 'AVAILABLE');
-      const person = records.find((r) => r.id.startsWith('per_') && r.status === 'ACTIVE');
-      assert.ok(asset && person);
+      const { raise } = await assetEvents(h, ws);
       const consumer = await new RabbitConsumer(`wsops-test-${dialect}-${randomBytes(4).toString('hex')}`).start();
       consumers.push(consumer);
-      let assigned = false;
-      const raise = async () => {
-        h.clock.advance(1000);
-        const result = assigned
-          ? await runAction(h.services, 'asset.return', ws, { asset: asset.id })
-          : await runAction(h.services, 'asset.assign', ws, { asset: asset.id, person: person.id });
-        assigned = !assigned;
-        return result.events[0] as string;
-      };
       return { ws, consumer, raise };
     };
 

@@ -8,7 +8,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Transporter } from 'nodemailer';
-import { runAction } from '../../src/actions/domain/index.js';
 import { createAlertTransport } from '../../src/alerts/mail.js';
 import { runAlertRound } from '../../src/alerts/send.js';
 import { createAdminLink } from '../../src/sign-in/sign-in-links.js';
@@ -16,6 +15,7 @@ import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint, disableEndpoint, enableEndpoint } from '../../src/webhooks/endpoints.js';
 import { emitEvent } from '../../src/webhooks/outbox.js';
 import { pruneDeliveryHistory } from '../../src/webhooks/retention.js';
+import { assetEvents } from '../helpers/asset-events.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { Receiver } from '../helpers/receiver.js';
@@ -65,17 +65,7 @@ for (const dialect of DIALECTS) {
     const setUp = async () => {
       const ws = await h.workspace();
       await createAdminLink(h.services.database, { workspaceId: ws, email: 'ops@example.com', actor: 'cli', now: h.clock() });
-      const db = h.services.database.db;
-      const docs = await db
-        .selectFrom('records')
-        .select('doc')
-        .where('workspace_id', '=', ws)
-        .where('register', 'in', ['assets', 'people'])
-        .execute();
-      const records = docs.map((d) => JSON.parse(d.doc) as { id: string; status: string });
-      const asset = records.find((r) => r.id.startsWith('ast_') && r.status === 'AVAILABLE');
-      const person = records.find((r) => r.id.startsWith('per_') && r.status === 'ACTIVE');
-      assert.ok(asset && person, 'the demo data has an available asset and an active person');
+      const { raise } = await assetEvents(h, ws);
       const p = `/held-${++path}`;
       /** Event ids the receiver answered with a 2xx, in order. */
       const accepted: string[] = [];
@@ -89,15 +79,6 @@ for (const dialect of DIALECTS) {
       await drain();
       assert.equal((await status(ep.id)).status, 'active');
       accepted.length = 0;
-      let assigned = false;
-      const raise = async () => {
-        h.clock.advance(1000);
-        const result = assigned
-          ? await runAction(h.services, 'asset.return', ws, { asset: asset.id })
-          : await runAction(h.services, 'asset.assign', ws, { asset: asset.id, person: person.id });
-        assigned = !assigned;
-        return result.events[0] as string;
-      };
       return {
         ws,
         id: ep.id,
