@@ -34,24 +34,29 @@ export const ENDPOINTS_PATH = '/internal/v1/workspaces/:workspace_id/webhook-end
 export const ENDPOINT_SIGNATURES_PATH = '/internal/v1/workspaces/:workspace_id/webhook-endpoints/:id/signatures';
 export const ENDPOINT_FILTER_PATH = '/internal/v1/workspaces/:workspace_id/webhook-endpoints/:id/filter';
 
+const notTheShape = (shape: string, param: string | undefined) =>
+  new AppError('invalid_parameter', `The body must be a JSON object: ${shape}.`, { param });
+
+/**
+ * A body's members: a JSON object (else a 400 that shows `shape`) holding only the `allowed`
+ * members (else a 400 naming the first other one, and saying what the body `takes`).
+ */
+function membersOf(body: unknown, allowed: readonly string[], shape: string, takes: string): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw notTheShape(shape, allowed[0]);
+  const extra = Object.keys(body).find((k) => !allowed.includes(k));
+  if (extra !== undefined) {
+    throw new AppError('unknown_parameter', `Unknown member "${extra.slice(0, 40)}"; ${takes}.`, { param: extra.slice(0, 40) });
+  }
+  return body as Record<string, unknown>;
+}
+
+const FILTER_SHAPE = '{"filter": {...}} to set the filter, {"filter": null} to clear it';
+
 /** `{"filter": {...}}` or `{"filter": null}` and nothing else; the filter's own rules are event-filter.ts's. */
 export function parseFilterBody(body: unknown): unknown {
-  if (typeof body !== 'object' || body === null || Array.isArray(body) || !Object.hasOwn(body, 'filter')) {
-    throw new AppError(
-      'invalid_parameter',
-      'The body must be a JSON object: {"filter": {...}} to set the filter, {"filter": null} to clear it.',
-      {
-        param: 'filter',
-      },
-    );
-  }
-  const extra = Object.keys(body).find((k) => k !== 'filter');
-  if (extra !== undefined) {
-    throw new AppError('unknown_parameter', `Unknown member "${extra.slice(0, 40)}"; the body takes filter only.`, {
-      param: extra.slice(0, 40),
-    });
-  }
-  const filter = (body as { filter: unknown }).filter;
+  // An object without the member is told the shape, whatever else it holds.
+  if (typeof body === 'object' && body !== null && !Object.hasOwn(body, 'filter')) throw notTheShape(FILTER_SHAPE, 'filter');
+  const filter = membersOf(body, ['filter'], FILTER_SHAPE, 'the body takes filter only')['filter'];
   // Text here would be a filter given twice over (JSON in JSON): the member is the object itself.
   if (filter !== null && (typeof filter !== 'object' || Array.isArray(filter))) {
     throw new AppError('invalid_parameter', 'filter must be a JSON object (the filter) or null (no filter).', { param: 'filter' });
@@ -96,20 +101,8 @@ export interface Registration {
  * be (a URL the rules allow, known scopes and events, a filter) is createEndpoint's to say.
  */
 export function parseRegistrationBody(body: unknown): Registration {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new AppError('invalid_parameter', 'The body must be a JSON object: {"url": "…", "scopes": [...], "events": [...]}.', {
-      param: 'url',
-    });
-  }
-  const members = body as Record<string, unknown>;
-  const unknown = Object.keys(members).find((name) => !Object.hasOwn(REGISTRATION_MEMBERS, name));
-  if (unknown !== undefined) {
-    throw new AppError(
-      'unknown_parameter',
-      `Unknown member "${unknown.slice(0, 40)}"; a registration takes ${Object.keys(REGISTRATION_MEMBERS).join(', ')}.`,
-      { param: unknown.slice(0, 40) },
-    );
-  }
+  const names = Object.keys(REGISTRATION_MEMBERS);
+  const members = membersOf(body, names, '{"url": "…", "scopes": [...], "events": [...]}', `a registration takes ${names.join(', ')}`);
   for (const [name, kind] of Object.entries(REGISTRATION_MEMBERS)) {
     const value = members[name];
     if (value === undefined) {
@@ -135,18 +128,8 @@ export function parseRegistrationBody(body: unknown): Registration {
 
 /** `{"standard_webhooks": true|false}` and nothing else; anything else is a 400 naming the rule. */
 export function parseSignaturesBody(body: unknown): boolean {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new AppError('invalid_parameter', 'The body must be a JSON object: {"standard_webhooks": true} or false.', {
-      param: 'standard_webhooks',
-    });
-  }
-  const extra = Object.keys(body).find((k) => k !== 'standard_webhooks');
-  if (extra !== undefined) {
-    throw new AppError('unknown_parameter', `Unknown member "${extra.slice(0, 40)}"; the body takes standard_webhooks only.`, {
-      param: extra.slice(0, 40),
-    });
-  }
-  const value = (body as { standard_webhooks?: unknown }).standard_webhooks;
+  const members = membersOf(body, ['standard_webhooks'], '{"standard_webhooks": true} or false', 'the body takes standard_webhooks only');
+  const value = members['standard_webhooks'];
   if (typeof value !== 'boolean') {
     throw new AppError('invalid_parameter', 'standard_webhooks must be true or false.', { param: 'standard_webhooks' });
   }
