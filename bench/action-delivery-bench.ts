@@ -39,9 +39,13 @@ export interface ActionDeliveryOptions {
   apiFlags?: string[];
 }
 
-async function fixtures(services: Services, rport: number) {
+/**
+ * A workspace the actions can run in: seeded, with POOL AVAILABLE assets taking turns and 50
+ * ACTIVE people to assign them to (also the destinations bench's).
+ */
+export async function actionWorkspace(services: Services, name: string) {
   const now = Date.now();
-  const ws = await createWorkspace(services.database.db, 'Actions', ['assets'], new Date(now).toISOString());
+  const ws = await createWorkspace(services.database.db, name, ['assets'], new Date(now).toISOString());
   await seedWorkspace(services, ws.id, { scale: 1, seed: 'bench', now });
   // About a third of seeded assets are AVAILABLE.
   await seedRegister(services, ws.id, 'assets', POOL * 4, { seed: 'bench', now });
@@ -74,12 +78,17 @@ async function fixtures(services: Services, rport: number) {
     .slice(0, 50);
   if (personIds.length === 0) throw new Error('bench: no ACTIVE person seeded');
   const [locationId] = await anyLocation(services, ws.id);
-  await createEndpoint(services, ws.id, {
+  return { ws: ws.id, assets, personIds, locationId: locationId as string };
+}
+
+async function fixtures(services: Services, rport: number) {
+  const fx = await actionWorkspace(services, 'Actions');
+  await createEndpoint(services, fx.ws, {
     url: `http://127.0.0.1:${rport}/actions`,
     scopes: 'assets:read',
     events: 'asset.assigned asset.returned',
   });
-  return { ws: ws.id, assets, personIds, locationId: locationId as string };
+  return fx;
 }
 
 async function anyLocation(services: Services, ws: string): Promise<string[]> {

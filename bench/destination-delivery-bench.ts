@@ -10,10 +10,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { connect } from 'amqplib';
 import { loadConfig } from '../src/config.js';
-import { seedRegister, seedWorkspace } from '../src/seed/seed.js';
 import { createServices, type Services } from '../src/services.js';
 import { createEndpoint } from '../src/webhooks/endpoints.js';
-import { createWorkspace } from '../src/workspaces/workspaces.js';
+import { actionWorkspace } from './action-delivery-bench.js';
 import { driveActions } from './action-load.js';
 import { receiverStats, startReceiver, waitFor } from './delivery-load-bench.js';
 import { freePort, stopProcess } from './processes.js';
@@ -22,7 +21,6 @@ import { BENCH_SECRET, startWsops } from './wsops.js';
 
 const TOKEN = 'bench-operator-token-0123456789abcdef';
 const IN_FLIGHT = 64;
-const POOL = 1000;
 const EXCHANGE = 'wsops-bench';
 const QUEUE = 'wsops-bench';
 
@@ -77,41 +75,14 @@ async function rabbitConsumer() {
 }
 
 async function fixtures(services: Services, kind: Kind, rport: number) {
-  const now = Date.now();
-  const ws = await createWorkspace(services.database.db, `Destinations ${kind}`, ['assets'], new Date(now).toISOString());
-  await seedWorkspace(services, ws.id, { scale: 1, seed: 'bench', now });
-  await seedRegister(services, ws.id, 'assets', POOL * 4, { seed: 'bench', now });
-  const ids = async (register: string, status: string, n: number) =>
-    (
-      await services.database.db
-        .selectFrom('records')
-        .select('id')
-        .where('workspace_id', '=', ws.id)
-        .where('register', '=', register)
-        .where('status', '=', status)
-        .orderBy('id')
-        .limit(n)
-        .execute()
-    ).map((r) => r.id);
-  const assets = await ids('assets', 'AVAILABLE', POOL);
-  const people = await services.database.db
-    .selectFrom('records')
-    .select('doc')
-    .where('workspace_id', '=', ws.id)
-    .where('register', '=', 'people')
-    .execute();
-  const personIds = people
-    .map((p) => JSON.parse(p.doc) as { id: string; status: string })
-    .filter((p) => p.status === 'ACTIVE')
-    .map((p) => p.id)
-    .slice(0, 50);
-  const endpoint = await createEndpoint(services, ws.id, {
+  const { ws, assets, personIds } = await actionWorkspace(services, `Destinations ${kind}`);
+  const endpoint = await createEndpoint(services, ws, {
     url: kind === 'rabbitmq' ? 'amqp://guest:guest@127.0.0.1:5672/%2F' : `http://127.0.0.1:${rport}/actions`,
     exchange: kind === 'rabbitmq' ? EXCHANGE : undefined,
     scopes: 'assets:read',
     events: 'asset.assigned asset.returned',
   });
-  return { ws: ws.id, assets, personIds, endpointId: endpoint.id };
+  return { ws, assets, personIds, endpointId: endpoint.id };
 }
 
 async function run(databaseUrl: string, kind: Kind, seconds: number, rates: readonly number[], log: (s: string) => void): Promise<Step[]> {
