@@ -382,6 +382,11 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
       },
     },
   };
+  /** The path parameters of one endpoint's operations. */
+  const ENDPOINT_PATH_PARAMETERS = [
+    { $ref: '#/components/parameters/workspace_id' },
+    { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'The endpoint id (`we_…`).' },
+  ];
   schemas.RegisteredWebhookEndpoint = {
     allOf: [
       ref('WebhookEndpoint'),
@@ -456,10 +461,7 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
     },
   };
   paths['/internal/v1/workspaces/{workspace_id}/webhook-endpoints/{id}/filter'] = {
-    parameters: [
-      { $ref: '#/components/parameters/workspace_id' },
-      { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'The endpoint id (`we_…`).' },
-    ],
+    parameters: ENDPOINT_PATH_PARAMETERS,
     put: {
       operationId: 'setEndpointFilter',
       tags: ['webhook endpoints'],
@@ -490,10 +492,7 @@ export function buildInternalOpenApi(baseUrl: string): JsonSchema {
     },
   };
   paths['/internal/v1/workspaces/{workspace_id}/webhook-endpoints/{id}/signatures'] = {
-    parameters: [
-      { $ref: '#/components/parameters/workspace_id' },
-      { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'The endpoint id (`we_…`).' },
-    ],
+    parameters: ENDPOINT_PATH_PARAMETERS,
     put: {
       operationId: 'setEndpointSignatures',
       tags: ['webhook endpoints'],
