@@ -126,6 +126,18 @@ let handedOut = 0;
 const problems = [];
 /** Each finished file's wall time, for the slowest-files list printed at the end. */
 const durations = [];
+/** The spec reporter's "failing tests" section of each failed process, repeated at the end where a CI log's tail shows it. */
+const failures = [];
+
+/** The reporter's closing list of failed tests with their errors, cut to a length a log tail keeps. */
+function failingTests(text) {
+  const at = text.lastIndexOf('failing tests:');
+  if (at < 0) return '';
+  const lines = text.slice(at).split('\n');
+  return lines.length > 80
+    ? `${lines.slice(0, 80).join('\n')}\n… (${lines.length - 80} more lines above, in the process's output)`
+    : lines.join('\n');
+}
 
 /**
  * One test process: answers its requests for files from the queue, and prints its reporter's
@@ -164,7 +176,9 @@ function testProcess(number) {
         else problems.push(`process ${number} ended with ${signal ?? `exit ${code}`}: a test failed (marked ✖ in its output)`);
         process.stdout.write(`\n# process ${number}: FAILED (${signal ?? `exit ${code}`})\n`);
       }
-      process.stdout.write(Buffer.concat(output));
+      const text = Buffer.concat(output).toString();
+      if (code !== 0) failures.push(failingTests(text));
+      process.stdout.write(text);
       resolve();
     });
   });
@@ -180,6 +194,7 @@ process.stdout.write(
     )
     .join('\n')}\n`,
 );
+if (failures.some(Boolean)) process.stdout.write(`\n${failures.filter(Boolean).join('\n\n')}\n`);
 // A process that died with files left in the queue leaves them to the others; none left means every file ran.
 if (queue.length) problems.push(`${queue.length} files never ran: ${queue.map((q) => q.file).join(' ')}`);
 process.stdout.write(
