@@ -69,7 +69,7 @@ export function composeAlert(f: AlertFacts): AlertMail {
  * an alert round for long; the retry comes at the next round.
  */
 export async function createAlertTransport(smtpUrl: string): Promise<Transporter> {
-  // Loaded only where alerts are mailed: nodemailer is 0.1 s of a start on Node 20 (ADR 37).
+  // Loaded only where alerts are mailed: nodemailer is a measurable part of a start (ADR 37).
   const { default: nodemailer } = await import('nodemailer');
   return nodemailer.createTransport({
     url: smtpUrl,

@@ -35,7 +35,7 @@ import {
 
 /**
  * The library, loaded at the first ceremony: with the certificate parsers it brings it is about
- * 300 modules, which every `wsops serve` start paid before (0.3 s on Node 20, ADR 37).
+ * 300 modules, which every `wsops serve` start paid before (ADR 37).
  */
 const simpleWebAuthn = () => import('@simplewebauthn/server');
 

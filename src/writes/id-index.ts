@@ -1,13 +1,11 @@
 /**
  * A set of ids, each numbered in the order it was added (0, 1, 2…), so that what an import
  * remembers per id can sit in arrays indexed by that number. An import of a million lines
- * remembers a million ids: as a Map of strings that cost the server about 275 MB of peak RSS (the
- * map, a string per id, and the heap's headroom for both; measured with `wsops import` of
- * 1,000,000 people: 507 MB with a Map, 232 MB without). Here the ids' bytes sit end to end in one
- * buffer and the table is typed arrays (about 50 MB at a million ids, and nothing for the garbage
+ * remembers a million ids: as a Map of strings they doubled the server's peak RSS (the map, a
+ * string per id, and the heap's headroom for both; docs/adr/0036 has the figures). Here the ids'
+ * bytes sit end to end in one buffer and the table is typed arrays (nothing for the garbage
  * collector to walk), and a lookup that misses reads the table's arrays instead of a string per
- * entry scattered over the heap (a dry run of 500,000 people spent 0.65 s in a Map's lookups and
- * insertions: docs/adr/0036). A lookup compares the id's characters, so a hash collision is never
+ * entry scattered over the heap. A lookup compares the id's characters, so a hash collision is never
  * taken for a match.
  *
  * Ids are checked before they reach it: ASCII letters, digits, '_' and '-' (one byte each).

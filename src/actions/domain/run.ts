@@ -195,7 +195,7 @@ function runOnce(
           : await statements.matching(register.path, statuses ?? null, mention === undefined ? null : `"${mention}"`);
         const records = docs.map((doc) => JSON.parse(doc) as RecordObject);
         // Sorted here, not by ORDER BY id: SQLite then planned the whole workspace in id order
-        // (its primary key) instead of the status index, 1 ms a query at 4,500 records (ADR 42).
+        // (its primary key) instead of the status index, a cost that grows with the workspace (ADR 42).
         records.sort((a, b) => ((a.id as string) < (b.id as string) ? -1 : 1));
         for (const record of records) {
           seen.set(key(register, record.id as string), record);

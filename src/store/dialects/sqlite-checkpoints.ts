@@ -11,7 +11,7 @@
  * A PASSIVE checkpoint never lets the WAL start over while writes keep coming: SQLite reuses the
  * file from its start only when a writer finds every frame copied, and under a steady stream of
  * writes (actions, an API beside a worker, an import) a new commit always lands first. The WAL
- * then grew by 46 MB/s, to 5.4 GB in a two-minute run of actions (ADR 42, tenth pass). So once
+ * then grew without bound, gigabytes in minutes of domain actions (ADR 42). So once
  * it holds WAL_LIMIT_BYTES, the thread runs one RESTART checkpoint: it takes the write lock,
  * copies the few frames the PASSIVE one left, waits for readers to leave the WAL, and the next
  * commit starts the WAL over; journal_size_limit then cuts the file back. Writers wait meanwhile

@@ -5,8 +5,8 @@ import type { Dialect } from '../database.js';
  * The reference index's update and delete triggers (0027) found the rows to remove with
  * `target_id IN (SELECT jsonb_array_elements_text(...))`, a filter PostgreSQL cannot turn into a
  * key: it read the whole of `record_refs` for every statement that updated or deleted records,
- * whether or not any reference changed (a single PUT in a workspace of 1,000,000 references:
- * 230 ms; ADR 43). Joined with the old references expanded first, each row to remove is one
+ * whether or not any reference changed, so a single PUT cost as much as the workspace's
+ * references (ADR 43). Joined with the old references expanded first, each row to remove is one
  * primary-key lookup. SQLite's row triggers already look up by key.
  */
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {

@@ -4,9 +4,8 @@ import type { Dialect } from '../database.js';
 /**
  * The update trigger of the reference index (0034) ran its DELETE and INSERT over the transition
  * tables on every statement that updated records, and most updates change no reference: a PUT, a
- * domain action, an import of changed fields. Those two statements cost about 0.8 ms of the
- * backend per statement even when they touched nothing, three quarters of a one-row upsert
- * (ADR 43). A first look at the transition tables now ends the trigger when no row's references
+ * domain action, an import of changed fields. Those two statements cost most of a one-row
+ * upsert even when they touched nothing (ADR 43). A first look at the transition tables now ends the trigger when no row's references
  * changed. SQLite's row triggers already fire only `WHEN old.refs IS NOT new.refs`.
  */
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {

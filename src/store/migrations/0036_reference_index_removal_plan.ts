@@ -6,8 +6,8 @@ import type { Dialect } from '../database.js';
  * their expanded references in one query. Without statistics on `record_refs` (a new
  * deployment, a table that grew since its last ANALYZE, a server with autovacuum off), the
  * planner looked up the index by (workspace_id, source_id) only, before the references were
- * expanded, and so read every entry of the workspace: 2.2 ms of the backend per action that
- * changes a transition's `held_asset_ids` (ADR 43). A materialised set of the references to
+ * expanded, and so read every entry of the workspace for each action that changes a
+ * transition's `held_asset_ids` (ADR 43). A materialised set of the references to
  * remove, joined the same way, was planned as a hash join over the whole index instead. Each
  * reference is now removed by its own DELETE naming the whole key, which no statistics can plan
  * as anything but a lookup. Most writes change no reference, and a statement that changes
