@@ -1,10 +1,10 @@
 import type { Redis } from 'ioredis';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
-import { type FailureThrottle, failureThrottle } from './keys/failure-throttle.js';
+import { type FailureThrottle, failureThrottle } from './guards/failure-throttle.js';
+import { MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from './guards/rate-limit.js';
 import type { KeyCache } from './keys/key-cache.js';
 import { createKeyCache } from './keys/key-cache-setup.js';
-import { MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from './keys/rate-limit.js';
 import { UsageCounter } from './keys/usage.js';
 import { type Logger, silentLogger } from './logger.js';
 import { Metrics } from './metrics.js';

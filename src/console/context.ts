@@ -6,7 +6,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import type { FailureThrottle } from '../keys/failure-throttle.js';
+import type { FailureThrottle } from '../guards/failure-throttle.js';
 import type { Logger } from '../logger.js';
 import type { SecretBox } from '../secret-box.js';
 import type { Database } from '../store/database.js';

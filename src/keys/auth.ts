@@ -2,15 +2,15 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
+import type { FailureThrottle } from '../guards/failure-throttle.js';
+import { addressBucket } from '../guards/rate-limit.js';
 import type { Database, HotQueries } from '../store/database.js';
-import type { FailureThrottle } from './failure-throttle.js';
 import type { KeyCache, KeyEntry } from './key-cache.js';
 import type { KeyContext } from './key-context.js';
 import { parseKey } from './key-format.js';
 import { secretMatches } from './key-hashing.js';
 import { findKeyForAuth, touchKey } from './key-lookup.js';
 import { legacyKeyIds } from './legacy-keys.js';
-import { addressBucket } from './rate-limit.js';
 
 /** The single 401 answer: no reason is ever distinguished. */
 export const UNAUTHORIZED_DETAIL =

@@ -7,9 +7,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import type { FailureThrottle } from '../keys/failure-throttle.js';
-import type { RateLimiter } from '../keys/rate-limit.js';
-import { addressBucket } from '../keys/rate-limit.js';
+import type { FailureThrottle } from '../guards/failure-throttle.js';
+import type { RateLimiter } from '../guards/rate-limit.js';
+import { addressBucket } from '../guards/rate-limit.js';
 import type { Database } from '../store/database.js';
 import { ScimError } from './errors.js';
 import { findScimToken, type ScimTokenEntry, touchScimToken } from './tokens.js';

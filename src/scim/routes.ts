@@ -6,8 +6,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import type { FailureThrottle } from '../keys/failure-throttle.js';
-import type { RateLimiter } from '../keys/rate-limit.js';
+import type { FailureThrottle } from '../guards/failure-throttle.js';
+import type { RateLimiter } from '../guards/rate-limit.js';
 import type { Database } from '../store/database.js';
 import { authenticateScim } from './auth.js';
 import { listUsers } from './directory.js';

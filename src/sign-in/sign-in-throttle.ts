@@ -11,7 +11,7 @@
  * given): knowing the password opens the first step, so it must not make an address known for
  * the second.
  */
-import type { Budget, FailureThrottle } from '../keys/failure-throttle.js';
+import type { Budget, FailureThrottle } from '../guards/failure-throttle.js';
 
 const WINDOW_MS = 15 * 60_000;
 /**

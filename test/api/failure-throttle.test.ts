@@ -1,7 +1,7 @@
 /** The failure throttle's in-memory store stays bounded without forgetting a spent budget. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MemoryFailureThrottle } from '../../src/keys/failure-throttle.js';
+import { MemoryFailureThrottle } from '../../src/guards/failure-throttle.js';
 
 describe('in-memory failure throttle', () => {
   it('a flood of 100,000 other keys does not reset a spent budget: full buckets are dropped first', async () => {

@@ -8,8 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
+import { RedisFailureThrottle } from '../../src/guards/failure-throttle.js';
 import { buildInternalApp } from '../../src/http/internal-app.js';
-import { RedisFailureThrottle } from '../../src/keys/failure-throttle.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 

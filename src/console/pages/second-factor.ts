@@ -14,7 +14,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../../audit/audit.js';
-import { addressBucket } from '../../keys/rate-limit.js';
+import { addressBucket } from '../../guards/rate-limit.js';
 import { JSON_TYPE } from '../../media-types.js';
 import { listPasskeys, type PasskeyRow } from '../../sign-in/passkeys.js';
 import { checkTotp, factorSummary, useRecoveryCode } from '../../sign-in/second-factor.js';

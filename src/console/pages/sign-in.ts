@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AppError } from '../../errors.js';
-import { addressBucket } from '../../keys/rate-limit.js';
+import { addressBucket } from '../../guards/rate-limit.js';
 import { MIN_PASSWORD_LENGTH, verifyPassword } from '../../sign-in/passwords.js';
 import { factorSummary, hasSecondFactor } from '../../sign-in/second-factor.js';
 import { createSession, endSession } from '../../sign-in/sessions.js';

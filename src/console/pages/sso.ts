@@ -7,7 +7,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { addressBucket } from '../../keys/rate-limit.js';
+import { addressBucket } from '../../guards/rate-limit.js';
 import { finishSso, SSO_CALLBACK_PATH, SSO_COOKIE, SSO_FLOW_MS, type SsoFlow, SsoRefusal, startSso } from '../../sign-in/oidc.js';
 import { factorSummary, hasSecondFactor } from '../../sign-in/second-factor.js';
 import { createSession } from '../../sign-in/sessions.js';
