@@ -14,7 +14,7 @@ import { cpus, loadavg } from 'node:os';
 import { loadConfig } from '../src/config.js';
 import { seedRegister, seedWorkspace } from '../src/seed/seed.js';
 import { createServices, type Services } from '../src/services.js';
-import { createEndpoint } from '../src/webhooks/endpoints.js';
+import { createEndpoint } from '../src/webhooks/endpoints/endpoints.js';
 import { createWorkspace } from '../src/workspaces/workspaces.js';
 import { driveActions, PUT_PEOPLE, putPeople } from './action-load.js';
 import { receiverStats, startReceiver, waitFor } from './delivery-load-bench.js';

@@ -16,7 +16,7 @@ import { createServices, type Services } from '../src/services.js';
 import { createSession } from '../src/sign-in/sessions.js';
 import { createAdminLink } from '../src/sign-in/sign-in-links.js';
 import type { DB } from '../src/store/schema.js';
-import { createEndpoint } from '../src/webhooks/endpoints.js';
+import { createEndpoint } from '../src/webhooks/endpoints/endpoints.js';
 import { createWorkspace } from '../src/workspaces/workspaces.js';
 import { freePort, load, stopProcess } from './processes.js';
 import type { Row } from './table.js';

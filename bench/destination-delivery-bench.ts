@@ -11,7 +11,7 @@ import type { ChildProcess } from 'node:child_process';
 import { connect } from 'amqplib';
 import { loadConfig } from '../src/config.js';
 import { createServices, type Services } from '../src/services.js';
-import { createEndpoint } from '../src/webhooks/endpoints.js';
+import { createEndpoint } from '../src/webhooks/endpoints/endpoints.js';
 import { actionWorkspace } from './action-delivery-bench.js';
 import { driveActions } from './action-load.js';
 import { receiverStats, startReceiver, waitFor } from './delivery-load-bench.js';

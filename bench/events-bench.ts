@@ -15,7 +15,7 @@ import { newId } from '../src/ids.js';
 import { createKey } from '../src/keys/keys.js';
 import { seedRegister } from '../src/seed/seed.js';
 import { createServices } from '../src/services.js';
-import { EVENT_TYPES, type EventType, eventData } from '../src/webhooks/event-types.js';
+import { EVENT_TYPES, type EventType, eventData } from '../src/webhooks/events/event-types.js';
 import { createWorkspace, parseModules } from '../src/workspaces/workspaces.js';
 import { freePort, type LoadResult, load, loadRequests, stopProcess } from './processes.js';
 import type { Row } from './table.js';

@@ -23,8 +23,8 @@ import type { KeyCacheStats } from './keys/key-cache.js';
 import { EXPIRING_DAYS } from './keys/key-terms.js';
 import { countExpiringKeys } from './keys/keys.js';
 import type { Database } from './store/database.js';
-import { BACKLOG_METRICS, registerBacklogMetrics } from './webhooks/backlog-metrics.js';
 import type { DeliveryObserver } from './webhooks/delivery-observer.js';
+import { BACKLOG_METRICS, registerBacklogMetrics } from './webhooks/queue/backlog-metrics.js';
 
 /** Seconds; covers a fast page (1 ms) to a pathological one (10 s). */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];

@@ -2,8 +2,8 @@ import { alertRounds } from './alerts/rounds.js';
 import { pruneTombstonesPastRetention } from './read/deletions-retention.js';
 import type { Services } from './services.js';
 import { Dispatcher, type DispatcherOptions } from './webhooks/dispatcher.js';
-import { checkRenewals, RENEWAL_CHECK_INTERVAL_MS } from './webhooks/renewals.js';
-import { pruneDeliveryHistory } from './webhooks/retention.js';
+import { checkRenewals, RENEWAL_CHECK_INTERVAL_MS } from './webhooks/events/renewals.js';
+import { pruneDeliveryHistory } from './webhooks/queue/retention.js';
 
 const RETENTION_INTERVAL_MS = 60 * 60_000;
 /** How often failure alerts are checked and mailed: the failing stage is late by at most this. */

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { ERROR_CATALOGUE } from '../src/errors.js';
-import { ALL_EVENTS, EVENT_TYPES, SUBSCRIBABLE_EVENTS, TEST_EVENT, VERIFICATION_EVENT } from '../src/webhooks/event-types.js';
+import { ALL_EVENTS, EVENT_TYPES, SUBSCRIBABLE_EVENTS, TEST_EVENT, VERIFICATION_EVENT } from '../src/webhooks/events/event-types.js';
 import { createHarness, type Harness } from './helpers/harness.js';
 
 const BASE = 'https://api.example.test';

@@ -3,8 +3,8 @@
  * Kept apart from the scheduling so the words can be read and tested alone.
  */
 import type { Transporter } from 'nodemailer';
-import { errorClassHelp } from '../webhooks/error-classes.js';
-import { FAILURES_BEFORE_DISABLE } from '../webhooks/schedule.js';
+import { errorClassHelp } from '../webhooks/destinations/error-classes.js';
+import { FAILURES_BEFORE_DISABLE } from '../webhooks/queue/schedule.js';
 import type { AlertStage } from './stages.js';
 
 export interface AlertMail {

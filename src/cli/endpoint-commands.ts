@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { listAdmins } from '../sign-in/admins.js';
-import { sendTestEvent } from '../webhooks/deliveries.js';
 import { kindOf } from '../webhooks/destinations/address.js';
-import { setEndpointFilter } from '../webhooks/endpoint-filters.js';
+import { setEndpointFilter } from '../webhooks/endpoints/endpoint-filters.js';
 import {
   createEndpoint,
   disableEndpoint,
@@ -13,10 +12,11 @@ import {
   rotateSecret,
   setStandardWebhooks,
   verifyEndpoint,
-} from '../webhooks/endpoints.js';
-import { checkRenewals } from '../webhooks/renewals.js';
-import { deliveryRefusalWarning } from '../webhooks/served-url-policy.js';
-import { MAX_THROTTLE_PER_SECOND, parseThrottle, setThrottle } from '../webhooks/throttle.js';
+} from '../webhooks/endpoints/endpoints.js';
+import { deliveryRefusalWarning } from '../webhooks/endpoints/served-url-policy.js';
+import { checkRenewals } from '../webhooks/events/renewals.js';
+import { sendTestEvent } from '../webhooks/queue/deliveries.js';
+import { MAX_THROTTLE_PER_SECOND, parseThrottle, setThrottle } from '../webhooks/queue/throttle.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
 import { withServices } from './context.js';
 import { print, table, UsageError } from './output.js';

@@ -7,8 +7,8 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { Command } from 'commander';
 import { printable } from '../text-rules.js';
-import { type EndpointsServices, signingSecrets } from '../webhooks/endpoints.js';
-import { signatureProblem } from '../webhooks/signature.js';
+import { type EndpointsServices, signingSecrets } from '../webhooks/endpoints/endpoints.js';
+import { signatureProblem } from '../webhooks/signing/signature.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
 import { withServices } from './context.js';
 import { parsePositiveInt, UsageError } from './output.js';

@@ -10,7 +10,7 @@ import { buildInternalApp } from '../http/internal-app.js';
 import { createLogger, type Logger } from '../logger.js';
 import { createServices } from '../services.js';
 import { redactUrl } from '../store/database.js';
-import { recordServedUrlPolicy } from '../webhooks/served-url-policy.js';
+import { recordServedUrlPolicy } from '../webhooks/endpoints/served-url-policy.js';
 import { startWorker } from '../worker.js';
 import { onDatabase } from './database-target.js';
 import { stopWithLauncher } from './launcher-watch.js';

@@ -6,7 +6,7 @@ import { readSettings, type SettingInForce } from '../config.js';
 import { redactUrl, sqliteFileOf } from '../redact-url.js';
 import { databaseFailure } from '../store/database-failure.js';
 import { printable } from '../text-rules.js';
-import type { ServedUrlPolicy } from '../webhooks/served-url-policy.js';
+import type { ServedUrlPolicy } from '../webhooks/endpoints/served-url-policy.js';
 import { describeDatabase } from './database-target.js';
 import { ENV_FILE, namesFromEnvFile } from './env-file.js';
 import { print } from './output.js';
@@ -107,7 +107,7 @@ async function readDatabase(
 ): Promise<Pick<Status, 'migrations'> & { delivering: Status['delivering_server']; alertingNobody: Status['workspaces_alerting_nobody'] }> {
   const { openDatabase } = await import('../store/database.js');
   const { migrationStatus } = await import('../store/migrate.js');
-  const { servedUrlPolicy } = await import('../webhooks/served-url-policy.js');
+  const { servedUrlPolicy } = await import('../webhooks/endpoints/served-url-policy.js');
   const database = openDatabase(url);
   try {
     const migrations = await migrationStatus(database);

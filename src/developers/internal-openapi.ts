@@ -11,7 +11,7 @@ import { REGISTERS } from '../registers/catalogue.js';
 import { ID_PATTERN_BODY, type JsonSchema } from '../registers/fields.js';
 import { FIELD_PROBLEM_CODES, patchSchemaOf, writeSchemaOf } from '../registers/record-input.js';
 import { adapterOf } from '../store/database.js';
-import { MAX_FILTER_BYTES, MAX_FILTER_DEPTH } from '../webhooks/event-filter.js';
+import { MAX_FILTER_BYTES, MAX_FILTER_DEPTH } from '../webhooks/events/event-filter.js';
 import { EXPORT_ORDER } from '../writes/export.js';
 import { ATOMIC_MAX_LINES, MAX_LINE_BYTES, MAX_REPORTED_REFUSALS } from '../writes/import.js';
 import { REFERRER_IDS_LISTED } from '../writes/referrers.js';

@@ -5,7 +5,7 @@
  */
 
 import type { JsonSchema } from '../registers/fields.js';
-import { EVENT_TYPES, SUBSCRIBABLE_EVENTS } from '../webhooks/event-types.js';
+import { EVENT_TYPES, SUBSCRIBABLE_EVENTS } from '../webhooks/events/event-types.js';
 import { eventSchemaName } from './openapi-webhooks.js';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });

@@ -5,10 +5,10 @@
  * described once.
  */
 import type { JsonSchema } from '../registers/fields.js';
-import { ALL_EVENTS, type DataPart } from '../webhooks/event-types.js';
-import { ATTEMPT_DELAYS_MS, FAILURES_BEFORE_DISABLE, MAX_ATTEMPTS } from '../webhooks/schedule.js';
-import { ATTEMPT_TIMEOUT_MS } from '../webhooks/send.js';
-import { DEFAULT_TOLERANCE_SECONDS } from '../webhooks/signature.js';
+import { ATTEMPT_TIMEOUT_MS } from '../webhooks/destinations/send.js';
+import { ALL_EVENTS, type DataPart } from '../webhooks/events/event-types.js';
+import { ATTEMPT_DELAYS_MS, FAILURES_BEFORE_DISABLE, MAX_ATTEMPTS } from '../webhooks/queue/schedule.js';
+import { DEFAULT_TOLERANCE_SECONDS } from '../webhooks/signing/signature.js';
 
 const propertyRef = (resource: string, field: string) => ({ $ref: `#/components/schemas/${resource}/properties/${field}` });
 

@@ -15,7 +15,7 @@ import { ERROR_CATALOGUE, ERRORS_PAGE_PATH } from '../errors.js';
 import { CHECKSUM_LENGTH, KEY_REGEX_SOURCE } from '../keys/key-format.js';
 import { REGISTERS } from '../registers/catalogue.js';
 import { vendorFile } from '../vendor-files.js';
-import { ALL_EVENTS, type DataPart } from '../webhooks/event-types.js';
+import { ALL_EVENTS, type DataPart } from '../webhooks/events/event-types.js';
 import { serveStaticDocument } from './static-documents.js';
 
 /** What this file takes of the services built at start (services.ts). */

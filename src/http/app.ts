@@ -8,7 +8,7 @@ import { registerReadRoutes } from '../read/read-routes.js';
 import { invalidSyntax } from '../scim/errors.js';
 import { registerScimRoutes, SCIM_PREFIX } from '../scim/routes.js';
 import type { Services } from '../services.js';
-import { EVENT_TYPES, SUBSCRIBABLE_EVENTS } from '../webhooks/event-types.js';
+import { EVENT_TYPES, SUBSCRIBABLE_EVENTS } from '../webhooks/events/event-types.js';
 import { compressResponses, varyOnAcceptEncoding } from './compression.js';
 import { checkForwardedAddresses } from './forwarded-for.js';
 import { answerProblems, serverOptions, stampOrRefuse } from './listener.js';

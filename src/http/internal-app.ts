@@ -12,7 +12,7 @@ import { buildInternalOpenApi } from '../developers/internal-openapi.js';
 import type { Logger } from '../logger.js';
 import { JSON_TYPE } from '../media-types.js';
 import type { Services } from '../services.js';
-import { registerEndpointInternalRoutes } from '../webhooks/endpoint-internal-routes.js';
+import { registerEndpointInternalRoutes } from '../webhooks/endpoints/endpoint-internal-routes.js';
 import { registerRecordWriteRoutes } from '../writes/record-write-routes.js';
 import { checkForwardedAddresses } from './forwarded-for.js';
 import { answerProblems, serverOptions, stampOrRefuse } from './listener.js';

@@ -39,7 +39,7 @@ export function eventHorizon(services: EventsServices, now: number): string {
 
 /**
  * The listable event types, each with the read scope a key needs to see it, in the catalogue's
- * order (webhooks/event-types.ts; passed in by the app, http/app.ts, as read/ sits below webhooks/).
+ * order (webhooks/events/event-types.ts; passed in by the app, http/app.ts, as read/ sits below webhooks/).
  */
 export type EventScopes = Readonly<Record<string, string>>;
 

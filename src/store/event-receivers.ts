@@ -1,6 +1,6 @@
 /**
  * The endpoints an event is written for, as SQL conditions on `webhook_endpoints e`: the
- * outbox (webhooks/outbox.ts) and the domain actions' fixed statements of both dialects
+ * outbox (webhooks/events/outbox.ts) and the domain actions' fixed statements of both dialects
  * (dialects/*-actions.ts) read them from here, so all three say the same.
  *
  * Active endpoints get `pending` jobs. Endpoints that owe deliveries they will send once

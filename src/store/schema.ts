@@ -314,7 +314,7 @@ export interface WebhookEndpointsTable {
   routing_key: string | null;
   /** NATS JetStream: the subject template. */
   subject: string | null;
-  /** The content filter as canonical JSON text (migration 0040, webhooks/event-filter.ts); null: none. */
+  /** The content filter as canonical JSON text (migration 0040, webhooks/events/event-filter.ts); null: none. */
   filter: string | null;
 }
 

@@ -30,14 +30,14 @@ import type { DeliveryAttemptsTable } from '../store/schema.js';
 import { type DeliveryObserver, NO_OBSERVER } from './delivery-observer.js';
 import { checkEndpointUrl } from './destinations/address.js';
 import { kindOf, Transports } from './destinations/index.js';
-import { type AttemptReport, applyAttemptOutcomes, type HealthChanges, logHealthChanges } from './endpoint-health.js';
-import { signingSecrets } from './endpoints.js';
-import { type ClaimedJob, claimDueJobs, type JobCompletion, nextThrottleTurn, recordOutcomes } from './queue.js';
-import { MAX_ATTEMPTS, nextAttemptAt } from './schedule.js';
-import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, type ErrorClass } from './send.js';
-import { signatureHeader } from './signature.js';
-import { standardHeaders } from './standard-signature.js';
-import type { CheckedUrl } from './url-safety.js';
+import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, type ErrorClass } from './destinations/send.js';
+import type { CheckedUrl } from './destinations/url-safety.js';
+import { type AttemptReport, applyAttemptOutcomes, type HealthChanges, logHealthChanges } from './endpoints/endpoint-health.js';
+import { signingSecrets } from './endpoints/endpoints.js';
+import { type ClaimedJob, claimDueJobs, type JobCompletion, nextThrottleTurn, recordOutcomes } from './queue/queue.js';
+import { MAX_ATTEMPTS, nextAttemptAt } from './queue/schedule.js';
+import { signatureHeader } from './signing/signature.js';
+import { standardHeaders } from './signing/standard-signature.js';
 
 /** What this file takes of the services built at start (services.ts). */
 export interface DispatcherServices {

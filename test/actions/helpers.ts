@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { runAction } from '../../src/actions/domain/index.js';
 import { newId } from '../../src/ids.js';
 import { READ_SCOPES, type Register, registerByPath } from '../../src/registers/catalogue.js';
-import { SUBSCRIBABLE_EVENTS } from '../../src/webhooks/event-types.js';
+import { SUBSCRIBABLE_EVENTS } from '../../src/webhooks/events/event-types.js';
 import type { RecordObject } from '../../src/writes/records.js';
 import type { Harness } from '../helpers/harness.js';
 

@@ -11,8 +11,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { verifySignature } from '@wsops/client';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
-import { createEndpoint } from '../../src/webhooks/endpoints.js';
-import { signatureProblem } from '../../src/webhooks/signature.js';
+import { createEndpoint } from '../../src/webhooks/endpoints/endpoints.js';
+import { signatureProblem } from '../../src/webhooks/signing/signature.js';
 import { signedInAdmin } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
@@ -143,7 +143,7 @@ for (const dialect of DIALECTS) {
 
 describe('wsops listen checks signatures as the client package does', () => {
   it('agrees with verifyWebhook on a good signature, a tampered body, a stale timestamp, a rotated secret and a wrong header', async () => {
-    const { signatureHeader } = await import('../../src/webhooks/signature.js');
+    const { signatureHeader } = await import('../../src/webhooks/signing/signature.js');
     const body = '{"id":"evt_1","type":"asset.assigned"}';
     const t = 1_800_000_000;
     const cases: [header: string | undefined, rawBody: string, secrets: string[], now: number][] = [

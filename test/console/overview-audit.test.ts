@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { newId } from '../../src/ids.js';
 import { createKey, revokeKey } from '../../src/keys/keys.js';
 import { READ_SCOPES } from '../../src/registers/define.js';
-import { createEndpoint } from '../../src/webhooks/endpoints.js';
+import { createEndpoint } from '../../src/webhooks/endpoints/endpoints.js';
 import { signedInAdmin } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
-import { createEndpoint, disableEndpoint } from '../../src/webhooks/endpoints.js';
+import { createEndpoint, disableEndpoint } from '../../src/webhooks/endpoints/endpoints.js';
 import { type SignedInAdmin, signedInAdmin } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
 import type { Dialect } from '../../src/store/database.js';
 import { Dispatcher, type DispatcherOptions } from '../../src/webhooks/dispatcher.js';
-import { createEndpoint } from '../../src/webhooks/endpoints.js';
-import { emitEvent } from '../../src/webhooks/outbox.js';
+import { createEndpoint } from '../../src/webhooks/endpoints/endpoints.js';
+import { emitEvent } from '../../src/webhooks/events/outbox.js';
 import { createHarness, type Harness } from './harness.js';
 import { type Received, Receiver } from './receiver.js';
 

@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildInternalApp } from '../../src/http/internal-app.js';
 import { REGISTERS } from '../../src/registers/catalogue.js';
-import { createEndpoint } from '../../src/webhooks/endpoints.js';
+import { createEndpoint } from '../../src/webhooks/endpoints/endpoints.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { generateClient, run, typeCheck } from '../helpers/generated-client.js';
 import { createHarness, type Harness } from '../helpers/harness.js';

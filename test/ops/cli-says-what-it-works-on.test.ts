@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SETTINGS } from '../../src/config.js';
 import { openDatabase } from '../../src/store/database.js';
-import { recordServedUrlPolicy } from '../../src/webhooks/served-url-policy.js';
+import { recordServedUrlPolicy } from '../../src/webhooks/endpoints/served-url-policy.js';
 import { createTestDatabase, DIALECTS } from '../helpers/databases.js';
 import { TEST_SECRET } from '../helpers/harness.js';
 import { BIN, freePort, startWsops, until } from '../helpers/processes.js';

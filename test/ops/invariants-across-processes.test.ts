@@ -14,7 +14,7 @@ import { OPTIONAL_MODULES } from '../../src/registers/define.js';
 import { MAX_SCIM_TOKENS } from '../../src/scim/tokens.js';
 import { createServices } from '../../src/services.js';
 import { ssoAdmin } from '../../src/sign-in/sso-admins.js';
-import { createEndpoint, disableEndpoint, MAX_DELIVERING_ENDPOINTS } from '../../src/webhooks/endpoints.js';
+import { createEndpoint, disableEndpoint, MAX_DELIVERING_ENDPOINTS } from '../../src/webhooks/endpoints/endpoints.js';
 import type { ApiProcesses } from '../helpers/api-processes.js';
 import { type SignedInAdmin, signedInAdmin } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildInternalApp } from '../../src/http/internal-app.js';
 import { Metrics } from '../../src/metrics.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
-import { createEndpoint } from '../../src/webhooks/endpoints.js';
+import { createEndpoint } from '../../src/webhooks/endpoints/endpoints.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { answer, Receiver } from '../helpers/receiver.js';

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AGENT_IDLE_MS, AgentPool, sendAttempt } from '../../src/webhooks/send.js';
+import { AGENT_IDLE_MS, AgentPool, sendAttempt } from '../../src/webhooks/destinations/send.js';
 import { Receiver } from '../helpers/receiver.js';
 
 describe('endpoint agents', () => {

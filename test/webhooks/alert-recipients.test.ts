@@ -13,8 +13,8 @@ import { addAlertRecipient, alertAddresses, removeAlertRecipient } from '../../s
 import { runAlertRound } from '../../src/alerts/send.js';
 import { sendTestAlert } from '../../src/alerts/test-alert.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
-import { createEndpoint } from '../../src/webhooks/endpoints.js';
-import { emitEvent } from '../../src/webhooks/outbox.js';
+import { createEndpoint } from '../../src/webhooks/endpoints/endpoints.js';
+import { emitEvent } from '../../src/webhooks/events/outbox.js';
 import { signedInAdmin } from '../helpers/console.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness, TEST_SECRET } from '../helpers/harness.js';

@@ -1,5 +1,5 @@
 /**
- * An endpoint's delivery history and its operations (src/webhooks/deliveries.ts): keyset
+ * An endpoint's delivery history and its operations (src/webhooks/queue/deliveries.ts): keyset
  * paging, filters, resend, recover, held count, the chart's buckets and the signed test event.
  * Real receivers on 127.0.0.1, the real dispatcher, an injected clock.
  */
@@ -9,10 +9,17 @@ import { verifySignature } from '@wsops/client';
 import { listAudit } from '../../src/audit/audit.js';
 import { AppError } from '../../src/errors.js';
 import { insertBatches } from '../../src/store/insert-batches.js';
-import { deliveryStats, heldCount, listDeliveries, recoverFailed, resendDelivery, sendTestEvent } from '../../src/webhooks/deliveries.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
-import { createEndpoint, disableEndpoint } from '../../src/webhooks/endpoints.js';
-import { emitEvents } from '../../src/webhooks/outbox.js';
+import { createEndpoint, disableEndpoint } from '../../src/webhooks/endpoints/endpoints.js';
+import { emitEvents } from '../../src/webhooks/events/outbox.js';
+import {
+  deliveryStats,
+  heldCount,
+  listDeliveries,
+  recoverFailed,
+  resendDelivery,
+  sendTestEvent,
+} from '../../src/webhooks/queue/deliveries.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { answer, Receiver } from '../helpers/receiver.js';

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { createEndpoint, listEndpoints } from '../../src/webhooks/endpoints.js';
+import { createEndpoint, listEndpoints } from '../../src/webhooks/endpoints/endpoints.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
 import { createHarness, type Harness, TEST_SECRET } from '../helpers/harness.js';
 

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
-import { createEndpoint } from '../../src/webhooks/endpoints.js';
+import { createEndpoint } from '../../src/webhooks/endpoints/endpoints.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 function selfSignedCertificate(): { key: Buffer; cert: Buffer } {

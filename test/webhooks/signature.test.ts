@@ -8,7 +8,7 @@ import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { verifySignature, verifyWebhook, WebhookSignatureError, type WebhookSignatureReason } from '@wsops/client';
 import Stripe from 'stripe';
-import { DEFAULT_TOLERANCE_SECONDS, signatureHeader, signPayload } from '../../src/webhooks/signature.js';
+import { DEFAULT_TOLERANCE_SECONDS, signatureHeader, signPayload } from '../../src/webhooks/signing/signature.js';
 
 const SECRET = 'whsec_new_0123456789abcdef';
 const OLD_SECRET = 'whsec_old_fedcba9876543210';

@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { before, beforeEach, describe, it } from 'node:test';
-import { disableEndpoint } from '../../src/webhooks/endpoints.js';
-import { parseThrottle, setThrottle } from '../../src/webhooks/throttle.js';
+import { disableEndpoint } from '../../src/webhooks/endpoints/endpoints.js';
+import { parseThrottle, setThrottle } from '../../src/webhooks/queue/throttle.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { dispatcherRig } from '../helpers/dispatcher-rig.js';
 import type { Harness } from '../helpers/harness.js';

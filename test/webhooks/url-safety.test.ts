@@ -15,7 +15,7 @@ import {
   pinnedLookup,
   type Resolver,
   type UrlRule,
-} from '../../src/webhooks/url-safety.js';
+} from '../../src/webhooks/destinations/url-safety.js';
 
 const DNS: Record<string, string[]> = {
   'hooks.example.com': ['93.184.215.14'],

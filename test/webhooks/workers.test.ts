@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
-import { createEndpoint } from '../../src/webhooks/endpoints.js';
-import { emitEvent } from '../../src/webhooks/outbox.js';
+import { createEndpoint } from '../../src/webhooks/endpoints/endpoints.js';
+import { emitEvent } from '../../src/webhooks/events/outbox.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { until } from '../helpers/processes.js';

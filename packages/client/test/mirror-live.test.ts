@@ -14,7 +14,7 @@ import { WsopsClient } from '@wsops/client';
 import { MIRROR_REGISTERS, type MirrorStore, openStore, type RegisterDescriptor } from '@wsops/client/mirror';
 import { correctRecord } from '../../../src/actions/correct.js';
 import type { Dialect } from '../../../src/store/database.js';
-import { listEndpoints } from '../../../src/webhooks/endpoints.js';
+import { listEndpoints } from '../../../src/webhooks/endpoints/endpoints.js';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/databases.js';
 import { TEST_SECRET } from '../../../test/helpers/harness.js';
 import { DIALECTS, startServer, type TestServer } from './helpers/server.js';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, chromium } from 'playwright-core';
 import { ERROR_CATALOGUE } from '../../../src/errors.js';
-import { ALL_EVENTS } from '../../../src/webhooks/event-types.js';
+import { ALL_EVENTS } from '../../../src/webhooks/events/event-types.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 describe('developer portal in Chromium', () => {

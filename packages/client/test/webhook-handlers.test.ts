@@ -15,7 +15,7 @@ import {
   type WebhookEvent,
 } from '@wsops/client';
 import Fastify from 'fastify';
-import { signatureHeader } from '../../../src/webhooks/signature.js';
+import { signatureHeader } from '../../../src/webhooks/signing/signature.js';
 
 const SECRET = 'whsec_test_0123456789';
 const OLD = 'whsec_old_9876543210';

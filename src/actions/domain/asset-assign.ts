@@ -1,6 +1,6 @@
 import { AppError } from '../../errors.js';
 import { assets, people } from '../../registers/catalogue.js';
-import { eventData } from '../../webhooks/event-types.js';
+import { eventData } from '../../webhooks/events/event-types.js';
 import { addToOpenTransitions, custodyOf } from './holdings.js';
 import { opt, refuse, req } from './run.js';
 import type { DomainAction } from './types.js';

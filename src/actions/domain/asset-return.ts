@@ -1,5 +1,5 @@
 import { assets } from '../../registers/catalogue.js';
-import { eventData } from '../../webhooks/event-types.js';
+import { eventData } from '../../webhooks/events/event-types.js';
 import { dropFromOpenTransitions, holderOf, returnedAsset } from './holdings.js';
 import { refuse, req } from './run.js';
 import type { DomainAction } from './types.js';

@@ -1,5 +1,5 @@
 import { handovers } from '../../registers/catalogue.js';
-import { eventData } from '../../webhooks/event-types.js';
+import { eventData } from '../../webhooks/events/event-types.js';
 import { refuse, req } from './run.js';
 import type { DomainAction } from './types.js';
 

@@ -1,6 +1,6 @@
 import { AppError } from '../../errors.js';
 import { people, purchaseRequests } from '../../registers/catalogue.js';
-import { eventData } from '../../webhooks/event-types.js';
+import { eventData } from '../../webhooks/events/event-types.js';
 import type { RecordObject } from '../../writes/records.js';
 import { opt, refuse, req } from './run.js';
 import type { DomainAction } from './types.js';

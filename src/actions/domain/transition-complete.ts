@@ -1,5 +1,5 @@
 import { assets, people, systems, tasks, transitions } from '../../registers/catalogue.js';
-import { eventData } from '../../webhooks/event-types.js';
+import { eventData } from '../../webhooks/events/event-types.js';
 import type { RecordObject } from '../../writes/records.js';
 import { assetsAssignedTo, dropFromOpenTransitions, returnedAsset } from './holdings.js';
 import { refuse, req } from './run.js';

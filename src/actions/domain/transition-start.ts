@@ -1,6 +1,6 @@
 import { newId } from '../../ids.js';
 import { people, tasks, transitions } from '../../registers/catalogue.js';
-import { eventData } from '../../webhooks/event-types.js';
+import { eventData } from '../../webhooks/events/event-types.js';
 import { refuse, req } from './run.js';
 import type { DomainAction } from './types.js';
 

@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.js';
 import type { Register } from '../../registers/define.js';
 import type { Database } from '../../store/database.js';
-import type { EventType } from '../../webhooks/event-types.js';
+import type { EventType } from '../../webhooks/events/event-types.js';
 import type { RecordObject, RecordStore } from '../../writes/records.js';
 
 /** What this file takes of the services built at start (services.ts). */

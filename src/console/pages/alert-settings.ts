@@ -10,7 +10,7 @@ import { addAlertRecipient, listAlertRecipients, removeAlertRecipient } from '..
 import { sendTestAlert, type TestAlertResult } from '../../alerts/test-alert.js';
 import { AppError } from '../../errors.js';
 import { listAdmins } from '../../sign-in/admins.js';
-import { FAILURES_BEFORE_DISABLE } from '../../webhooks/schedule.js';
+import { FAILURES_BEFORE_DISABLE } from '../../webhooks/queue/schedule.js';
 import type { ConsoleServices } from '../context.js';
 import { type PageContext, pageContext } from '../context.js';
 import { formValue, textField } from '../forms.js';

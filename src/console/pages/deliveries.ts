@@ -1,10 +1,12 @@
 /**
  * One endpoint's deliveries in the console: each event with its attempts, filtered by outcome
  * and event type (a GET form), paged by keyset ("Older"), "Resend now" per delivery and
- * "Recover failed deliveries since …". The rules and queries are src/webhooks/deliveries.ts.
+ * "Recover failed deliveries since …". The rules and queries are src/webhooks/queue/deliveries.ts.
  */
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
+import { errorClassHelp } from '../../webhooks/destinations/error-classes.js';
+import type { EndpointView } from '../../webhooks/endpoints/endpoints.js';
 import {
   DELIVERY_EVENT_TYPES,
   DELIVERY_OUTCOMES,
@@ -13,9 +15,7 @@ import {
   listDeliveries,
   recoverFailed,
   resendDelivery,
-} from '../../webhooks/deliveries.js';
-import type { EndpointView } from '../../webhooks/endpoints.js';
-import { errorClassHelp } from '../../webhooks/error-classes.js';
+} from '../../webhooks/queue/deliveries.js';
 import type { ConsoleServices } from '../context.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formValue, textField } from '../forms.js';

@@ -1,11 +1,12 @@
 /**
  * The endpoint page's backlog block and throttle form (ADR 33): what is due now and how long
  * the oldest due delivery has waited, what is in flight or waiting for a retry, and the
- * per-endpoint throttle. The numbers are src/webhooks/backlog.ts's, the rule throttle.ts's.
+ * per-endpoint throttle. The numbers are src/webhooks/queue/backlog.ts's, the rule throttle.ts's.
  */
-import type { EndpointBacklog } from '../../webhooks/backlog.js';
-import type { EndpointView } from '../../webhooks/endpoints.js';
-import { MAX_THROTTLE_PER_SECOND } from '../../webhooks/throttle.js';
+
+import type { EndpointView } from '../../webhooks/endpoints/endpoints.js';
+import type { EndpointBacklog } from '../../webhooks/queue/backlog.js';
+import { MAX_THROTTLE_PER_SECOND } from '../../webhooks/queue/throttle.js';
 import type { PageContext } from '../context.js';
 import { textField } from '../forms.js';
 import { type Html, html } from '../html.js';

@@ -2,11 +2,11 @@
  * The endpoint's content filter in the console: the field of the register form, and the
  * endpoint page's block where it is edited, cleared, and tried against one of the workspace's
  * recent events before or after saving. The language and its rules are
- * src/webhooks/event-filter.ts's; the page only shows and submits.
+ * src/webhooks/events/event-filter.ts's; the page only shows and submits.
  */
 
-import type { FilterTrial, RecentEvent } from '../../webhooks/endpoint-filters.js';
-import type { EndpointView } from '../../webhooks/endpoints.js';
+import type { FilterTrial, RecentEvent } from '../../webhooks/endpoints/endpoint-filters.js';
+import type { EndpointView } from '../../webhooks/endpoints/endpoints.js';
 import type { PageContext } from '../context.js';
 import type { FieldErrors } from '../forms.js';
 import { type Html, html } from '../html.js';

@@ -1,10 +1,10 @@
 /**
  * The endpoint page's signature block: X-Service-Signature is always sent; the Standard
  * Webhooks headers are an opt-in beside it, for receivers that verify with a `standardwebhooks`
- * library. The rule and the headers are src/webhooks/standard-signature.ts's.
+ * library. The rule and the headers are src/webhooks/signing/standard-signature.ts's.
  */
 import { AppError } from '../../errors.js';
-import type { EndpointView } from '../../webhooks/endpoints.js';
+import type { EndpointView } from '../../webhooks/endpoints/endpoints.js';
 import type { PageContext } from '../context.js';
 import { type Html, html } from '../html.js';
 import { csrfField } from '../layout.js';

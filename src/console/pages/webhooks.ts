@@ -7,9 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { listEndpointAlerts } from '../../alerts/stages.js';
 import { AppError } from '../../errors.js';
 import { READ_SCOPES } from '../../registers/define.js';
-import { endpointBacklog } from '../../webhooks/backlog.js';
-import { deliveryStats, heldCount, type StatsBucket, type StatsWindow, sendTestEvent } from '../../webhooks/deliveries.js';
-import { recentEventsFor, setEndpointFilter, tryFilter } from '../../webhooks/endpoint-filters.js';
+import { recentEventsFor, setEndpointFilter, tryFilter } from '../../webhooks/endpoints/endpoint-filters.js';
 import {
   createEndpoint,
   DEFAULT_ROTATION_GRACE_HOURS,
@@ -21,10 +19,12 @@ import {
   rotateSecret,
   setStandardWebhooks,
   verifyEndpoint,
-} from '../../webhooks/endpoints.js';
-import { EVENT_TYPES, SUBSCRIBABLE_EVENTS } from '../../webhooks/event-types.js';
-import { FAILURES_BEFORE_DISABLE } from '../../webhooks/schedule.js';
-import { parseThrottle, setThrottle } from '../../webhooks/throttle.js';
+} from '../../webhooks/endpoints/endpoints.js';
+import { EVENT_TYPES, SUBSCRIBABLE_EVENTS } from '../../webhooks/events/event-types.js';
+import { endpointBacklog } from '../../webhooks/queue/backlog.js';
+import { deliveryStats, heldCount, type StatsBucket, type StatsWindow, sendTestEvent } from '../../webhooks/queue/deliveries.js';
+import { FAILURES_BEFORE_DISABLE } from '../../webhooks/queue/schedule.js';
+import { parseThrottle, setThrottle } from '../../webhooks/queue/throttle.js';
 import type { ConsoleServices } from '../context.js';
 import { type PageContext, pageContext } from '../context.js';
 import { type FieldErrors, formError, formValue, formValues, textField } from '../forms.js';

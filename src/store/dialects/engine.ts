@@ -128,7 +128,7 @@ export interface Adapter extends DocFields {
   /** Replaces the api_keys update trigger so that it watches `columns` (migration 0018). */
   watchKeyColumns(db: Kysely<unknown>, columns: readonly string[]): Promise<void>;
 
-  // The webhook delivery queue's statements that differ by dialect (src/webhooks/queue.ts says
+  // The webhook delivery queue's statements that differ by dialect (src/webhooks/queue/queue.ts says
   // what they do; sqlite-queue.ts and postgres-queue.ts how).
   /** Whether committed jobs are announced (PostgreSQL: NOTIFY after the writer's commit, postgres-jobs.ts): an idle worker may then poll rarely. */
   readonly announcesJobs: boolean;
@@ -258,7 +258,7 @@ export interface WorkspaceEndpointRow {
   scopes: string | null;
   /** 1: the endpoint's jobs are written held (event-receivers.ts). */
   held: number | null;
-  /** The endpoint's content filter as stored (webhooks/event-filter.ts); null: none. */
+  /** The endpoint's content filter as stored (webhooks/events/event-filter.ts); null: none. */
   filter: string | null;
 }
 

@@ -1,4 +1,4 @@
-/** PostgreSQL's statements of the webhook delivery queue (engine.ts, last block of Adapter; src/webhooks/queue.ts). */
+/** PostgreSQL's statements of the webhook delivery queue (engine.ts, last block of Adapter; src/webhooks/queue/queue.ts). */
 import { sql } from '#kysely';
 import type { Adapter } from './engine.js';
 

@@ -1,4 +1,4 @@
-/** SQLite's statements of the webhook delivery queue (engine.ts, last block of Adapter; src/webhooks/queue.ts). */
+/** SQLite's statements of the webhook delivery queue (engine.ts, last block of Adapter; src/webhooks/queue/queue.ts). */
 import { sql } from '#kysely';
 import { insertBatches } from '../insert-batches.js';
 import type { Adapter } from './engine.js';

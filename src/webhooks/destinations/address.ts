@@ -12,6 +12,7 @@
  *   private webhooks are allowed.
  */
 import { AppError } from '../../errors.js';
+import { checkTemplate, DEFAULT_ROUTING_KEY, DEFAULT_SUBJECT } from './templates.js';
 import {
   type CheckedUrl,
   checkHost,
@@ -22,8 +23,7 @@ import {
   systemResolver,
   type UrlPolicy,
   withHint,
-} from '../url-safety.js';
-import { checkTemplate, DEFAULT_ROUTING_KEY, DEFAULT_SUBJECT } from './templates.js';
+} from './url-safety.js';
 
 export type DestinationKind = 'https' | 'rabbitmq' | 'nats';
 

@@ -1,5 +1,5 @@
 /** Webhooks: one HTTP POST through the endpoint's agent (send.ts holds the request and the agent pool). */
-import { AgentPool, sendAttempt } from '../send.js';
+import { AgentPool, sendAttempt } from './send.js';
 import type { Message, Target, Transport } from './transport.js';
 
 export class HttpsTransport implements Transport {

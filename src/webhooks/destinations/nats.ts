@@ -13,9 +13,9 @@
  */
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection, NodeConnectionOptions } from '@nats-io/transport-node';
-import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, classifyError } from '../send.js';
 import { brokerAddress } from './address.js';
 import { type Closable, ConnectionPool } from './pool.js';
+import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, classifyError } from './send.js';
 import { renderTemplate } from './templates.js';
 import { beforeDeadline, failed, type Message, SUCCEEDED, type Target, type Transport } from './transport.js';
 

@@ -10,12 +10,12 @@
  * host name (servername), and is reused per endpoint (pool.ts).
  */
 import type { Message as AmqpMessage, ChannelModel, ConfirmChannel } from 'amqplib';
-import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, classifyError } from '../send.js';
-import { pinnedLookup } from '../url-safety.js';
 import { brokerAddress } from './address.js';
 import { type Closable, ConnectionPool } from './pool.js';
+import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, classifyError } from './send.js';
 import { renderTemplate } from './templates.js';
 import { beforeDeadline, failed, type Message, SUCCEEDED, type Target, type Transport } from './transport.js';
+import { pinnedLookup } from './url-safety.js';
 
 /** A broker refusal, with the class it is recorded under. */
 class BrokerError extends Error {

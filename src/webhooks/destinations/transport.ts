@@ -4,7 +4,7 @@
  * kinds; a transport only sends one signed message and says how it went, as an AttemptOutcome
  * (never throws). A third kind (SQS, Kafka) is one new file beside these and one line in index.ts.
  */
-import type { AttemptOutcome } from '../send.js';
+import type { AttemptOutcome } from './send.js';
 
 /** Where one delivery goes: the endpoint, its checked addresses, and its kind's settings. */
 export interface Target {

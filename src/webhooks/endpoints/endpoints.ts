@@ -5,23 +5,23 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from '#kysely';
-import { recordAudit } from '../audit/audit.js';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import { AppError } from '../errors.js';
-import { newId, randomBase62 } from '../ids.js';
-import { splitList } from '../lists.js';
-import type { Logger } from '../logger.js';
-import { READ_SCOPES, WRITE_SCOPES } from '../registers/define.js';
-import type { SecretBox } from '../secret-box.js';
-import type { Database } from '../store/database.js';
-import type { DB, WebhookEndpointsTable } from '../store/schema.js';
-import { lockWorkspace } from '../workspaces/workspaces.js';
-import { checkEndpointUrl, type DestinationKind, type DestinationOptions, kindOf, parseDestination } from './destinations/address.js';
-import { parseFilter } from './event-filter.js';
-import { EVENT_TYPES, isEventType, SUBSCRIBABLE_EVENTS, VERIFICATION_EVENT } from './event-types.js';
-import { emitVerification } from './outbox.js';
-import { holdOwedJobs, makeDueNow } from './queue.js';
+import { recordAudit } from '../../audit/audit.js';
+import type { Clock } from '../../clock.js';
+import type { Config } from '../../config.js';
+import { AppError } from '../../errors.js';
+import { newId, randomBase62 } from '../../ids.js';
+import { splitList } from '../../lists.js';
+import type { Logger } from '../../logger.js';
+import { READ_SCOPES, WRITE_SCOPES } from '../../registers/define.js';
+import type { SecretBox } from '../../secret-box.js';
+import type { Database } from '../../store/database.js';
+import type { DB, WebhookEndpointsTable } from '../../store/schema.js';
+import { lockWorkspace } from '../../workspaces/workspaces.js';
+import { checkEndpointUrl, type DestinationKind, type DestinationOptions, kindOf, parseDestination } from '../destinations/address.js';
+import { parseFilter } from '../events/event-filter.js';
+import { EVENT_TYPES, isEventType, SUBSCRIBABLE_EVENTS, VERIFICATION_EVENT } from '../events/event-types.js';
+import { emitVerification } from '../events/outbox.js';
+import { holdOwedJobs, makeDueNow } from '../queue/queue.js';
 
 /** What this file takes of the services built at start (services.ts). */
 export interface EndpointsServices {
@@ -59,7 +59,7 @@ export interface EndpointView {
   exchange: string | null;
   routing_key: string | null;
   subject: string | null;
-  /** The content filter (webhooks/event-filter.ts): only matching events are sent; null: every event subscribed to. */
+  /** The content filter (webhooks/events/event-filter.ts): only matching events are sent; null: every event subscribed to. */
   filter: Record<string, unknown> | null;
 }
 

@@ -1,7 +1,7 @@
 import { sql } from '#kysely';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import type { Database } from '../store/database.js';
+import type { Clock } from '../../clock.js';
+import type { Config } from '../../config.js';
+import type { Database } from '../../store/database.js';
 
 /** What this file takes of the services built at start (services.ts). */
 export interface RetentionServices {

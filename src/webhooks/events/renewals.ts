@@ -5,8 +5,8 @@
  * only the insert that wins emits the event, in the same transaction.
  */
 
-import type { Clock } from '../clock.js';
-import type { Database } from '../store/database.js';
+import type { Clock } from '../../clock.js';
+import type { Database } from '../../store/database.js';
 import { eventData } from './event-types.js';
 import { emitEvent } from './outbox.js';
 

@@ -4,8 +4,8 @@
  * bounded: the BACKLOG_LABELS_TOP workspaces and endpoints by id, the rest under `other`.
  */
 import { Gauge, type Registry } from 'prom-client';
-import type { Clock } from '../clock.js';
-import type { Database } from '../store/database.js';
+import type { Clock } from '../../clock.js';
+import type { Database } from '../../store/database.js';
 import { backlogByWorkspace, oldestDue, outcomesByEndpoint } from './backlog.js';
 
 /** Workspaces and endpoints named in labels at most; the rest are summed under `other`. */

@@ -4,10 +4,10 @@
  * never commits without its event, and no event exists for a change that rolled back.
  */
 import { type Kysely, sql } from '#kysely';
-import { newId } from '../ids.js';
-import { HOLDS_EVENTS, RECEIVES_EVENTS } from '../store/event-receivers.js';
-import { insertBatches } from '../store/insert-batches.js';
-import type { DB } from '../store/schema.js';
+import { newId } from '../../ids.js';
+import { HOLDS_EVENTS, RECEIVES_EVENTS } from '../../store/event-receivers.js';
+import { insertBatches } from '../../store/insert-batches.js';
+import type { DB } from '../../store/schema.js';
 import { type CompiledFilter, compileFilter } from './event-filter.js';
 import { EVENT_TYPES, type EventType, eventData, TEST_EVENT, VERIFICATION_EVENT } from './event-types.js';
 

@@ -7,13 +7,13 @@
  * every query is bounded by an index of migration 0011 (the history may hold millions of rows).
  */
 import { type Kysely, sql } from '#kysely';
-import { recordAudit } from '../audit/audit.js';
-import type { Clock } from '../clock.js';
-import { AppError } from '../errors.js';
-import type { Database } from '../store/database.js';
-import type { DB, DeliveryJobsTable, WebhookEndpointsTable } from '../store/schema.js';
-import { SUBSCRIBABLE_EVENTS, TEST_EVENT, VERIFICATION_EVENT } from './event-types.js';
-import { emitTestEvent } from './outbox.js';
+import { recordAudit } from '../../audit/audit.js';
+import type { Clock } from '../../clock.js';
+import { AppError } from '../../errors.js';
+import type { Database } from '../../store/database.js';
+import type { DB, DeliveryJobsTable, WebhookEndpointsTable } from '../../store/schema.js';
+import { SUBSCRIBABLE_EVENTS, TEST_EVENT, VERIFICATION_EVENT } from '../events/event-types.js';
+import { emitTestEvent } from '../events/outbox.js';
 
 /** What this file takes of the services built at start (services.ts). */
 export interface DeliveriesServices {

@@ -15,7 +15,7 @@
  */
 import { promises as dns, type LookupAddress, type LookupOptions } from 'node:dns';
 import { BlockList, isIP, isIPv4, isIPv6 } from 'node:net';
-import { AppError } from '../errors.js';
+import { AppError } from '../../errors.js';
 
 /** Resolves a host name to every address it has (IPv4 and IPv6, in resolver order). */
 export type Resolver = (hostname: string) => Promise<string[]>;

@@ -6,12 +6,12 @@
  * only reports outcomes here.
  */
 import type { Kysely } from '#kysely';
-import { recordAudit } from '../audit/audit.js';
-import type { Logger } from '../logger.js';
-import type { DB } from '../store/schema.js';
-import { TEST_EVENT, VERIFICATION_EVENT } from './event-types.js';
-import { holdOwedJobs, releaseOwedJobs } from './queue.js';
-import { FAILURES_BEFORE_DISABLE } from './schedule.js';
+import { recordAudit } from '../../audit/audit.js';
+import type { Logger } from '../../logger.js';
+import type { DB } from '../../store/schema.js';
+import { TEST_EVENT, VERIFICATION_EVENT } from '../events/event-types.js';
+import { holdOwedJobs, releaseOwedJobs } from '../queue/queue.js';
+import { FAILURES_BEFORE_DISABLE } from '../queue/schedule.js';
 
 /** One recorded attempt, as the health rules see it. */
 export interface AttemptReport {

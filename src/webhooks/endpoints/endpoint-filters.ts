@@ -3,12 +3,12 @@
  * from the console, the CLI and the internal API, recorded in the audit trail, and tried against
  * one of the workspace's recent events before or after saving it.
  */
-import { recordAudit } from '../audit/audit.js';
-import type { Clock } from '../clock.js';
-import { AppError } from '../errors.js';
-import type { Database } from '../store/database.js';
+import { recordAudit } from '../../audit/audit.js';
+import type { Clock } from '../../clock.js';
+import { AppError } from '../../errors.js';
+import type { Database } from '../../store/database.js';
+import { compileFilter, parseFilter } from '../events/event-filter.js';
 import { type EndpointView, toView } from './endpoints.js';
-import { compileFilter, parseFilter } from './event-filter.js';
 
 /** What this file takes of the services built at start (services.ts). */
 export interface EndpointFilterServices {

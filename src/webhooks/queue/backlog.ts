@@ -8,7 +8,7 @@
  * state, created_at) index for one endpoint, the hourly rollup for the outcomes.
  */
 import { sql } from '#kysely';
-import type { Database } from '../store/database.js';
+import type { Database } from '../../store/database.js';
 
 export interface EndpointBacklog {
   /** Pending deliveries whose time has come, not yet claimed by a worker. */

@@ -13,8 +13,8 @@ import {
   type Register,
   transitions,
   vendors,
-} from '../registers/catalogue.js';
-import { f, type JsonSchema } from '../registers/fields.js';
+} from '../../registers/catalogue.js';
+import { f, type JsonSchema } from '../../registers/fields.js';
 
 /** One member of an event's `data`. */
 export type DataPart =

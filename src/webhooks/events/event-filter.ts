@@ -9,8 +9,8 @@
  * endpoints, so the fan-out only runs those. Every clause knows its own path, so a failed match
  * can say which clause failed without any work on the matching path.
  */
-import { AppError } from '../errors.js';
-import { namesPrototype } from '../text-rules.js';
+import { AppError } from '../../errors.js';
+import { namesPrototype } from '../../text-rules.js';
 
 /** The largest filter, as its JSON text in UTF-8 bytes: a filter is a few clauses, not a document. */
 export const MAX_FILTER_BYTES = 4096;

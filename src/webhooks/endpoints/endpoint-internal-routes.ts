@@ -6,17 +6,17 @@
  * Rotation stays a console and CLI action.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import { AppError } from '../errors.js';
-import type { FailureThrottle } from '../guards/failure-throttle.js';
-import { authorizeOperator } from '../guards/operator-token.js';
-import type { Logger } from '../logger.js';
-import { JSON_TYPE } from '../media-types.js';
-import { idPattern, idRule } from '../registers/fields.js';
-import type { SecretBox } from '../secret-box.js';
-import type { Database } from '../store/database.js';
-import { getWorkspace } from '../workspaces/workspaces.js';
+import type { Clock } from '../../clock.js';
+import type { Config } from '../../config.js';
+import { AppError } from '../../errors.js';
+import type { FailureThrottle } from '../../guards/failure-throttle.js';
+import { authorizeOperator } from '../../guards/operator-token.js';
+import type { Logger } from '../../logger.js';
+import { JSON_TYPE } from '../../media-types.js';
+import { idPattern, idRule } from '../../registers/fields.js';
+import type { SecretBox } from '../../secret-box.js';
+import type { Database } from '../../store/database.js';
+import { getWorkspace } from '../../workspaces/workspaces.js';
 import { setEndpointFilter } from './endpoint-filters.js';
 import { createEndpoint, listEndpoints, setStandardWebhooks } from './endpoints.js';
 

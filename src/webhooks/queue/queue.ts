@@ -5,11 +5,11 @@
  * endpoint rules and the console share these; no other code writes `delivery_jobs` states.
  */
 import { type Kysely, sql } from '#kysely';
-import { newId } from '../ids.js';
-import type { Adapter } from '../store/database.js';
-import type { JobCompletion } from '../store/dialects/engine.js';
-import type { DB, DeliveryAttemptsTable } from '../store/schema.js';
-import { TEST_EVENT, VERIFICATION_EVENT } from './event-types.js';
+import { newId } from '../../ids.js';
+import type { Adapter } from '../../store/database.js';
+import type { JobCompletion } from '../../store/dialects/engine.js';
+import type { DB, DeliveryAttemptsTable } from '../../store/schema.js';
+import { TEST_EVENT, VERIFICATION_EVENT } from '../events/event-types.js';
 import { nextThrottleAt, THROTTLE_SLOTS_PER_SECOND } from './throttle.js';
 
 /** What an attempt needs of a claimed job, read in the same shape by both dialects' claims. */

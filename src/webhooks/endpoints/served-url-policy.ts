@@ -6,11 +6,11 @@
  * starts, so `endpoint create` can warn at once instead.
  */
 import type { Kysely } from '#kysely';
-import type { Config } from '../config.js';
-import type { Database } from '../store/database.js';
-import type { DB } from '../store/schema.js';
-import { checkEndpointUrl } from './destinations/address.js';
-import { ALLOW_PRIVATE_HINT, liftedByAllowPrivate } from './url-safety.js';
+import type { Config } from '../../config.js';
+import type { Database } from '../../store/database.js';
+import type { DB } from '../../store/schema.js';
+import { checkEndpointUrl } from '../destinations/address.js';
+import { ALLOW_PRIVATE_HINT, liftedByAllowPrivate } from '../destinations/url-safety.js';
 
 /** What this file takes of the services built at start (services.ts). */
 export interface ServedUrlPolicyServices {

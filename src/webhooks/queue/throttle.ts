@@ -8,10 +8,10 @@
  * under the claim's lock, so the rate holds however many workers share the database.
  */
 
-import { recordAudit } from '../audit/audit.js';
-import type { Clock } from '../clock.js';
-import { AppError } from '../errors.js';
-import type { Database } from '../store/database.js';
+import { recordAudit } from '../../audit/audit.js';
+import type { Clock } from '../../clock.js';
+import { AppError } from '../../errors.js';
+import type { Database } from '../../store/database.js';
 
 /** What this file takes of the services built at start (services.ts). */
 export interface ThrottleServices {
