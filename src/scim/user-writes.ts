@@ -12,7 +12,7 @@
  */
 
 import type { Kysely } from '#kysely';
-import { recordAudit } from '../audit/audit.js';
+import { type AuditAction, recordAudit } from '../audit/audit.js';
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
@@ -68,7 +68,13 @@ async function untilSettled<T>(write: () => Promise<T>): Promise<T> {
   }
 }
 
-async function audit(services: UserWritesServices, token: ScimTokenEntry, action: string, personId: string, detail: RecordObject = {}) {
+async function audit(
+  services: UserWritesServices,
+  token: ScimTokenEntry,
+  action: AuditAction,
+  personId: string,
+  detail: RecordObject = {},
+) {
   await recordAudit(services.database.db, {
     workspaceId: token.workspaceId,
     at: new Date(services.clock()).toISOString(),

@@ -420,7 +420,7 @@ for (const from of DIALECTS) {
             ).m,
           );
         const copiedMax = await maxSeq();
-        await recordAudit(db, { workspaceId: ws, at: new Date().toISOString(), actor: 'cli', action: 'workspace.moved' });
+        await recordAudit(db, { workspaceId: ws, at: new Date().toISOString(), actor: 'cli', action: 'workspace.created' });
         assert.ok((await maxSeq()) > copiedMax);
       });
 

@@ -4,7 +4,8 @@
  * workspace is ever read.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ACTOR_KINDS, AUDIT_KINDS, type AuditQuery, type AuditRow, auditPage, describeActor, describeAudit } from '../../audit/audit.js';
+import { ACTOR_KINDS, AUDIT_KINDS, type AuditQuery, type AuditRow, auditPage, describeActor } from '../../audit/audit.js';
+import { describeAuditEntry } from '../../audit-words.js';
 import { AppError } from '../../errors.js';
 import { listAdmins } from '../../sign-in/admins.js';
 import type { ConsoleServices } from '../context.js';
@@ -105,7 +106,7 @@ async function renderAudit(ctx: PageContext, query: RawQuery) {
       (e) => html`<tr>
   <td class="nowrap">${formatTime(e.at)}</td>
   <td>${describeActor(e.actor)}</td>
-  <td>${describeAudit(e)}</td>
+  <td>${describeAuditEntry(e)}</td>
   <td>${details(e)}</td>
 </tr>`,
     );
