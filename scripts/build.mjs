@@ -58,7 +58,7 @@ for (const [specifier, { default: target }] of Object.entries(manifest.imports))
   });
   cpSync(join(packageDir, 'LICENSE'), join(root, dirname(target), `${name}.LICENSE`));
 }
-// Read at run time from beside the compiled module (src/console/pages/assets.ts).
+// Read at run time from beside the compiled module (src/console-kit/assets.ts).
 cpSync(join(root, 'src/console/assets'), join(root, 'dist/console/assets'), { recursive: true });
 // The browser files of dev-only packages the server serves (src/vendor-files.ts): copied, so
 // an install without devDependencies serves them.

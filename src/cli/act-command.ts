@@ -1,8 +1,8 @@
 import { type Command, Option } from 'commander';
 import { ACTION_NAMES, ACTIONS, type OptionSpec } from '../actions/domain/index.js';
+import { print, UsageError } from '../cli-kit/output.js';
 import { registerById } from '../registers/catalogue.js';
 import { withServices } from './context.js';
-import { print, UsageError } from './output.js';
 
 /** Commander's attribute name of a flag: `expected_return` is `--expected-return`, read as `expectedReturn`. */
 function attribute(name: string): string {

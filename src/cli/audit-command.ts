@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { ACTOR_KINDS, AUDIT_KINDS, AUDIT_MAX_LIMIT, auditPage, describeActor } from '../audit/audit.js';
 import { describeAuditEntry } from '../audit-words.js';
+import { parsePositiveInt, print, table, UsageError } from '../cli-kit/output.js';
+import { withDatabase } from '../cli-kit/with-database.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
-import { withDatabase } from './context.js';
-import { parsePositiveInt, print, table, UsageError } from './output.js';
 
 export function auditCommand(program: Command): void {
   program

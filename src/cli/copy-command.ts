@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
+import { describeDatabase, isVerbose } from '../cli-kit/database-target.js';
+import { parsePositiveInt, print, UsageError } from '../cli-kit/output.js';
 import { ConfigError, checkDatabaseUrl, loadConfig } from '../config.js';
 import { AppError } from '../errors.js';
 import { copyDeployment, DEFAULT_BATCH_ROWS } from '../store/copy.js';
 import { openDatabase, redactUrl } from '../store/database.js';
-import { describeDatabase, isVerbose } from './database-target.js';
-import { parsePositiveInt, print, UsageError } from './output.js';
 import { progressBar } from './progress.js';
 import { secretArgument } from './secret-input.js';
 

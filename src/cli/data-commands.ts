@@ -10,6 +10,7 @@ import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { chmod, open, rename, rm } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { EXIT_USAGE, table, UsageError } from '../cli-kit/output.js';
 import { resolveRegister } from '../registers/resolve-register.js';
 import { printable } from '../text-rules.js';
 import { csvOperations } from '../writes/csv-operations.js';
@@ -17,7 +18,6 @@ import { exportRecords, exportRegisters } from '../writes/export.js';
 import { ATOMIC_MAX_LINES, type ImportReport, importRecords } from '../writes/import.js';
 import { referrerLines } from '../writes/referrers.js';
 import { withServices } from './context.js';
-import { EXIT_USAGE, table, UsageError } from './output.js';
 import { lineCounter } from './progress.js';
 
 interface ImportOptions {

@@ -5,11 +5,11 @@
  * `--json` are read from the merged options (optsWithGlobals) and checked here.
  */
 import type { Command } from 'commander';
+import { print, table, UsageError } from '../cli-kit/output.js';
 import { errorClassHelp } from '../webhooks/destinations/error-classes.js';
 import { type DeliveriesServices, recoverFailed, resendDelivery } from '../webhooks/queue/deliveries.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
 import { withServices } from './context.js';
-import { print, table, UsageError } from './output.js';
 
 interface DeliveriesOptions {
   workspace?: string;

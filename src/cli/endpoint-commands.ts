@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { print, table, UsageError } from '../cli-kit/output.js';
 import { listAdmins } from '../sign-in/admins.js';
 import { kindOf } from '../webhooks/destinations/address.js';
 import { setEndpointFilter } from '../webhooks/endpoints/endpoint-filters.js';
@@ -19,7 +20,6 @@ import { sendTestEvent } from '../webhooks/queue/deliveries.js';
 import { MAX_THROTTLE_PER_SECOND, parseThrottle, setThrottle } from '../webhooks/queue/throttle.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
 import { withServices } from './context.js';
-import { print, table, UsageError } from './output.js';
 
 /**
  * The flags' defaults are a webhook's nothing: a default routing key or subject given to another

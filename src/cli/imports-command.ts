@@ -4,10 +4,10 @@
  * the lines its committed batches had applied, before the list is read.
  */
 import type { Command } from 'commander';
+import { parsePositiveInt, print, table } from '../cli-kit/output.js';
+import { withDatabase } from '../cli-kit/with-database.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
 import { recentImports } from '../writes/import-runs.js';
-import { withDatabase } from './context.js';
-import { parsePositiveInt, print, table } from './output.js';
 
 export function importsCommand(program: Command): void {
   program

@@ -6,12 +6,12 @@
  */
 import { createServer, type IncomingMessage } from 'node:http';
 import type { Command } from 'commander';
+import { parsePositiveInt, UsageError } from '../cli-kit/output.js';
 import { printable } from '../text-rules.js';
 import { type EndpointsServices, signingSecrets } from '../webhooks/endpoints/endpoints.js';
 import { signatureProblem } from '../webhooks/signing/signature.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
 import { withServices } from './context.js';
-import { parsePositiveInt, UsageError } from './output.js';
 
 export const DEFAULT_LISTEN_PORT = 9911;
 /** Deliveries are small JSON documents; a larger body is not one. */

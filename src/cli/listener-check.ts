@@ -4,7 +4,7 @@
  * line that says why one cannot and which setting changes it.
  */
 import { createServer } from 'node:net';
-import { UsageError } from './output.js';
+import { UsageError } from '../cli-kit/output.js';
 
 export interface PlannedListener {
   port: number;

@@ -1,9 +1,9 @@
 import { Command, CommanderError } from 'commander';
+import { onDatabase, setVerbose } from '../cli-kit/database-target.js';
+import { loadEnvFile } from '../cli-kit/env-file.js';
+import { EXIT_USAGE, print, reportFailure } from '../cli-kit/output.js';
 import { loadConfig } from '../config.js';
 import { printable, refuseControlCharacters } from '../text-rules.js';
-import { onDatabase, setVerbose } from './database-target.js';
-import { loadEnvFile } from './env-file.js';
-import { EXIT_USAGE, print, reportFailure } from './output.js';
 
 type Define = (program: Command) => void;
 
@@ -18,8 +18,8 @@ const GROUPS: readonly (readonly [names: readonly string[], load: () => Promise<
   [['serve'], async () => (await import('./serve-command.js')).serveCommand],
   [['migrate'], async () => migrateCommand],
   [['workspace', 'module'], async () => (await import('./workspace-commands.js')).workspaceCommands],
-  [['key'], async () => (await import('./key-commands.js')).keyCommands],
-  [['scim'], async () => (await import('./scim-commands.js')).scimCommands],
+  [['key'], async () => (await import('../keys/cli-commands.js')).keyCommands],
+  [['scim'], async () => (await import('../scim/cli-commands.js')).scimCommands],
   [['seed', 'correct', 'delete'], async () => (await import('./record-commands.js')).recordCommands],
   [['import', 'export'], async () => (await import('./data-commands.js')).dataCommands],
   [['imports'], async () => (await import('./imports-command.js')).importsCommand],
@@ -27,7 +27,7 @@ const GROUPS: readonly (readonly [names: readonly string[], load: () => Promise<
   [['act'], async () => (await import('./act-command.js')).actCommand],
   [['endpoint', 'renewals'], async () => (await import('./endpoint-commands.js')).endpointCommands],
   [['admin'], async () => (await import('./admin-commands.js')).adminCommands],
-  [['alerts'], async () => (await import('./alert-commands.js')).alertCommands],
+  [['alerts'], async () => (await import('../alerts/cli-commands.js')).alertCommands],
   [['sso'], async () => (await import('./sso-commands.js')).ssoCommands],
   [['deliveries'], async () => (await import('./delivery-commands.js')).deliveryCommands],
   [['listen'], async () => (await import('./listen-command.js')).listenCommand],
@@ -112,7 +112,7 @@ for (const cmd of program.commands) {
 try {
   // No argument holds a control character (text-rules.ts): refused before any query.
   for (const arg of process.argv.slice(2)) refuseControlCharacters(arg, `the argument "${printable(arg.slice(0, 60))}"`);
-  // Before any setting is read; a variable already in the environment wins (src/cli/env-file.ts).
+  // Before any setting is read; a variable already in the environment wins (src/cli-kit/env-file.ts).
   loadEnvFile();
   await program.parseAsync(process.argv);
 } catch (err) {

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { correctRecord, deleteRecord } from '../actions/correct.js';
+import { parsePositiveInt, print } from '../cli-kit/output.js';
 import { seedWorkspace } from '../seed/seed.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
 import { withServices } from './context.js';
-import { parsePositiveInt, print } from './output.js';
 import { progressBar } from './progress.js';
 
 export function recordCommands(program: Command): void {

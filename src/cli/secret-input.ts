@@ -2,7 +2,7 @@
  * A secret given as `-` on the command line is read from standard input instead: an argument
  * is visible to every user of the machine in `ps` and stays in the shell's history.
  */
-import { UsageError } from './output.js';
+import { UsageError } from '../cli-kit/output.js';
 
 /** `value`, or for `-` the first line of standard input (up to its end). */
 export async function secretArgument(option: string, value: string): Promise<string> {

@@ -2,6 +2,8 @@ import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
+import { onDatabase } from '../cli-kit/database-target.js';
+import { parsePositiveInt, UsageError } from '../cli-kit/output.js';
 import { answerMetricRequests, askWorkersForMetrics } from '../cluster-metrics.js';
 import { type Config, RETIRED_SETTINGS, readSettings, type SettingInForce } from '../config.js';
 import { bootstrapDemo } from '../demo.js';
@@ -12,10 +14,8 @@ import { createServices } from '../services.js';
 import { redactUrl } from '../store/database.js';
 import { recordServedUrlPolicy } from '../webhooks/endpoints/served-url-policy.js';
 import { startWorker } from '../worker.js';
-import { onDatabase } from './database-target.js';
 import { stopWithLauncher } from './launcher-watch.js';
 import { checkListeners, listenRefusal, type PlannedListener } from './listener-check.js';
-import { parsePositiveInt, UsageError } from './output.js';
 import { type ApiProcesses, forkApiProcesses } from './serve-processes.js';
 
 interface ServeOptions {

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
+import { print, UsageError } from '../cli-kit/output.js';
 import type { Config } from '../config.js';
 import { checkSsoInput, clearSso, type SignInRules, setSso, signInRules } from '../sign-in/sign-in-rules.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
 import { withServices } from './context.js';
-import { print, UsageError } from './output.js';
 import { secretArgument } from './secret-input.js';
 
 /** What `sso show` and `sso set` print: never the client secret. */

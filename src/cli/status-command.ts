@@ -2,14 +2,14 @@ import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { describeDatabase } from '../cli-kit/database-target.js';
+import { ENV_FILE, namesFromEnvFile } from '../cli-kit/env-file.js';
+import { print } from '../cli-kit/output.js';
 import { readSettings, type SettingInForce } from '../config.js';
 import { redactUrl, sqliteFileOf } from '../redact-url.js';
 import { databaseFailure } from '../store/database-failure.js';
 import { printable } from '../text-rules.js';
 import type { ServedUrlPolicy } from '../webhooks/endpoints/served-url-policy.js';
-import { describeDatabase } from './database-target.js';
-import { ENV_FILE, namesFromEnvFile } from './env-file.js';
-import { print } from './output.js';
 
 interface Listener {
   name: 'public' | 'internal';

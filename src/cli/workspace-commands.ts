@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
+import { print, table } from '../cli-kit/output.js';
+import { withDatabase } from '../cli-kit/with-database.js';
 import { iso } from '../clock.js';
 import { createWorkspace, listWorkspaces, parseModules, setModule } from '../workspaces/workspaces.js';
-import { withDatabase } from './context.js';
-import { print, table } from './output.js';
 
 export function workspaceCommands(program: Command): void {
   const ws = program.command('workspace').description('create and list workspaces');

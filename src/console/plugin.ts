@@ -6,32 +6,38 @@
  * API key.
  */
 import type { FastifyInstance } from 'fastify';
+import { registerAlertPages } from '../alerts/console-pages.js';
+import { registerAssets } from '../console-kit/assets.js';
+import { KEYS_NAV, registerKeyPages } from '../keys/console-pages.js';
+import { registerScimPages, SCIM_NAV } from '../scim/console-pages.js';
 import type { Services } from '../services.js';
-import { registerAdminPages } from './pages/admins.js';
-import { registerAlertPages } from './pages/alert-settings.js';
-import { registerAssets } from './pages/assets.js';
-import { registerAuditPage } from './pages/audit.js';
-import { registerDataPages } from './pages/data.js';
+import { ADMINS_NAV, registerAdminPages } from './pages/admins.js';
+import { AUDIT_NAV, registerAuditPage } from './pages/audit.js';
+import { DATA_NAV, registerDataPages } from './pages/data.js';
 import { registerDeliveryPages } from './pages/deliveries.js';
-import { registerKeyPages } from './pages/keys.js';
-import { registerModulePages } from './pages/modules.js';
-import { registerOverviewPage } from './pages/overview.js';
+import { MODULES_NAV, registerModulePages } from './pages/modules.js';
+import { OVERVIEW_NAV, registerOverviewPage } from './pages/overview.js';
 import { registerPasskeyRoutes } from './pages/passkey-routes.js';
-import { registerScimPages } from './pages/scim.js';
 import { registerSecondFactorPages } from './pages/second-factor.js';
-import { registerSecurityPages } from './pages/security.js';
+import { registerSecurityPages, SECURITY_NAV } from './pages/security.js';
 import { registerSignInPages } from './pages/sign-in.js';
 import { registerSsoPages } from './pages/sso.js';
 import { registerSsoSettingsRoutes } from './pages/sso-settings-routes.js';
-import { registerWebhookPages } from './pages/webhooks.js';
+import { registerWebhookPages, WEBHOOKS_NAV } from './pages/webhooks.js';
 import { registerConsoleSecurity, requireCsrf, requireSession } from './session.js';
 
 export const CONSOLE_PREFIX = '/console';
+
+/** The main navigation, in order: each entry is declared by its feature's pages. */
+const NAV = [OVERVIEW_NAV, KEYS_NAV, SCIM_NAV, WEBHOOKS_NAV, AUDIT_NAV, MODULES_NAV, DATA_NAV, ADMINS_NAV, SECURITY_NAV] as const;
 
 export function registerConsole(app: FastifyInstance, services: Services): void {
   app.register(
     async (scope) => {
       await registerConsoleSecurity(scope, services);
+      scope.addHook('onRequest', async (request) => {
+        request.consoleNav = NAV;
+      });
       registerAssets(scope);
       registerSignInPages(scope, services);
       registerSecondFactorPages(scope, services);

@@ -13,12 +13,12 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ConsoleServices } from '../console-kit/context.js';
+import { formValue } from '../console-kit/forms.js';
+import { messagePage, sendHtml } from '../console-kit/layout.js';
 import { AppError } from '../errors.js';
 import { loadSession, type NewSession, SESSION_ABSOLUTE_MS } from '../sign-in/sessions.js';
 import { controlCharacterIn, printable, refuseControlCharacters } from '../text-rules.js';
-import type { ConsoleServices } from './context.js';
-import { formValue } from './forms.js';
-import { messagePage, sendHtml } from './layout.js';
 
 export const SESSION_COOKIE = 'wsops_console';
 /** Console forms are small; a larger body is refused before it is parsed. */

@@ -13,7 +13,7 @@ import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { sql } from '#kysely';
-import { reportFailure } from '../../src/cli/output.js';
+import { reportFailure } from '../../src/cli-kit/output.js';
 import { adapterOf } from '../../src/store/database.js';
 import { importRecords } from '../../src/writes/import.js';
 import { DIALECTS } from '../helpers/databases.js';

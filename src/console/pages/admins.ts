@@ -4,15 +4,18 @@
  * their sessions; keys and endpoints they created keep working.
  */
 import type { FastifyInstance } from 'fastify';
+import type { ConsoleServices, NavEntry } from '../../console-kit/context.js';
+import { type PageContext, pageContext } from '../../console-kit/context.js';
+import { type FieldErrors, formError, formValue, textField } from '../../console-kit/forms.js';
+import { type Html, html } from '../../console-kit/html.js';
+import { badge, csrfField, formatTime, layout, scrollingTable, sendHtml } from '../../console-kit/layout.js';
 import { AppError } from '../../errors.js';
 import type { Admin } from '../../sign-in/admin-rows.js';
 import { listAdmins, removeAdmin } from '../../sign-in/admins.js';
 import { inviteAdmin, signInUrl, ssoSignInUrl } from '../../sign-in/sign-in-links.js';
-import type { ConsoleServices } from '../context.js';
-import { type PageContext, pageContext } from '../context.js';
-import { type FieldErrors, formError, formValue, textField } from '../forms.js';
-import { type Html, html } from '../html.js';
-import { badge, csrfField, formatTime, layout, scrollingTable, sendHtml } from '../layout.js';
+
+/** This page's entry in the console's main navigation. */
+export const ADMINS_NAV: NavEntry = { key: 'admins', label: 'Admins', href: '/console/admins' };
 
 const ADMIN_ID = /^adm_[0-9A-Za-z]{16}$/;
 

@@ -6,12 +6,15 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ACTOR_KINDS, AUDIT_KINDS, type AuditQuery, type AuditRow, auditPage, describeActor } from '../../audit/audit.js';
 import { describeAuditEntry } from '../../audit-words.js';
+import type { ConsoleServices, NavEntry } from '../../console-kit/context.js';
+import { type PageContext, pageContext } from '../../console-kit/context.js';
+import { type Html, html } from '../../console-kit/html.js';
+import { formatTime, layout, scrollingTable, sendHtml } from '../../console-kit/layout.js';
 import { AppError } from '../../errors.js';
 import { listAdmins } from '../../sign-in/admins.js';
-import type { ConsoleServices } from '../context.js';
-import { type PageContext, pageContext } from '../context.js';
-import { type Html, html } from '../html.js';
-import { formatTime, layout, scrollingTable, sendHtml } from '../layout.js';
+
+/** This page's entry in the console's main navigation. */
+export const AUDIT_NAV: NavEntry = { key: 'audit', label: 'Audit trail', href: '/console/audit' };
 
 const PAGE_SIZE = 50;
 

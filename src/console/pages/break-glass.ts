@@ -5,12 +5,12 @@
  * them in once.
  */
 import type { FastifyReply } from 'fastify';
+import type { ConsoleServices } from '../../console-kit/context.js';
+import { type Html, html } from '../../console-kit/html.js';
+import { bareLayout, messagePage, sendHtml } from '../../console-kit/layout.js';
 import { AppError } from '../../errors.js';
 import { redeemBreakGlassLink } from '../../sign-in/break-glass.js';
 import { SSO_ONLY_LINK } from '../../sign-in/sign-in-links.js';
-import type { ConsoleServices } from '../context.js';
-import { type Html, html } from '../html.js';
-import { bareLayout, messagePage, sendHtml } from '../layout.js';
 import { SECOND_FACTOR_PATH, setSessionCookie } from '../session.js';
 
 /** 403: the link is left as it is; the person is sent to the workspace's single sign-on. */

@@ -16,6 +16,12 @@
 import { createHash } from 'node:crypto';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
+import type { ConsoleServices, NavEntry } from '../../console-kit/context.js';
+import { type PageContext, pageContext } from '../../console-kit/context.js';
+import { type FieldErrors, formError } from '../../console-kit/forms.js';
+import { type Html, html } from '../../console-kit/html.js';
+import { badge, csrfField, formatTime, layout, messagePage, scrollingTable, sendHtml } from '../../console-kit/layout.js';
+import { registerTitle } from '../../console-kit/scopes.js';
 import { AppError } from '../../errors.js';
 import { registerByPath } from '../../registers/catalogue.js';
 import type { Register } from '../../registers/define.js';
@@ -24,13 +30,10 @@ import { EXPORT_ORDER, registerSummary } from '../../writes/export.js';
 import { type ImportReport, importRecords, type RefusedLine } from '../../writes/import.js';
 import { type ImportState, recentImports } from '../../writes/import-runs.js';
 import { referrerLines } from '../../writes/referrers.js';
-import type { ConsoleServices } from '../context.js';
-import { type PageContext, pageContext } from '../context.js';
-import { type FieldErrors, formError } from '../forms.js';
-import { type Html, html } from '../html.js';
-import { badge, csrfField, formatTime, layout, messagePage, scrollingTable, sendHtml } from '../layout.js';
-import { registerTitle } from '../scopes.js';
 import { requireSession } from '../session.js';
+
+/** This page's entry in the console's main navigation. */
+export const DATA_NAV: NavEntry = { key: 'data', label: 'Data', href: '/console/data' };
 
 /** The largest file the console takes: a small organisation's first load; bigger loads stream through `wsops import`. */
 export const UPLOAD_LIMIT = 20 * 1024 * 1024;

@@ -4,6 +4,11 @@
  * "Recover failed deliveries since …". The rules and queries are src/webhooks/queue/deliveries.ts.
  */
 import type { FastifyInstance } from 'fastify';
+import type { ConsoleServices } from '../../console-kit/context.js';
+import { type PageContext, pageContext } from '../../console-kit/context.js';
+import { type FieldErrors, formValue, textField } from '../../console-kit/forms.js';
+import { type Html, html } from '../../console-kit/html.js';
+import { type BadgeTone, badge, csrfField, layout, scrollingTable, sendHtml } from '../../console-kit/layout.js';
 import { AppError } from '../../errors.js';
 import { errorClassHelp } from '../../webhooks/destinations/error-classes.js';
 import type { EndpointView } from '../../webhooks/endpoints/endpoints.js';
@@ -16,11 +21,6 @@ import {
   recoverFailed,
   resendDelivery,
 } from '../../webhooks/queue/deliveries.js';
-import type { ConsoleServices } from '../context.js';
-import { type PageContext, pageContext } from '../context.js';
-import { type FieldErrors, formValue, textField } from '../forms.js';
-import { type Html, html } from '../html.js';
-import { type BadgeTone, badge, csrfField, layout, scrollingTable, sendHtml } from '../layout.js';
 import { endpointOf, notFound, stateBadge, when } from './webhooks.js';
 
 interface Filters {

@@ -4,13 +4,13 @@
  * per-endpoint throttle. The numbers are src/webhooks/queue/backlog.ts's, the rule throttle.ts's.
  */
 
+import type { PageContext } from '../../console-kit/context.js';
+import { textField } from '../../console-kit/forms.js';
+import { type Html, html } from '../../console-kit/html.js';
+import { csrfField, formatTime } from '../../console-kit/layout.js';
 import type { EndpointView } from '../../webhooks/endpoints/endpoints.js';
 import type { EndpointBacklog } from '../../webhooks/queue/backlog.js';
 import { MAX_THROTTLE_PER_SECOND } from '../../webhooks/queue/throttle.js';
-import type { PageContext } from '../context.js';
-import { textField } from '../forms.js';
-import { type Html, html } from '../html.js';
-import { csrfField, formatTime } from '../layout.js';
 
 /** "4 s", "3 min 20 s", "2 h 5 min": how long the oldest due delivery has waited. */
 export function waited(seconds: number): string {

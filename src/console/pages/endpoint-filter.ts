@@ -5,12 +5,12 @@
  * src/webhooks/events/event-filter.ts's; the page only shows and submits.
  */
 
+import type { PageContext } from '../../console-kit/context.js';
+import type { FieldErrors } from '../../console-kit/forms.js';
+import { type Html, html } from '../../console-kit/html.js';
+import { csrfField } from '../../console-kit/layout.js';
 import type { FilterTrial, RecentEvent } from '../../webhooks/endpoints/endpoint-filters.js';
 import type { EndpointView } from '../../webhooks/endpoints/endpoints.js';
-import type { PageContext } from '../context.js';
-import type { FieldErrors } from '../forms.js';
-import { type Html, html } from '../html.js';
-import { csrfField } from '../layout.js';
 
 /** What the block shows after a submission: the text as typed, its refusal, or a trial's result. */
 export interface FilterFormState {

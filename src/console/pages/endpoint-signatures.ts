@@ -3,11 +3,12 @@
  * Webhooks headers are an opt-in beside it, for receivers that verify with a `standardwebhooks`
  * library. The rule and the headers are src/webhooks/signing/standard-signature.ts's.
  */
+
+import type { PageContext } from '../../console-kit/context.js';
+import { type Html, html } from '../../console-kit/html.js';
+import { csrfField } from '../../console-kit/layout.js';
 import { AppError } from '../../errors.js';
 import type { EndpointView } from '../../webhooks/endpoints/endpoints.js';
-import type { PageContext } from '../context.js';
-import { type Html, html } from '../html.js';
-import { csrfField } from '../layout.js';
 
 const CHOICES = { service: false, standard: true } as const;
 

@@ -5,13 +5,16 @@
  * empty until it is installed again.
  */
 import type { FastifyInstance } from 'fastify';
+import type { ConsoleServices, NavEntry } from '../../console-kit/context.js';
+import { type PageContext, pageContext } from '../../console-kit/context.js';
+import { type Html, html } from '../../console-kit/html.js';
+import { badge, csrfField, layout, sendHtml } from '../../console-kit/layout.js';
+import { MODULE_INFO, type ModuleInfo, registerTitle } from '../../console-kit/scopes.js';
 import { AppError } from '../../errors.js';
 import { getWorkspace, setModule } from '../../workspaces/workspaces.js';
-import type { ConsoleServices } from '../context.js';
-import { type PageContext, pageContext } from '../context.js';
-import { type Html, html } from '../html.js';
-import { badge, csrfField, layout, sendHtml } from '../layout.js';
-import { MODULE_INFO, type ModuleInfo, registerTitle } from '../scopes.js';
+
+/** This page's entry in the console's main navigation. */
+export const MODULES_NAV: NavEntry = { key: 'modules', label: 'Modules', href: '/console/modules' };
 
 function moduleCard(ctx: PageContext, m: ModuleInfo, installed: boolean): Html {
   const state = m.alwaysInstalled

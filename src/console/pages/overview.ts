@@ -6,17 +6,20 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from '#kysely';
+import type { ConsoleServices, NavEntry } from '../../console-kit/context.js';
+import { type PageContext, pageContext } from '../../console-kit/context.js';
+import { type Html, html, jsonScript } from '../../console-kit/html.js';
+import { badge, formatTime, layout, scrollingTable, sendHtml } from '../../console-kit/layout.js';
 import { EXPIRING_DAYS } from '../../keys/key-terms.js';
 import { listKeys } from '../../keys/keys.js';
 import { type UsageSeries, usageSeries } from '../../keys/usage.js';
 import type { DB } from '../../store/schema.js';
 import { type EndpointView, listEndpoints, MAX_DELIVERING_ENDPOINTS } from '../../webhooks/endpoints/endpoints.js';
 import { deliveryStats } from '../../webhooks/queue/deliveries.js';
-import type { ConsoleServices } from '../context.js';
-import { type PageContext, pageContext } from '../context.js';
-import { type Html, html, jsonScript } from '../html.js';
-import { badge, formatTime, layout, scrollingTable, sendHtml } from '../layout.js';
 import { endpointState } from './webhooks.js';
+
+/** This page's entry in the console's main navigation. */
+export const OVERVIEW_NAV: NavEntry = { key: 'overview', label: 'Overview', href: '/console' };
 
 const HOUR_MS = 3_600_000;
 

@@ -11,6 +11,10 @@
  * factor cannot go while the workspace requires one.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ConsoleServices } from '../../console-kit/context.js';
+import { type PageContext, pageContext } from '../../console-kit/context.js';
+import { type FieldErrors, formValue } from '../../console-kit/forms.js';
+import { sendHtml } from '../../console-kit/layout.js';
 import { AppError } from '../../errors.js';
 import { addressBucket } from '../../guards/rate-limit.js';
 import { JSON_TYPE } from '../../media-types.js';
@@ -28,10 +32,6 @@ import {
   verifyRegistration,
 } from '../../sign-in/webauthn.js';
 import { refuseUnsafeName } from '../../text-rules.js';
-import type { ConsoleServices } from '../context.js';
-import { type PageContext, pageContext } from '../context.js';
-import { type FieldErrors, formValue } from '../forms.js';
-import { sendHtml } from '../layout.js';
 import { PASSKEY_NAME_MAX, removePage } from './passkeys.js';
 import { renderSecurityPage } from './security.js';
 

@@ -4,12 +4,13 @@
  * console.js runs the browser's side (navigator.credentials) of the forms marked
  * `data-passkey`; the routes are passkey-routes.ts.
  */
+
+import type { PageContext } from '../../console-kit/context.js';
+import { type FieldErrors, formError, textField } from '../../console-kit/forms.js';
+import { type Html, html } from '../../console-kit/html.js';
+import { badge, csrfField, formatTime, layout } from '../../console-kit/layout.js';
 import type { PasskeyRow } from '../../sign-in/passkeys.js';
 import { passkeysUnavailable } from '../../sign-in/webauthn.js';
-import type { PageContext } from '../context.js';
-import { type FieldErrors, formError, textField } from '../forms.js';
-import { type Html, html } from '../html.js';
-import { badge, csrfField, formatTime, layout } from '../layout.js';
 
 export const PASSKEY_NAME_MAX = 60;
 const BASE = '/console/security/passkeys';

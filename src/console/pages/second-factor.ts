@@ -14,6 +14,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../../audit/audit.js';
+import type { ConsoleServices } from '../../console-kit/context.js';
+import { type FieldErrors, formError, formValue, textField } from '../../console-kit/forms.js';
+import { type Html, html } from '../../console-kit/html.js';
+import { bareLayout, sendHtml } from '../../console-kit/layout.js';
 import { addressBucket } from '../../guards/rate-limit.js';
 import { JSON_TYPE } from '../../media-types.js';
 import { listPasskeys, type PasskeyRow } from '../../sign-in/passkeys.js';
@@ -21,10 +25,6 @@ import { checkTotp, factorSummary, useRecoveryCode } from '../../sign-in/second-
 import { createSession, endSession, type LoadedSession } from '../../sign-in/sessions.js';
 import { rememberSignedInAddress, secondFactorBudgets } from '../../sign-in/sign-in-throttle.js';
 import { assertionOptions, PasskeyRefusal, verifyAssertion } from '../../sign-in/webauthn.js';
-import type { ConsoleServices } from '../context.js';
-import { type FieldErrors, formError, formValue, textField } from '../forms.js';
-import { type Html, html } from '../html.js';
-import { bareLayout, sendHtml } from '../layout.js';
 import { clearSessionCookie, currentSession, SECOND_FACTOR_PATH, safeNext, setSessionCookie } from '../session.js';
 
 const NEEDS_SCRIPT =

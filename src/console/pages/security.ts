@@ -8,6 +8,11 @@
  * proves it was copied right.
  */
 import type { FastifyInstance } from 'fastify';
+import type { ConsoleServices, NavEntry } from '../../console-kit/context.js';
+import { type PageContext, pageContext } from '../../console-kit/context.js';
+import { type FieldErrors, formError, formValue, textField } from '../../console-kit/forms.js';
+import { type Html, html } from '../../console-kit/html.js';
+import { badge, csrfField, formatTime, layout, sendHtml } from '../../console-kit/layout.js';
 import { listPasskeys } from '../../sign-in/passkeys.js';
 import {
   checkTotp,
@@ -19,14 +24,12 @@ import {
   replaceRecoveryCodes,
 } from '../../sign-in/second-factor.js';
 import { setRequireSecondFactor, signInRules } from '../../sign-in/sign-in-rules.js';
-import type { ConsoleServices } from '../context.js';
-import { type PageContext, pageContext } from '../context.js';
-import { type FieldErrors, formError, formValue, textField } from '../forms.js';
-import { type Html, html } from '../html.js';
-import { badge, csrfField, formatTime, layout, sendHtml } from '../layout.js';
 import { passkeySection } from './passkeys.js';
 import { type SsoFormValues, ssoSection } from './sso-settings.js';
 import { totpQrCode } from './totp-qr.js';
+
+/** This page's entry in the console's main navigation. */
+export const SECURITY_NAV: NavEntry = { key: 'security', label: 'Sign-in security', href: '/console/security' };
 
 export interface SecurityPageOptions {
   notice?: { kind: 'success' | 'error' | 'info'; text: string };

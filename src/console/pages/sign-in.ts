@@ -5,6 +5,10 @@
  * guesses cannot overshoot. Emails are not secrets; this needs none to be.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ConsoleServices } from '../../console-kit/context.js';
+import { type FieldErrors, formError, formValue, textField } from '../../console-kit/forms.js';
+import { type Html, html } from '../../console-kit/html.js';
+import { bareLayout, messagePage, sendHtml } from '../../console-kit/layout.js';
 import { AppError } from '../../errors.js';
 import { addressBucket } from '../../guards/rate-limit.js';
 import { MIN_PASSWORD_LENGTH, verifyPassword } from '../../sign-in/passwords.js';
@@ -13,10 +17,6 @@ import { createSession, endSession } from '../../sign-in/sessions.js';
 import { checkLink, redeemLink } from '../../sign-in/sign-in-links.js';
 import { signInRules } from '../../sign-in/sign-in-rules.js';
 import { passwordBudgets, rememberPasswordAddress, rememberSignedInAddress } from '../../sign-in/sign-in-throttle.js';
-import type { ConsoleServices } from '../context.js';
-import { type FieldErrors, formError, formValue, textField } from '../forms.js';
-import { type Html, html } from '../html.js';
-import { bareLayout, messagePage, sendHtml } from '../layout.js';
 import {
   clearSessionCookie,
   currentSession,

@@ -4,12 +4,12 @@
  * entries; only the field names in refusals are the form's.
  */
 import type { FastifyInstance } from 'fastify';
+import type { ConsoleServices } from '../../console-kit/context.js';
+import { pageContext } from '../../console-kit/context.js';
+import { formValue } from '../../console-kit/forms.js';
+import { sendHtml } from '../../console-kit/layout.js';
 import { AppError } from '../../errors.js';
 import { clearSso, type SsoLabels, setSso, signInRules } from '../../sign-in/sign-in-rules.js';
-import type { ConsoleServices } from '../context.js';
-import { pageContext } from '../context.js';
-import { formValue } from '../forms.js';
-import { sendHtml } from '../layout.js';
 import { renderSecurityPage } from './security.js';
 import type { SsoFormValues } from './sso-settings.js';
 

@@ -7,6 +7,8 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ConsoleServices } from '../../console-kit/context.js';
+import { messagePage, sendHtml } from '../../console-kit/layout.js';
 import { addressBucket } from '../../guards/rate-limit.js';
 import { finishSso, SSO_CALLBACK_PATH, SSO_COOKIE, SSO_FLOW_MS, type SsoFlow, SsoRefusal, startSso } from '../../sign-in/oidc.js';
 import { factorSummary, hasSecondFactor } from '../../sign-in/second-factor.js';
@@ -14,8 +16,6 @@ import { createSession } from '../../sign-in/sessions.js';
 import { signInRules } from '../../sign-in/sign-in-rules.js';
 import { rememberSignedInAddress } from '../../sign-in/sign-in-throttle.js';
 import { ssoAdmin } from '../../sign-in/sso-admins.js';
-import type { ConsoleServices } from '../context.js';
-import { messagePage, sendHtml } from '../layout.js';
 import { SECOND_FACTOR_PATH, safeNext, setSessionCookie } from '../session.js';
 
 const WORKSPACE_ID = /^[A-Za-z0-9_-]{1,64}$/;

@@ -3,7 +3,7 @@
  * dependencies, no outside service, no script), so the key never leaves the server's answer.
  */
 import { renderSVG } from 'uqr';
-import { type Html, html, raw } from '../html.js';
+import { type Html, html, raw } from '../../console-kit/html.js';
 
 /** The `otpauth://` URI as a QR code an authenticator app scans; labelled for screen readers. */
 export function totpQrCode(uri: string): Html {

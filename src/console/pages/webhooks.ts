@@ -4,7 +4,13 @@
  * checkSubscription, the state machine in endpoints.ts); the page only shows and submits.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { alertsSection } from '../../alerts/endpoint-alerts-section.js';
 import { listEndpointAlerts } from '../../alerts/stages.js';
+import type { ConsoleServices, NavEntry } from '../../console-kit/context.js';
+import { type PageContext, pageContext } from '../../console-kit/context.js';
+import { type FieldErrors, formError, formValue, formValues, textField } from '../../console-kit/forms.js';
+import { type Html, html, jsonScript } from '../../console-kit/html.js';
+import { type BadgeTone, badge, csrfField, formatTime, layout, scrollingTable, sendHtml } from '../../console-kit/layout.js';
 import { AppError } from '../../errors.js';
 import { READ_SCOPES } from '../../registers/define.js';
 import { recentEventsFor, setEndpointFilter, tryFilter } from '../../webhooks/endpoints/endpoint-filters.js';
@@ -25,15 +31,12 @@ import { endpointBacklog } from '../../webhooks/queue/backlog.js';
 import { deliveryStats, heldCount, type StatsBucket, type StatsWindow, sendTestEvent } from '../../webhooks/queue/deliveries.js';
 import { FAILURES_BEFORE_DISABLE } from '../../webhooks/queue/schedule.js';
 import { parseThrottle, setThrottle } from '../../webhooks/queue/throttle.js';
-import type { ConsoleServices } from '../context.js';
-import { type PageContext, pageContext } from '../context.js';
-import { type FieldErrors, formError, formValue, formValues, textField } from '../forms.js';
-import { type Html, html, jsonScript } from '../html.js';
-import { type BadgeTone, badge, csrfField, formatTime, layout, scrollingTable, sendHtml } from '../layout.js';
-import { alertsSection } from './endpoint-alerts.js';
 import { backlogSection } from './endpoint-backlog.js';
 import { type FilterFormState, filterField, filterSection } from './endpoint-filter.js';
 import { parseSignatureChoice, signaturesSection } from './endpoint-signatures.js';
+
+/** This page's entry in the console's main navigation. */
+export const WEBHOOKS_NAV: NavEntry = { key: 'webhooks', label: 'Webhooks', href: '/console/webhooks' };
 
 type IdParams = { Params: { id: string } };
 

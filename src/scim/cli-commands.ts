@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { createScimToken, listScimTokens, revokeScimToken } from '../scim/tokens.js';
+import { print, table, UsageError } from '../cli-kit/output.js';
+import { withDatabase } from '../cli-kit/with-database.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
-import { withDatabase } from './context.js';
-import { print, table, UsageError } from './output.js';
+import { createScimToken, listScimTokens, revokeScimToken } from './tokens.js';
 
 export function scimCommands(program: Command): void {
   const scim = program

@@ -5,19 +5,22 @@
  * here a second time except that a form field holds a whole number.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AppError } from '../../errors.js';
-import { CIDR_EXAMPLE } from '../../ip-ranges.js';
-import { setAllowedIps } from '../../keys/key-allowlists.js';
-import type { KeySummary } from '../../keys/key-summary.js';
-import { DEFAULT_KEY_DAYS, EXPIRING_DAYS, MAX_KEY_DAYS, ROLL_GRACES, UNUSED_DAYS } from '../../keys/key-terms.js';
-import { createKey, listKeys, parseScopes, revokeKey, rollKey } from '../../keys/keys.js';
-import { getWorkspace } from '../../workspaces/workspaces.js';
-import type { ConsoleServices } from '../context.js';
-import { type PageContext, pageContext } from '../context.js';
-import { type FieldErrors, formError, formValue, formValues, textField } from '../forms.js';
-import { type Html, html } from '../html.js';
-import { badge, csrfField, emptyState, formatTime, layout, scrollingTable, sendHtml } from '../layout.js';
-import { SCOPE_INFO } from '../scopes.js';
+import type { ConsoleServices, NavEntry } from '../console-kit/context.js';
+import { type PageContext, pageContext } from '../console-kit/context.js';
+import { type FieldErrors, formError, formValue, formValues, textField } from '../console-kit/forms.js';
+import { type Html, html } from '../console-kit/html.js';
+import { badge, csrfField, emptyState, formatTime, layout, scrollingTable, sendHtml } from '../console-kit/layout.js';
+import { SCOPE_INFO } from '../console-kit/scopes.js';
+import { AppError } from '../errors.js';
+import { CIDR_EXAMPLE } from '../ip-ranges.js';
+import { getWorkspace } from '../workspaces/workspaces.js';
+import { setAllowedIps } from './key-allowlists.js';
+import type { KeySummary } from './key-summary.js';
+import { DEFAULT_KEY_DAYS, EXPIRING_DAYS, MAX_KEY_DAYS, ROLL_GRACES, UNUSED_DAYS } from './key-terms.js';
+import { createKey, listKeys, parseScopes, revokeKey, rollKey } from './keys.js';
+
+/** This page's entry in the console's main navigation. */
+export const KEYS_NAV: NavEntry = { key: 'keys', label: 'API keys', href: '/console/keys' };
 
 const KEY_ID = /^[0-9A-Za-z]{16}$/;
 

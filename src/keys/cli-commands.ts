@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
-import { setAllowedIps } from '../keys/key-allowlists.js';
-import type { KeySummary } from '../keys/key-summary.js';
-import { ROLL_GRACES, UNUSED_DAYS } from '../keys/key-terms.js';
-import { createKey, listKeys, parseScopes, revokeKey, rollKey } from '../keys/keys.js';
+import { parsePositiveInt, print, table, UsageError } from '../cli-kit/output.js';
+import { withDatabase } from '../cli-kit/with-database.js';
 import { READ_SCOPES, WRITE_SCOPES } from '../registers/define.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
-import { withDatabase } from './context.js';
-import { parsePositiveInt, print, table, UsageError } from './output.js';
+import { setAllowedIps } from './key-allowlists.js';
+import type { KeySummary } from './key-summary.js';
+import { ROLL_GRACES, UNUSED_DAYS } from './key-terms.js';
+import { createKey, listKeys, parseScopes, revokeKey, rollKey } from './keys.js';
 
 const DAY_MS = 86_400_000;
 

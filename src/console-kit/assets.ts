@@ -1,14 +1,15 @@
 /**
  * The console's static files, served from the package: a fixed allow-list read once at start
  * (no path from the URL ever reaches the file system), with an ETag and a long cache life.
- * Pages refer to them by name; a new release changes the ETag.
+ * Pages refer to them by name; a new release changes the ETag. The files sit in src/console/assets
+ * (copied beside the compiled console by the build).
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import { vendorFile } from '../../vendor-files.js';
+import { vendorFile } from '../vendor-files.js';
 
 interface Asset {
   body: Buffer;
@@ -19,8 +20,8 @@ interface Asset {
 const here = dirname(fileURLToPath(import.meta.url));
 
 const FILES: Record<string, { path: string; type: string }> = {
-  'console.css': { path: join(here, '..', 'assets', 'console.css'), type: 'text/css; charset=utf-8' },
-  'console.js': { path: join(here, '..', 'assets', 'console.js'), type: 'text/javascript; charset=utf-8' },
+  'console.css': { path: join(here, '..', 'console', 'assets', 'console.css'), type: 'text/css; charset=utf-8' },
+  'console.js': { path: join(here, '..', 'console', 'assets', 'console.js'), type: 'text/javascript; charset=utf-8' },
   'uPlot.iife.min.js': { path: vendorFile('uPlot.iife.min.js'), type: 'text/javascript; charset=utf-8' },
   'uPlot.min.css': { path: vendorFile('uPlot.min.css'), type: 'text/css; charset=utf-8' },
 };

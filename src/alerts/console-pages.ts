@@ -5,17 +5,17 @@
  * test alert", which mails now through the real path and shows the mail server's answer.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { durationWords } from '../../alerts/mail.js';
-import { addAlertRecipient, listAlertRecipients, removeAlertRecipient } from '../../alerts/recipients.js';
-import { sendTestAlert, type TestAlertResult } from '../../alerts/test-alert.js';
-import { AppError } from '../../errors.js';
-import { listAdmins } from '../../sign-in/admins.js';
-import { FAILURES_BEFORE_DISABLE } from '../../webhooks/queue/schedule.js';
-import type { ConsoleServices } from '../context.js';
-import { type PageContext, pageContext } from '../context.js';
-import { formValue, textField } from '../forms.js';
-import { type Html, html } from '../html.js';
-import { csrfField, layout, sendHtml } from '../layout.js';
+import type { ConsoleServices } from '../console-kit/context.js';
+import { type PageContext, pageContext } from '../console-kit/context.js';
+import { formValue, textField } from '../console-kit/forms.js';
+import { type Html, html } from '../console-kit/html.js';
+import { csrfField, layout, sendHtml } from '../console-kit/layout.js';
+import { AppError } from '../errors.js';
+import { listAdmins } from '../sign-in/admins.js';
+import { FAILURES_BEFORE_DISABLE } from '../webhooks/queue/schedule.js';
+import { durationWords } from './mail.js';
+import { addAlertRecipient, listAlertRecipients, removeAlertRecipient } from './recipients.js';
+import { sendTestAlert, type TestAlertResult } from './test-alert.js';
 
 type Notice = { kind: 'success' | 'error' | 'info'; text: string };
 

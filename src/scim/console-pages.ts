@@ -4,13 +4,16 @@
  * with a confirmation. The rules are src/scim/tokens.ts's, as for the CLI.
  */
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../../errors.js';
-import { createScimToken, listScimTokens, MAX_SCIM_TOKENS, revokeScimToken, type ScimTokenSummary } from '../../scim/tokens.js';
-import type { ConsoleServices } from '../context.js';
-import { type PageContext, pageContext } from '../context.js';
-import { type FieldErrors, formError, formValue, textField } from '../forms.js';
-import { type Html, html } from '../html.js';
-import { badge, csrfField, emptyState, formatTime, layout, scrollingTable, sendHtml } from '../layout.js';
+import type { ConsoleServices, NavEntry } from '../console-kit/context.js';
+import { type PageContext, pageContext } from '../console-kit/context.js';
+import { type FieldErrors, formError, formValue, textField } from '../console-kit/forms.js';
+import { type Html, html } from '../console-kit/html.js';
+import { badge, csrfField, emptyState, formatTime, layout, scrollingTable, sendHtml } from '../console-kit/layout.js';
+import { AppError } from '../errors.js';
+import { createScimToken, listScimTokens, MAX_SCIM_TOKENS, revokeScimToken, type ScimTokenSummary } from './tokens.js';
+
+/** This page's entry in the console's main navigation. */
+export const SCIM_NAV: NavEntry = { key: 'scim', label: 'SCIM provisioning', href: '/console/scim' };
 
 const TOKEN_ID = /^[0-9A-Za-z]{16}$/;
 

@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { addAlertRecipient, listAlertRecipients, removeAlertRecipient } from '../alerts/recipients.js';
-import { sendTestAlert } from '../alerts/test-alert.js';
+import { print, UsageError } from '../cli-kit/output.js';
+import { withDatabase } from '../cli-kit/with-database.js';
 import { listAdmins } from '../sign-in/admins.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
-import { withDatabase } from './context.js';
-import { print, UsageError } from './output.js';
+import { addAlertRecipient, listAlertRecipients, removeAlertRecipient } from './recipients.js';
+import { sendTestAlert } from './test-alert.js';
 
 export function alertCommands(program: Command): void {
   const alerts = program.command('alerts').description('webhook failure alerts: who they go to, and a test mail');

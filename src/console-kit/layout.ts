@@ -1,26 +1,13 @@
 /** The page shell every console page is rendered in: header, navigation, main, sign-out form. */
 import type { FastifyReply } from 'fastify';
+import { assetUrl } from './assets.js';
 import type { PageContext } from './context.js';
 import { type Html, html } from './html.js';
-import { assetUrl } from './pages/assets.js';
-
-export type NavKey = 'overview' | 'keys' | 'scim' | 'webhooks' | 'audit' | 'modules' | 'data' | 'admins' | 'security';
-
-export const NAV: readonly { key: NavKey; label: string; href: string }[] = [
-  { key: 'overview', label: 'Overview', href: '/console' },
-  { key: 'keys', label: 'API keys', href: '/console/keys' },
-  { key: 'scim', label: 'SCIM provisioning', href: '/console/scim' },
-  { key: 'webhooks', label: 'Webhooks', href: '/console/webhooks' },
-  { key: 'audit', label: 'Audit trail', href: '/console/audit' },
-  { key: 'modules', label: 'Modules', href: '/console/modules' },
-  { key: 'data', label: 'Data', href: '/console/data' },
-  { key: 'admins', label: 'Admins', href: '/console/admins' },
-  { key: 'security', label: 'Sign-in security', href: '/console/security' },
-];
 
 export interface PageOptions {
   title: string;
-  nav?: NavKey;
+  /** The key of the navigation entry shown as the current page. */
+  nav?: string;
   body: Html;
   /** A one-line notice above the content (e.g. "Key revoked."). */
   notice?: { kind: 'success' | 'error' | 'info'; text: string };
@@ -50,7 +37,7 @@ ${inner}
 
 /** A full page for a signed-in admin. */
 export function layout(ctx: PageContext, options: PageOptions): Html {
-  const nav = NAV.map(
+  const nav = ctx.nav.map(
     (item) => html`<li><a href="${item.href}"${item.key === options.nav ? html` aria-current="page"` : ''}>${item.label}</a></li>`,
   );
   return document(

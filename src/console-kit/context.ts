@@ -10,7 +10,6 @@ import type { FailureThrottle } from '../guards/failure-throttle.js';
 import type { Logger } from '../logger.js';
 import type { SecretBox } from '../secret-box.js';
 import type { Database } from '../store/database.js';
-import type { RecordStore } from '../writes/records.js';
 
 /**
  * What the console's pages use of the services built at start (ADR 44): the composition root
@@ -20,7 +19,6 @@ export interface ConsoleServices {
   config: Config;
   database: Database;
   clock: Clock;
-  records: RecordStore;
   secretBox: SecretBox;
   failureThrottle: FailureThrottle;
   logger: Logger;
@@ -40,8 +38,18 @@ export interface ConsoleSession {
   csrfToken: string;
 }
 
+/** A link of the console's main navigation: each feature's pages export theirs; console/plugin.ts lists them in order. */
+export interface NavEntry {
+  /** What a page names in `layout(ctx, { nav })` to be shown as the current one. */
+  key: string;
+  label: string;
+  href: string;
+}
+
 export interface PageContext {
   services: ConsoleServices;
+  /** The main navigation, as the console's composition root lists it. */
+  nav: readonly NavEntry[];
   admin: ConsoleAdmin;
   session: ConsoleSession;
   /** `console:<email>`: the actor recorded in the audit trail. */
@@ -54,6 +62,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     consoleAdmin?: ConsoleAdmin;
     consoleSession?: ConsoleSession;
+    consoleNav?: readonly NavEntry[];
   }
 }
 
@@ -61,5 +70,5 @@ export function pageContext(services: ConsoleServices, request: FastifyRequest):
   const admin = request.consoleAdmin;
   const session = request.consoleSession;
   if (!admin || !session) throw new Error('console page reached without a session (the session hook must run first)');
-  return { services, admin, session, actor: `console:${admin.email}`, url: request.url };
+  return { services, nav: request.consoleNav ?? [], admin, session, actor: `console:${admin.email}`, url: request.url };
 }

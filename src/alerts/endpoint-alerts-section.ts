@@ -3,10 +3,11 @@
  * it was mailed, is waiting for a retry, was given up, or is shown here only (no mail server
  * set). The rules are src/alerts/'s; the page only shows them.
  */
-import { durationWords } from '../../alerts/mail.js';
-import type { EndpointAlertsTable } from '../../store/schema.js';
-import { type Html, html } from '../html.js';
-import { type BadgeTone, badge, formatTime, scrollingTable } from '../layout.js';
+
+import { type Html, html } from '../console-kit/html.js';
+import { type BadgeTone, badge, formatTime, scrollingTable } from '../console-kit/layout.js';
+import type { EndpointAlertsTable } from '../store/schema.js';
+import { durationWords } from './mail.js';
 
 /** Each stage in words; the failing one by the threshold in force (WSOPS_ALERT_FAILING_AFTER_MINUTES). */
 const stages = (failingAfterMinutes: number): Record<EndpointAlertsTable['stage'], string> => ({
