@@ -23,47 +23,50 @@ export interface CopiedTable {
 }
 
 /**
- * Every table of wsops, parents before children, each copied once in this order. A new table
- * must be added here (test/ops/copy.test.ts compares this list with the migrated schema).
+ * What the schema cannot say about a table. Every other table is copied on its primary key,
+ * after the tables its foreign keys name; a new table needs nothing here.
  */
-export const COPY_ORDER: readonly CopiedTable[] = [
-  { table: 'settings', key: ['name'] },
-  { table: 'workspaces', key: ['id'] },
-  { table: 'api_keys', key: ['key_id'] },
-  { table: 'api_usage', key: ['workspace_id', 'hour', 'key_id'] },
-  { table: 'scim_tokens', key: ['token_id'] },
+const DECLARED: Readonly<Record<string, { key?: readonly string[]; replacesTriggerRows?: true; after?: readonly string[] }>> = {
   // The order of the records_order index: a range scan whatever the primary key's shape (ids are
   // unique per workspace, so this key identifies a row under either shape).
-  { table: 'records', key: ['workspace_id', 'register', 'updated_at', 'id'] },
-  { table: 'record_tombstones', key: ['workspace_id', 'register', 'deleted_at', 'id'] },
-  { table: 'record_imports', key: ['id'] },
-  { table: 'scim_people', key: ['workspace_id', 'person_id'] },
-  { table: 'webhook_endpoints', key: ['id'] },
-  { table: 'events', key: ['id'] },
-  { table: 'delivery_jobs', key: ['id'] },
-  { table: 'delivery_attempts', key: ['id'] },
-  // The failure alerts of each endpoint: their history, and the mails still owed.
-  { table: 'endpoint_alerts', key: ['id'] },
-  // The addresses each workspace's alerts also go to (a team mailbox), besides its admins.
-  { table: 'alert_recipients', key: ['workspace_id', 'email'] },
+  records: { key: ['workspace_id', 'register', 'updated_at', 'id'] },
+  record_tombstones: { key: ['workspace_id', 'register', 'deleted_at', 'id'] },
   // Migration 0013's trigger adds every copied attempt to this rollup; the source's rollup is the
   // truth (retention trims it by hour), so it replaces what the trigger built, or the chart
   // would count every attempt twice.
-  { table: 'delivery_attempt_hours', key: ['endpoint_id', 'hour', 'latency_ms'], replacesTriggerRows: true },
-  { table: 'renewal_notices', key: ['workspace_id', 'vendor_id', 'renewal_date'] },
-  { table: 'console_admins', key: ['id'] },
-  { table: 'console_sign_in_links', key: ['token_hash'] },
-  { table: 'console_sessions', key: ['id'] },
-  // The admins' second factors (sealed with WSOPS_SECRET, like endpoint secrets) and each
-  // workspace's sign-in rules and single sign-on.
-  { table: 'admin_totp', key: ['admin_id'] },
-  { table: 'admin_recovery_codes', key: ['code_hash'] },
-  { table: 'admin_passkeys', key: ['credential_id'] },
-  // Copied like the sessions they belong to: a passkey prompt open during the copy still works.
-  { table: 'webauthn_challenges', key: ['challenge'] },
-  { table: 'workspace_sign_in', key: ['workspace_id'] },
-  { table: 'audit_events', key: ['seq'] },
-];
+  delivery_attempt_hours: { replacesTriggerRows: true, after: ['delivery_attempts'] },
+};
+
+/**
+ * The copy's plan for a migrated database: every table of wsops but those `whyNotCopied` names,
+ * each with its keyset, parents before children (then by name, so the order is the same on both
+ * dialects).
+ */
+export async function copyPlan(database: Pick<Database, 'db' | 'engine'>): Promise<CopiedTable[]> {
+  const names = (await database.db.introspection.getTables())
+    .map((t) => t.name)
+    .filter((name) => !name.startsWith('sqlite_') && whyNotCopied(name) === undefined)
+    .sort();
+  const keys = new Map((await database.engine.tableKeys(database.db)).map((k) => [k.table, k]));
+  const pending = names.map((name) => {
+    const declared = Object.hasOwn(DECLARED, name) ? DECLARED[name] : undefined;
+    const key = declared?.key ?? keys.get(name)?.primaryKey ?? [];
+    if (key.length === 0) throw new Error(`table ${name} has no primary key: give it one, or declare its copy key in src/store/copy.ts`);
+    const parents = [...(keys.get(name)?.parents ?? []), ...(declared?.after ?? [])].filter((p) => p !== name && names.includes(p));
+    return { table: name as keyof DB & string, key, parents, replacesTriggerRows: declared?.replacesTriggerRows };
+  });
+  const plan: CopiedTable[] = [];
+  const placed = new Set<string>();
+  while (pending.length) {
+    const next = pending.findIndex((t) => t.parents.every((p) => placed.has(p)));
+    if (next < 0) throw new Error(`tables name each other in a circle: ${pending.map((t) => t.table).join(', ')}`);
+    const [t] = pending.splice(next, 1);
+    if (!t) break;
+    placed.add(t.table);
+    plan.push({ table: t.table, key: t.key, ...(t.replacesTriggerRows ? { replacesTriggerRows: t.replacesTriggerRows } : {}) });
+  }
+  return plan;
+}
 
 /** Tables of the migrated schema that are deliberately not copied, and why. */
 export function whyNotCopied(table: string): string | undefined {
@@ -108,7 +111,8 @@ export async function copyDeployment(
   options: { batchRows?: number; progress?: CopyProgress } = {},
 ): Promise<CopyResult> {
   const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS;
-  await refuseUnlessEmpty(target.db);
+  // Checked before the source is touched, against the tables of wsops the source has so far.
+  await refuseUnlessEmpty(target.db, await copyPlan(source));
   await migrate(source);
   // A source without a workspace is almost surely the wrong WSOPS_DATABASE_URL (an absent SQLite
   // path opens as a new, empty database): copying it would only fill the target with nothing.
@@ -119,11 +123,12 @@ export async function copyDeployment(
     );
   }
   await migrate(target);
-  await refuseUnlessEmpty(target.db);
+  const plan = await copyPlan(source);
+  await refuseUnlessEmpty(target.db, plan);
   return readSnapshot(source, async (snapshot) => {
     const counts = new Map<string, number>();
-    for (const t of COPY_ORDER) counts.set(t.table, await countRows(snapshot, t.table));
-    for (const t of COPY_ORDER) {
+    for (const t of plan) counts.set(t.table, await countRows(snapshot, t.table));
+    for (const t of plan) {
       try {
         if (t.replacesTriggerRows) await sql`DELETE FROM ${sql.table(t.table)}`.execute(target.db);
         await copyTable(snapshot, target, t, counts.get(t.table) ?? 0, batchRows, options.progress);
@@ -132,9 +137,9 @@ export async function copyDeployment(
         throw new CopyIncompleteError(`the copy stopped in ${t.table}: ${reason}. The target holds part of the copy. ${START_AGAIN}`);
       }
     }
-    await target.engine.afterExplicitIds(target.db, new Set(COPY_ORDER.map((t) => t.table)));
+    await target.engine.afterExplicitIds(target.db, new Set(plan.map((t) => t.table)));
     const mismatches: string[] = [];
-    for (const t of COPY_ORDER) {
+    for (const t of plan) {
       const expected = counts.get(t.table) ?? 0;
       const copied = await countRows(target.db, t.table);
       if (copied !== expected) mismatches.push(`${t.table} has ${copied} rows in the target and ${expected} in the source`);
@@ -143,7 +148,7 @@ export async function copyDeployment(
       throw new CopyIncompleteError(`the copy is incomplete: ${mismatches.join('; ')}. ${START_AGAIN}`);
     }
     const secret = await snapshot.selectFrom('settings').select('value').where('name', '=', 'server_secret').executeTakeFirst();
-    const tables = COPY_ORDER.map((t) => ({ table: t.table, rows: counts.get(t.table) ?? 0 }));
+    const tables = plan.map((t) => ({ table: t.table, rows: counts.get(t.table) ?? 0 }));
     return { tables, totalRows: tables.reduce((sum, t) => sum + t.rows, 0), storedServerSecret: secret?.value };
   });
 }
@@ -204,8 +209,8 @@ async function copyTable(source: Conn, target: Database, t: CopiedTable, total: 
  * An empty target: no wsops table holds a row, and no table is not wsops's (copying into another
  * application's database, or a database of a newer wsops, is refused rather than mixed in).
  */
-async function refuseUnlessEmpty(db: Conn): Promise<void> {
-  const copied = new Set<string>(COPY_ORDER.map((t) => t.table));
+async function refuseUnlessEmpty(db: Conn, plan: readonly CopiedTable[]): Promise<void> {
+  const copied = new Set<string>(plan.map((t) => t.table));
   const tables = await db.introspection.getTables();
   const foreign = tables.map((t) => t.name).filter((name) => !copied.has(name) && whyNotCopied(name) === undefined);
   if (foreign.length) {

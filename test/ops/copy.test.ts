@@ -17,7 +17,7 @@ import { createServices, type Services } from '../../src/services.js';
 import { addPasskey, issueChallenge } from '../../src/sign-in/passkeys.js';
 import { createSession, loadSession } from '../../src/sign-in/sessions.js';
 import { createAdminLink } from '../../src/sign-in/sign-in-links.js';
-import { COPY_ORDER, whyNotCopied } from '../../src/store/copy.js';
+import { copyPlan, whyNotCopied } from '../../src/store/copy.js';
 import { openDatabase, redactUrl } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrate.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
@@ -55,10 +55,10 @@ function withPassword(url: string): string {
   return u.toString();
 }
 
-async function countAll(db: Services['database']['db']): Promise<Record<string, number>> {
+async function countAll(database: Services['database']): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  for (const t of COPY_ORDER) {
-    const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM ${sql.table(t.table)}`.execute(db);
+  for (const t of await copyPlan(database)) {
+    const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM ${sql.table(t.table)}`.execute(database.db);
     counts[t.table] = Number(rows[0]?.n);
   }
   return counts;
@@ -119,20 +119,22 @@ const drain = async (dispatcher: Dispatcher) => {
   for (let n = await dispatcher.runOnce(); n > 0; n = await dispatcher.runOnce());
 };
 
-describe('the copy handles every table of the migrated schema', () => {
+describe('the copy plans every table of the migrated schema from the schema itself', () => {
   for (const dialect of DIALECTS) {
-    it(`[${dialect}] every table is copied in COPY_ORDER or named as not copied, and every copy key is a not-null column`, async () => {
+    it(`[${dialect}] every table is copied or named as not copied, on a not-null key, after the tables it names`, async () => {
       const test = await createTestDatabase(dialect);
       const database = openDatabase(test.url);
       try {
         await migrate(database);
         const tables = await database.db.introspection.getTables();
-        const copied = new Map(COPY_ORDER.map((t) => [t.table as string, t]));
-        const forgotten = tables.map((t) => t.name).filter((name) => !copied.has(name) && whyNotCopied(name) === undefined);
-        assert.deepEqual(forgotten, [], 'a table the copy does not handle: add it to COPY_ORDER in src/store/copy.ts');
-        for (const t of COPY_ORDER) {
+        const plan = await copyPlan(database);
+        const planned = new Map(plan.map((t) => [t.table as string, t]));
+        const forgotten = tables.map((t) => t.name).filter((name) => !planned.has(name) && whyNotCopied(name) === undefined);
+        assert.deepEqual(forgotten, [], 'every table of wsops is copied or named in whyNotCopied');
+        for (const t of plan) {
           const table = tables.find((x) => x.name === t.table);
-          assert.ok(table, `${t.table} is in COPY_ORDER but not in the schema`);
+          assert.ok(table, `${t.table} is planned but not in the schema`);
+          assert.ok(t.key.length > 0, `${t.table} has a copy key`);
           for (const col of t.key) {
             const column = table.columns.find((c) => c.name === col);
             assert.ok(column, `${t.table}.${col} (copy key) is a column`);
@@ -140,7 +142,26 @@ describe('the copy handles every table of the migrated schema', () => {
             if (dialect === 'postgres') assert.ok(!column.isNullable, `${t.table}.${col} (copy key) must be a not-null column`);
           }
         }
-        assert.equal(new Set(COPY_ORDER.map((t) => t.table)).size, COPY_ORDER.length, 'each table once');
+        assert.equal(planned.size, plan.length, 'each table once');
+        const at = (table: string) => plan.findIndex((t) => t.table === table);
+        // Parents before children: the foreign keys to workspaces, and the rollup after the attempts its trigger counts.
+        for (const child of ['api_keys', 'webhook_endpoints', 'console_admins', 'alert_recipients'])
+          assert.ok(at('workspaces') < at(child), `workspaces before ${child}`);
+        assert.ok(at('delivery_attempts') < at('delivery_attempt_hours'), 'the attempts before their rollup');
+        assert.equal(plan[at('delivery_attempt_hours')]?.replacesTriggerRows, true);
+        // Both dialects plan the same tables in the same order on the same keys (a copy runs across them).
+        const other = dialect === 'sqlite' ? 'postgres' : 'sqlite';
+        if ((DIALECTS as readonly string[]).includes(other)) {
+          const otherTest = await createTestDatabase(other as typeof dialect);
+          const otherDatabase = openDatabase(otherTest.url);
+          try {
+            await migrate(otherDatabase);
+            assert.deepEqual(await copyPlan(otherDatabase), plan);
+          } finally {
+            await otherDatabase.close();
+            await otherTest.drop();
+          }
+        }
       } finally {
         await database.close();
         await test.drop();
@@ -299,7 +320,7 @@ for (const from of DIALECTS) {
         // 1. Stop the server (its last usage counts are written as it stops).
         await h.stop();
         const source = openDatabase(h.databaseUrl);
-        before_.counts = await countAll(source.db);
+        before_.counts = await countAll(source);
         await source.close();
         assert.equal(before_.counts.settings, recipe ? 1 : 0, 'the generated master secret is the one setting');
         for (const table of ['workspaces', 'api_keys', 'api_usage', 'records', 'record_imports', 'webhook_endpoints', 'events']) {
@@ -347,7 +368,7 @@ for (const from of DIALECTS) {
           copied.total_rows,
           Object.values(before_.counts).reduce((a, b) => a + b, 0),
         );
-        assert.deepEqual(await countAll(running().services.database.db), before_.counts);
+        assert.deepEqual(await countAll(running().services.database), before_.counts);
       });
 
       it('the admins’ passkeys are copied with every column (key, signature counter, transports, name), and open passkey prompts too', async () => {
@@ -444,8 +465,8 @@ for (const from of DIALECTS) {
       });
 
       it('a second copy into the now non-empty target is refused (one line, exit 2) and changes nothing', async () => {
-        const db = running().services.database.db;
-        const counts = await countAll(db);
+        const database = running().services.database;
+        const counts = await countAll(database);
         const again = wsops(['copy', '--to', withPassword(target.url)], {
           WSOPS_DATABASE_URL: h.databaseUrl,
           WSOPS_SECRET: recipe ? '' : TEST_SECRET,
@@ -455,7 +476,7 @@ for (const from of DIALECTS) {
         assert.equal(again.stderr.trim().split('\n').length, 1, again.stderr);
         assert.equal(again.stdout, '');
         assert.ok(!again.stderr.includes(TARGET_PASSWORD));
-        assert.deepEqual(await countAll(db), counts);
+        assert.deepEqual(await countAll(database), counts);
       });
     });
   }

@@ -74,6 +74,13 @@ export interface Pages {
  * The dialect's SQL, bound to no connection (Kysely's adapter): usable where only the dialect's
  * name is at hand (`adapterOf` in index.ts).
  */
+/** A table as the copy plans it: its primary key and the tables it names (Adapter.tableKeys). */
+export interface TableKeys {
+  table: string;
+  primaryKey: string[];
+  parents: string[];
+}
+
 export interface Adapter extends DocFields {
   readonly name: Dialect;
   /**
@@ -118,6 +125,11 @@ export interface Adapter extends DocFields {
    * not move by themselves, so the next insert would collide; SQLite's AUTOINCREMENT does.
    */
   afterExplicitIds(db: Kysely<DB>, tables: ReadonlySet<string>): Promise<void>;
+  /**
+   * Each table of the database with its primary key's columns, in the key's order, and the tables
+   * its foreign keys name: what `wsops copy` derives its plan from (store/copy.ts).
+   */
+  tableKeys(db: Kysely<DB>): Promise<TableKeys[]>;
   /**
    * Creates the triggers that announce, in the writing transaction, every change to the columns
    * key authentication reads (ADR 14, migration 0014; auth-change-triggers.ts names them).

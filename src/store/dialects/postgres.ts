@@ -18,6 +18,7 @@ import { announcingDialect, JobAnnouncer } from './postgres-jobs.js';
 import { preparingPool } from './postgres-prepared.js';
 import { postgresQueue } from './postgres-queue.js';
 import { PAGE_SESSIONS, PostgresPages, pageSessions, postgresHotQueries, snapshotCurrency } from './postgres-reads.js';
+import { type TableKeyRow, tableKeysOf } from './table-keys.js';
 
 /**
  * Sessions of the main pool: queries built with Kysely (writes, the console, the operator API),
@@ -69,6 +70,18 @@ export const postgresAdapter: Adapter = {
             FROM ${sql.table(table.name)}`.execute(db);
       }
     }
+  },
+  async tableKeys(db) {
+    const { rows } = await sql<TableKeyRow>`
+      SELECT c.conrelid::regclass::text AS "table", a.attname AS "column", k.n::int AS pk, NULL AS parent
+        FROM pg_constraint c CROSS JOIN LATERAL unnest(c.conkey) WITH ORDINALITY AS k(attnum, n)
+        JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.attnum
+        WHERE c.contype = 'p' AND c.connamespace = current_schema()::regnamespace
+      UNION ALL
+      SELECT c.conrelid::regclass::text, NULL, 0, c.confrelid::regclass::text
+        FROM pg_constraint c WHERE c.contype = 'f' AND c.connamespace = current_schema()::regnamespace
+      ORDER BY 1, 3`.execute(db);
+    return tableKeysOf(rows);
   },
   // A notification is sent when (and only if) the writing transaction commits, to every session
   // listening on the channel; identical payloads of one transaction are sent once.

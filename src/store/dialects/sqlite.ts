@@ -18,6 +18,7 @@ import { preparedStatement } from './sqlite-prepared.js';
 import { sqliteQueue } from './sqlite-queue.js';
 import { openSqliteReader, sqliteHotQueries, sqlitePages, versionStamp } from './sqlite-reads.js';
 import { BUSY_TIMEOUT_MS, lockWaitingDialect } from './sqlite-write-lock.js';
+import { type TableKeyRow, tableKeysOf } from './table-keys.js';
 
 /** What Kysely runs for a ROLLBACK when SQLite already rolled the transaction back. */
 const NOTHING_TO_ROLL_BACK = { reader: false, run: () => ({ changes: 0, lastInsertRowid: 0 }) } as unknown as SQLite.Statement;
@@ -64,6 +65,15 @@ export const sqliteAdapter: Adapter = {
     await sql`BEGIN DEFERRED`.execute(conn);
   },
   afterExplicitIds: async () => {},
+  async tableKeys(db) {
+    const { rows } = await sql<TableKeyRow>`
+      SELECT m.name AS "table", p.name AS "column", p.pk AS pk, NULL AS parent
+        FROM sqlite_master m JOIN pragma_table_info(m.name) p ON p.pk > 0 WHERE m.type = 'table'
+      UNION ALL
+      SELECT m.name, NULL, 0, f."table" FROM sqlite_master m JOIN pragma_foreign_key_list(m.name) f WHERE m.type = 'table'
+      ORDER BY 1, 3`.execute(db);
+    return tableKeysOf(rows);
+  },
   // One row whose version every admission change moves, in the writing transaction. A process
   // reads it on each request (versionStamp in sqlite-reads.ts) and trusts its cache only while
   // the version is the one it was filled under.
