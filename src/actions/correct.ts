@@ -3,16 +3,14 @@ import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import type { Field } from '../registers/fields.js';
 import { resolveRegister } from '../registers/resolve-register.js';
-import { assertValidRecord } from '../registers/validate.js';
 import type { Database } from '../store/database.js';
-import { nextStamp } from '../writes/next-stamp.js';
-import type { RecordObject, RecordStore } from '../writes/records.js';
+import { patchRecord } from '../writes/record-writes.js';
+import type { RecordObject } from '../writes/records.js';
 import { assertUnreferenced } from '../writes/referrers.js';
 
 /** What this file takes of the services built at start (services.ts). */
 export interface CorrectServices {
   database: Database;
-  records: RecordStore;
   clock: Clock;
 }
 
@@ -53,12 +51,13 @@ export async function correctRecord(
 ): Promise<RecordObject> {
   const register = resolveRegister(registerPath);
   if (assignments.length === 0) throw new AppError('invalid_parameter', 'give at least one field=value to correct');
-  const changes: RecordObject = {};
+  // No prototype: a field named `__proto__` stays a name the register does not know.
+  const changes: RecordObject = Object.create(null);
   for (const a of assignments) {
     const eq = a.indexOf('=');
     if (eq <= 0) throw new AppError('invalid_parameter', `"${a}" is not field=value`);
     const name = a.slice(0, eq);
-    const field = register.fields[name];
+    const field = Object.hasOwn(register.fields, name) ? register.fields[name] : undefined;
     if (IMMUTABLE.has(name)) throw new AppError('invalid_parameter', `${name} cannot be corrected`);
     if (!field) {
       throw new AppError(
@@ -66,28 +65,23 @@ export async function correctRecord(
         `${register.path} has no field "${name}"; fields are: ${Object.keys(register.fields).join(', ')}`,
       );
     }
-    if (register.derived?.[name])
+    if (register.derived && Object.hasOwn(register.derived, name))
       throw new AppError('invalid_parameter', `${name} is derived and is recomputed from the fields it depends on`);
     changes[name] = parseValue(name, field, a.slice(eq + 1));
   }
-  const db = services.database.db;
-  return db.transaction().execute(async (trx) => {
-    const current = await services.records.get(workspaceId, register, id, trx);
-    if (!current) throw new AppError('not_found', `no ${register.resource} ${id} in workspace ${workspaceId}`);
-    const now = services.clock();
-    const updated = register.withDerived({ ...current, ...changes, updated_at: nextStamp(current.updated_at as string, now) });
-    assertValidRecord(register, updated);
-    await services.records.put(workspaceId, register, updated, trx);
-    await recordAudit(trx, {
+  // The checked write path of a PATCH: the record locked, every reference it newly makes checked
+  // against a delete in flight, derived fields recomputed, and the audit entry in its transaction.
+  const result = await patchRecord(services, workspaceId, register, id, changes, {}, (trx) =>
+    recordAudit(trx, {
       workspaceId,
-      at: new Date(now).toISOString(),
+      at: new Date(services.clock()).toISOString(),
       actor: 'cli',
       action: 'record.corrected',
       target: id,
       detail: { register: register.path, fields: Object.keys(changes) },
-    });
-    return updated;
-  });
+    }),
+  );
+  return JSON.parse(result.doc) as RecordObject;
 }
 
 export async function deleteRecord(services: CorrectServices, workspaceId: string, registerPath: string, id: string): Promise<void> {

@@ -164,7 +164,7 @@ export function putRecord(
   return write(services, workspaceId, register, id, p, () => body, false, alongside);
 }
 
-/** PATCH: a JSON merge patch of a stored record. */
+/** PATCH: a JSON merge patch of a stored record (a correction, `wsops correct`, is one too). */
 export function patchRecord(
   services: RecordWritesServices,
   workspaceId: string,
@@ -172,11 +172,12 @@ export function patchRecord(
   id: string,
   patch: unknown,
   p: Preconditions = {},
+  alongside?: WriteAlongside,
 ) {
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
     throw invalidRecord([{ pointer: '', code: 'invalid_type', detail: 'must be a JSON object: a merge patch of the record (RFC 7396)' }]);
   }
-  return write(services, workspaceId, register, id, p, (current) => mergePatch(writable(register, current ?? {}), patch), true);
+  return write(services, workspaceId, register, id, p, (current) => mergePatch(writable(register, current ?? {}), patch), true, alongside);
 }
 
 /** DELETE: the record leaves every list and detail; no event. Refused (409) while other records name it. */

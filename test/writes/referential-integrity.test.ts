@@ -186,6 +186,43 @@ for (const dialect of DIALECTS) {
       assert.ok(!(await exists(ws, 'per_boss')));
     });
 
+    it('`wsops correct` (correctRecord) checks the references it writes like a PATCH: one to no record is refused and changes nothing, and a correction racing the delete of the record it names never leaves it dangling', async () => {
+      const ws = await h.workspace({ seed: false });
+      await put(ws, 'locations', site('loc_hq'));
+      await put(ws, 'people', person('per_a', 'loc_hq'));
+      const stored = await w.write('GET', `${ws}/people/per_a`);
+      await assert.rejects(correctRecord(h.services, ws, 'people', 'per_a', ['manager_id=per_nobody']), (err: unknown) => {
+        assert.ok(err instanceof AppError);
+        assert.match(JSON.stringify(err.extra), /dangling_reference/);
+        assert.match(JSON.stringify(err.extra), /per_nobody/);
+        return true;
+      });
+      assert.deepEqual((await w.write('GET', `${ws}/people/per_a`)).json, stored.json, 'nothing changed');
+      await assert.rejects(correctRecord(h.services, ws, 'people', 'per_a', ['__proto__=x']), /has no field "__proto__"/);
+      assert.equal(({} as Record<string, unknown>).x, undefined);
+
+      // Each pair at once: the delete of a person, and a correction naming it as a manager.
+      const PAIRS = 8;
+      for (let i = 0; i < PAIRS; i++) {
+        await put(ws, 'people', person(`per_t${i}`, 'loc_hq'));
+        await put(ws, 'people', person(`per_r${i}`, 'loc_hq'));
+      }
+      const outcomes = await Promise.all(
+        Array.from({ length: PAIRS }, (_, i) =>
+          Promise.allSettled([
+            deleteRecord(h.services, ws, 'people', `per_t${i}`),
+            correctRecord(h.services, ws, 'people', `per_r${i}`, [`manager_id=per_t${i}`]),
+          ]),
+        ),
+      );
+      for (const [i, [deleted, corrected]] of outcomes.entries()) {
+        assert.ok(deleted.status === 'fulfilled' || corrected.status === 'fulfilled', `pair ${i}: one of the two wins`);
+        const manager = (await w.write('GET', `${ws}/people/per_r${i}`)).json.manager_id;
+        if (manager === `per_t${i}`) assert.ok(await exists(ws, `per_t${i}`), `pair ${i}: per_r${i} names a manager that exists`);
+        assert.ok(!(deleted.status === 'fulfilled' && corrected.status === 'fulfilled'), `pair ${i}: not both`);
+      }
+    });
+
     it('a reference that already dangles (its record removed underneath, as in data copied in) does not block an unrelated PATCH, PUT or import line', async () => {
       const ws = await h.workspace({ seed: false });
       await put(ws, 'locations', site('loc_hq'));
