@@ -22,6 +22,7 @@ import {
 } from '../../src/webhooks/queue/deliveries.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
+import { until } from '../helpers/processes.js';
 import { answer, Receiver } from '../helpers/receiver.js';
 
 const ASSET = { asset: { id: 'ast_x', asset_tag: 'AST-1', status: 'ASSIGNED' }, assigned_user_id: 'per_x', expected_return_at: null };
@@ -214,6 +215,37 @@ for (const dialect of DIALECTS) {
       const audit = (await listAudit(h.services.database.db, ws)).find((a) => a.action === 'delivery.resent');
       assert.equal(audit?.actor, 'console:ann@example.com');
       assert.equal(audit?.detail.event_id, event.id);
+    });
+
+    it('resend of a delivery a worker is attempting now is refused (it would be sent twice at once and the attempt lost); once recorded it is resent', async () => {
+      const ep = await newEndpoint();
+      let hold: (() => void) | undefined;
+      rx.on(ep.path, (req, res, body) => {
+        hold = () => answer(200)(req, res, body);
+      });
+      const [event] = await emit();
+      const attempting = dispatcher.runOnce();
+      await until(() => hold !== undefined, 10_000, 'the attempt to reach the receiver');
+      const job = (await listDeliveries(h.services, ws, ep.id, { eventType: 'asset.assigned' })).deliveries[0]?.job_id as string;
+      await assert.rejects(resendDelivery(h.services, ws, ep.id, job), (err: unknown) => {
+        assert.ok(err instanceof AppError);
+        assert.equal(err.code, 'invalid_state');
+        assert.match(err.message, /being attempted now/);
+        return true;
+      });
+      hold?.();
+      await attempting;
+      rx.on(ep.path, answer(200));
+      const [recorded] = (await listDeliveries(h.services, ws, ep.id, { eventType: 'asset.assigned' })).deliveries;
+      assert.equal(recorded?.state, 'succeeded');
+      assert.equal(recorded?.attempts.length, 1, 'the first attempt is recorded');
+      await resendDelivery(h.services, ws, ep.id, job);
+      assert.equal(await drain(), 1);
+      assert.deepEqual(
+        rx.at(ep.path).map((r) => JSON.parse(r.body).id),
+        [event?.id, event?.id],
+        'sent once, then once more',
+      );
     });
 
     it('resend and test events are refused for a disabled endpoint (switch it on first) and change nothing', async () => {
