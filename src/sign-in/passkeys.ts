@@ -86,16 +86,12 @@ export async function addPasskey(
   db: Kysely<DB>,
   input: { adminId: string; workspaceId: string; actor: string; name: string; passkey: NewPasskey; now: number },
 ): Promise<{ ok: true; recoveryCodes: string[] } | { ok: false; reason: 'duplicate' }> {
-  const taken = await db
-    .selectFrom('admin_passkeys')
-    .select('credential_id')
-    .where('credential_id', '=', input.passkey.credentialId)
-    .executeTakeFirst();
-  if (taken) return { ok: false, reason: 'duplicate' };
   const before = await factorSummary(db, input.adminId);
   const nowIso = new Date(input.now).toISOString();
-  await db.transaction().execute(async (trx) => {
-    await trx
+  // One statement decides a duplicate: a check before the insert let two registrations of one
+  // authenticator (two tabs, a retried request) both pass it, and the second failed on the key.
+  const added = await db.transaction().execute(async (trx) => {
+    const inserted = await trx
       .insertInto('admin_passkeys')
       .values({
         credential_id: input.passkey.credentialId,
@@ -107,7 +103,9 @@ export async function addPasskey(
         created_at: nowIso,
         last_used_at: null,
       })
-      .execute();
+      .onConflict((oc) => oc.column('credential_id').doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) return false;
     await recordAudit(trx, {
       workspaceId: input.workspaceId,
       at: nowIso,
@@ -116,7 +114,9 @@ export async function addPasskey(
       target: input.adminId,
       detail: { name: input.name },
     });
+    return true;
   });
+  if (!added) return { ok: false, reason: 'duplicate' };
   const recoveryCodes = before.recoveryCodesLeft === 0 ? await replaceRecoveryCodes(db, input.adminId, input.now) : [];
   return { ok: true, recoveryCodes };
 }

@@ -148,6 +148,17 @@ for (const dialect of DIALECTS) {
       assert.match(trail.body, /signed in with a passkey \(Work laptop\)/);
     });
 
+    it('the same authenticator registered twice at once (two tabs, a retried request) is added once: the other is told it is registered already', async () => {
+      const a = await signedInAdmin(h, ws);
+      const key = authenticator();
+      const answers = await Promise.all([register(a, key, 'Tab one'), register(a, key, 'Tab two')]);
+      assert.deepEqual(answers.map((r) => r.status).sort(), [201, 409], answers.map((r) => r.body.slice(0, 200)).join('\n'));
+      assert.match(answers.find((r) => r.status === 409)?.body ?? '', /registered already/);
+      const rows = await h.services.database.db.selectFrom('admin_passkeys').select('name').where('admin_id', '=', a.adminId).execute();
+      assert.equal(rows.length, 1);
+      assert.equal((await auditOf(a.adminId, 'admin.passkey_added')).length, 1);
+    });
+
     it('a registration answer made for another origin is refused, and its challenge cannot be used again', async () => {
       const a = await signedInAdmin(h, ws);
       const key = authenticator();
