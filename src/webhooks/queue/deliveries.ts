@@ -298,26 +298,28 @@ export async function resendDelivery(
     }
     const job = await trx
       .selectFrom('delivery_jobs')
-      .select(['id', 'event_id', 'event_type', 'locked_by', 'lease_until'])
+      .select(['id', 'event_id', 'event_type'])
       .where('id', '=', jobId)
       .where('endpoint_id', '=', endpointId)
       .where('workspace_id', '=', workspaceId)
       .executeTakeFirst();
     if (!job) throw new AppError('not_found', `no delivery ${deliveryOrJobId} of endpoint ${endpointId}; list them with: wsops deliveries`);
     refuseDisabled(endpoint, 'resend the delivery');
-    // A worker holds it and is attempting it now: made due again here, another worker would send
-    // it beside that attempt, and the first attempt's outcome would no longer be recorded.
-    if (job.locked_by !== null && job.lease_until !== null && Date.parse(job.lease_until) > services.clock()) {
+    // Not while a worker holds it and is attempting it: made due again, another worker would send
+    // it beside that attempt, and the attempt's outcome would no longer be recorded. The UPDATE
+    // decides, so a claim between a read and the write cannot slip through.
+    const resent = await trx
+      .updateTable('delivery_jobs')
+      .set({ state: 'pending', next_attempt_at: at, lease_until: null, updated_at: at })
+      .where('id', '=', job.id)
+      .where((eb) => eb.or([eb('locked_by', 'is', null), eb('lease_until', 'is', null), eb('lease_until', '<=', at)]))
+      .executeTakeFirst();
+    if (Number(resent.numUpdatedRows) === 0) {
       throw new AppError(
         'invalid_state',
         `delivery ${job.id} of ${job.event_type} ${job.event_id} is being attempted now; resend it once that attempt is recorded (within seconds)`,
       );
     }
-    await trx
-      .updateTable('delivery_jobs')
-      .set({ state: 'pending', next_attempt_at: at, lease_until: null, updated_at: at })
-      .where('id', '=', job.id)
-      .execute();
     await recordAudit(trx, {
       workspaceId,
       at,
