@@ -17,7 +17,7 @@ type Define = (program: Command) => void;
 const GROUPS: readonly (readonly [names: readonly string[], load: () => Promise<Define>])[] = [
   [['serve'], async () => (await import('./serve-command.js')).serveCommand],
   [['migrate'], async () => migrateCommand],
-  [['workspace', 'module'], async () => (await import('./workspace-commands.js')).workspaceCommands],
+  [['workspace', 'module'], async () => (await import('../workspaces/cli-commands.js')).workspaceCommands],
   [['key'], async () => (await import('../keys/cli-commands.js')).keyCommands],
   [['scim'], async () => (await import('../scim/cli-commands.js')).scimCommands],
   [['seed', 'correct', 'delete'], async () => (await import('./record-commands.js')).recordCommands],
@@ -26,7 +26,7 @@ const GROUPS: readonly (readonly [names: readonly string[], load: () => Promise<
   [['copy'], async () => (await import('./copy-command.js')).copyCommand],
   [['act'], async () => (await import('./act-command.js')).actCommand],
   [['endpoint', 'renewals'], async () => (await import('./endpoint-commands.js')).endpointCommands],
-  [['admin'], async () => (await import('./admin-commands.js')).adminCommands],
+  [['admin'], async () => (await import('../sign-in/cli-commands.js')).adminCommands],
   [['alerts'], async () => (await import('../alerts/cli-commands.js')).alertCommands],
   [['sso'], async () => (await import('./sso-commands.js')).ssoCommands],
   [['deliveries'], async () => (await import('./delivery-commands.js')).deliveryCommands],

@@ -11,20 +11,20 @@ import { registerAssets } from '../console-kit/assets.js';
 import { KEYS_NAV, registerKeyPages } from '../keys/console-pages.js';
 import { registerScimPages, SCIM_NAV } from '../scim/console-pages.js';
 import type { Services } from '../services.js';
-import { ADMINS_NAV, registerAdminPages } from './pages/admins.js';
+import { registerConsoleSecurity, requireCsrf, requireSession } from '../sign-in/console-session.js';
+import { ADMINS_NAV, registerAdminPages } from '../sign-in/pages/admins.js';
+import { registerPasskeyRoutes } from '../sign-in/pages/passkey-routes.js';
+import { registerSecondFactorPages } from '../sign-in/pages/second-factor.js';
+import { registerSecurityPages, SECURITY_NAV } from '../sign-in/pages/security.js';
+import { registerSignInPages } from '../sign-in/pages/sign-in.js';
+import { registerSsoPages } from '../sign-in/pages/sso.js';
+import { registerSsoSettingsRoutes } from '../sign-in/pages/sso-settings-routes.js';
 import { AUDIT_NAV, registerAuditPage } from './pages/audit.js';
 import { DATA_NAV, registerDataPages } from './pages/data.js';
 import { registerDeliveryPages } from './pages/deliveries.js';
 import { MODULES_NAV, registerModulePages } from './pages/modules.js';
 import { OVERVIEW_NAV, registerOverviewPage } from './pages/overview.js';
-import { registerPasskeyRoutes } from './pages/passkey-routes.js';
-import { registerSecondFactorPages } from './pages/second-factor.js';
-import { registerSecurityPages, SECURITY_NAV } from './pages/security.js';
-import { registerSignInPages } from './pages/sign-in.js';
-import { registerSsoPages } from './pages/sso.js';
-import { registerSsoSettingsRoutes } from './pages/sso-settings-routes.js';
 import { registerWebhookPages, WEBHOOKS_NAV } from './pages/webhooks.js';
-import { registerConsoleSecurity, requireCsrf, requireSession } from './session.js';
 
 export const CONSOLE_PREFIX = '/console';
 

@@ -25,12 +25,12 @@ import { registerTitle } from '../../console-kit/scopes.js';
 import { AppError } from '../../errors.js';
 import { registerByPath } from '../../registers/catalogue.js';
 import type { Register } from '../../registers/define.js';
+import { requireSession } from '../../sign-in/console-session.js';
 import { csvOperations } from '../../writes/csv-operations.js';
 import { EXPORT_ORDER, registerSummary } from '../../writes/export.js';
 import { type ImportReport, importRecords, type RefusedLine } from '../../writes/import.js';
 import { type ImportState, recentImports } from '../../writes/import-runs.js';
 import { referrerLines } from '../../writes/referrers.js';
-import { requireSession } from '../session.js';
 
 /** This page's entry in the console's main navigation. */
 export const DATA_NAV: NavEntry = { key: 'data', label: 'Data', href: '/console/data' };

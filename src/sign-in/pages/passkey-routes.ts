@@ -18,10 +18,11 @@ import { sendHtml } from '../../console-kit/layout.js';
 import { AppError } from '../../errors.js';
 import { addressBucket } from '../../guards/rate-limit.js';
 import { JSON_TYPE } from '../../media-types.js';
-import { addPasskey, findPasskey, listPasskeys, type PasskeyRow, removePasskey } from '../../sign-in/passkeys.js';
-import { checkTotp, factorSummary, useRecoveryCode } from '../../sign-in/second-factor.js';
-import { signInRules } from '../../sign-in/sign-in-rules.js';
-import { secondFactorBudgets } from '../../sign-in/sign-in-throttle.js';
+import { refuseUnsafeName } from '../../text-rules.js';
+import { addPasskey, findPasskey, listPasskeys, type PasskeyRow, removePasskey } from '../passkeys.js';
+import { checkTotp, factorSummary, useRecoveryCode } from '../second-factor.js';
+import { signInRules } from '../sign-in-rules.js';
+import { secondFactorBudgets } from '../sign-in-throttle.js';
 import {
   assertionOptions,
   type Ceremony,
@@ -30,8 +31,7 @@ import {
   registrationOptions,
   verifyAssertion,
   verifyRegistration,
-} from '../../sign-in/webauthn.js';
-import { refuseUnsafeName } from '../../text-rules.js';
+} from '../webauthn.js';
 import { PASSKEY_NAME_MAX, removePage } from './passkeys.js';
 import { renderSecurityPage } from './security.js';
 

@@ -11,12 +11,6 @@ import { type Html, html } from '../../console-kit/html.js';
 import { bareLayout, messagePage, sendHtml } from '../../console-kit/layout.js';
 import { AppError } from '../../errors.js';
 import { addressBucket } from '../../guards/rate-limit.js';
-import { MIN_PASSWORD_LENGTH, verifyPassword } from '../../sign-in/passwords.js';
-import { factorSummary, hasSecondFactor } from '../../sign-in/second-factor.js';
-import { createSession, endSession } from '../../sign-in/sessions.js';
-import { checkLink, redeemLink } from '../../sign-in/sign-in-links.js';
-import { signInRules } from '../../sign-in/sign-in-rules.js';
-import { passwordBudgets, rememberPasswordAddress, rememberSignedInAddress } from '../../sign-in/sign-in-throttle.js';
 import {
   clearSessionCookie,
   currentSession,
@@ -25,7 +19,13 @@ import {
   SECOND_FACTOR_PATH,
   safeNext,
   setSessionCookie,
-} from '../session.js';
+} from '../console-session.js';
+import { MIN_PASSWORD_LENGTH, verifyPassword } from '../passwords.js';
+import { factorSummary, hasSecondFactor } from '../second-factor.js';
+import { createSession, endSession } from '../sessions.js';
+import { checkLink, redeemLink } from '../sign-in-links.js';
+import { signInRules } from '../sign-in-rules.js';
+import { passwordBudgets, rememberPasswordAddress, rememberSignedInAddress } from '../sign-in-throttle.js';
 import { breakGlassForm, followBreakGlassLink, sendSsoOnlyLink } from './break-glass.js';
 
 function signInForm(values: { email: string; next: string }, errors?: FieldErrors, ssoWorkspace?: string): Html {

@@ -9,8 +9,8 @@ import type { PageContext } from '../../console-kit/context.js';
 import { type FieldErrors, formError, textField } from '../../console-kit/forms.js';
 import { type Html, html } from '../../console-kit/html.js';
 import { badge, csrfField, formatTime, layout } from '../../console-kit/layout.js';
-import type { PasskeyRow } from '../../sign-in/passkeys.js';
-import { passkeysUnavailable } from '../../sign-in/webauthn.js';
+import type { PasskeyRow } from '../passkeys.js';
+import { passkeysUnavailable } from '../webauthn.js';
 
 export const PASSKEY_NAME_MAX = 60;
 const BASE = '/console/security/passkeys';

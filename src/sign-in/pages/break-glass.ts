@@ -9,9 +9,9 @@ import type { ConsoleServices } from '../../console-kit/context.js';
 import { type Html, html } from '../../console-kit/html.js';
 import { bareLayout, messagePage, sendHtml } from '../../console-kit/layout.js';
 import { AppError } from '../../errors.js';
-import { redeemBreakGlassLink } from '../../sign-in/break-glass.js';
-import { SSO_ONLY_LINK } from '../../sign-in/sign-in-links.js';
-import { SECOND_FACTOR_PATH, setSessionCookie } from '../session.js';
+import { redeemBreakGlassLink } from '../break-glass.js';
+import { SECOND_FACTOR_PATH, setSessionCookie } from '../console-session.js';
+import { SSO_ONLY_LINK } from '../sign-in-links.js';
 
 /** 403: the link is left as it is; the person is sent to the workspace's single sign-on. */
 export function sendSsoOnlyLink(reply: FastifyReply, workspaceId: string): FastifyReply {

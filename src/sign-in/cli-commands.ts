@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import { print, table } from '../cli-kit/output.js';
 import { withDatabase } from '../cli-kit/with-database.js';
-import { normalizeEmail } from '../sign-in/admin-rows.js';
-import { listAdmins, removeAdmin } from '../sign-in/admins.js';
-import { issueBreakGlassLink } from '../sign-in/break-glass.js';
-import { createAdminLink, signInUrl, ssoSignInUrl } from '../sign-in/sign-in-links.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
+import { normalizeEmail } from './admin-rows.js';
+import { listAdmins, removeAdmin } from './admins.js';
+import { issueBreakGlassLink } from './break-glass.js';
+import { createAdminLink, signInUrl, ssoSignInUrl } from './sign-in-links.js';
 
 export function adminCommands(program: Command): void {
   const admin = program.command('admin').description('console admins: one-time sign-in links, list, remove');

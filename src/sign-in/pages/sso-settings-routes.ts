@@ -9,7 +9,7 @@ import { pageContext } from '../../console-kit/context.js';
 import { formValue } from '../../console-kit/forms.js';
 import { sendHtml } from '../../console-kit/layout.js';
 import { AppError } from '../../errors.js';
-import { clearSso, type SsoLabels, setSso, signInRules } from '../../sign-in/sign-in-rules.js';
+import { clearSso, type SsoLabels, setSso, signInRules } from '../sign-in-rules.js';
 import { renderSecurityPage } from './security.js';
 import type { SsoFormValues } from './sso-settings.js';
 

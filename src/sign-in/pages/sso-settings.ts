@@ -9,8 +9,8 @@ import type { PageContext } from '../../console-kit/context.js';
 import { type FieldErrors, formError, textField } from '../../console-kit/forms.js';
 import { type Html, html } from '../../console-kit/html.js';
 import { badge, csrfField } from '../../console-kit/layout.js';
-import { SSO_CALLBACK_PATH } from '../../sign-in/oidc.js';
-import type { SignInRules } from '../../sign-in/sign-in-rules.js';
+import { SSO_CALLBACK_PATH } from '../oidc.js';
+import type { SignInRules } from '../sign-in-rules.js';
 
 /** What the admin typed, shown again with a refusal (never the client secret). */
 export interface SsoFormValues {

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { print, table } from '../cli-kit/output.js';
 import { withDatabase } from '../cli-kit/with-database.js';
 import { iso } from '../clock.js';
-import { createWorkspace, listWorkspaces, parseModules, setModule } from '../workspaces/workspaces.js';
+import { createWorkspace, listWorkspaces, parseModules, setModule } from './workspaces.js';
 
 export function workspaceCommands(program: Command): void {
   const ws = program.command('workspace').description('create and list workspaces');

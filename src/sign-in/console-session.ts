@@ -17,8 +17,8 @@ import type { ConsoleServices } from '../console-kit/context.js';
 import { formValue } from '../console-kit/forms.js';
 import { messagePage, sendHtml } from '../console-kit/layout.js';
 import { AppError } from '../errors.js';
-import { loadSession, type NewSession, SESSION_ABSOLUTE_MS } from '../sign-in/sessions.js';
 import { controlCharacterIn, printable, refuseControlCharacters } from '../text-rules.js';
+import { loadSession, type NewSession, SESSION_ABSOLUTE_MS } from './sessions.js';
 
 export const SESSION_COOKIE = 'wsops_console';
 /** Console forms are small; a larger body is refused before it is parsed. */

@@ -13,7 +13,7 @@ import { type PageContext, pageContext } from '../../console-kit/context.js';
 import { type FieldErrors, formError, formValue, textField } from '../../console-kit/forms.js';
 import { type Html, html } from '../../console-kit/html.js';
 import { badge, csrfField, formatTime, layout, sendHtml } from '../../console-kit/layout.js';
-import { listPasskeys } from '../../sign-in/passkeys.js';
+import { listPasskeys } from '../passkeys.js';
 import {
   checkTotp,
   disableTotp,
@@ -22,8 +22,8 @@ import {
   hasSecondFactor,
   newTotpSecret,
   replaceRecoveryCodes,
-} from '../../sign-in/second-factor.js';
-import { setRequireSecondFactor, signInRules } from '../../sign-in/sign-in-rules.js';
+} from '../second-factor.js';
+import { setRequireSecondFactor, signInRules } from '../sign-in-rules.js';
 import { passkeySection } from './passkeys.js';
 import { type SsoFormValues, ssoSection } from './sso-settings.js';
 import { totpQrCode } from './totp-qr.js';

@@ -10,9 +10,9 @@ import { type FieldErrors, formError, formValue, textField } from '../../console
 import { type Html, html } from '../../console-kit/html.js';
 import { badge, csrfField, formatTime, layout, scrollingTable, sendHtml } from '../../console-kit/layout.js';
 import { AppError } from '../../errors.js';
-import type { Admin } from '../../sign-in/admin-rows.js';
-import { listAdmins, removeAdmin } from '../../sign-in/admins.js';
-import { inviteAdmin, signInUrl, ssoSignInUrl } from '../../sign-in/sign-in-links.js';
+import type { Admin } from '../admin-rows.js';
+import { listAdmins, removeAdmin } from '../admins.js';
+import { inviteAdmin, signInUrl, ssoSignInUrl } from '../sign-in-links.js';
 
 /** This page's entry in the console's main navigation. */
 export const ADMINS_NAV: NavEntry = { key: 'admins', label: 'Admins', href: '/console/admins' };

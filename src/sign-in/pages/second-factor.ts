@@ -20,12 +20,12 @@ import { type Html, html } from '../../console-kit/html.js';
 import { bareLayout, sendHtml } from '../../console-kit/layout.js';
 import { addressBucket } from '../../guards/rate-limit.js';
 import { JSON_TYPE } from '../../media-types.js';
-import { listPasskeys, type PasskeyRow } from '../../sign-in/passkeys.js';
-import { checkTotp, factorSummary, useRecoveryCode } from '../../sign-in/second-factor.js';
-import { createSession, endSession, type LoadedSession } from '../../sign-in/sessions.js';
-import { rememberSignedInAddress, secondFactorBudgets } from '../../sign-in/sign-in-throttle.js';
-import { assertionOptions, PasskeyRefusal, verifyAssertion } from '../../sign-in/webauthn.js';
-import { clearSessionCookie, currentSession, SECOND_FACTOR_PATH, safeNext, setSessionCookie } from '../session.js';
+import { clearSessionCookie, currentSession, SECOND_FACTOR_PATH, safeNext, setSessionCookie } from '../console-session.js';
+import { listPasskeys, type PasskeyRow } from '../passkeys.js';
+import { checkTotp, factorSummary, useRecoveryCode } from '../second-factor.js';
+import { createSession, endSession, type LoadedSession } from '../sessions.js';
+import { rememberSignedInAddress, secondFactorBudgets } from '../sign-in-throttle.js';
+import { assertionOptions, PasskeyRefusal, verifyAssertion } from '../webauthn.js';
 
 const NEEDS_SCRIPT =
   'Using a passkey needs JavaScript in this browser (the page asks your device for it). Turn JavaScript on for this console, or type a code below.';
