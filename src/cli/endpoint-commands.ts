@@ -52,6 +52,31 @@ const FILTER_HELP =
 
 export function endpointCommands(program: Command): void {
   const ep = program.command('endpoint').description('register and manage webhook endpoints');
+  createCommand(ep);
+  listCommand(ep);
+  switchCommands(ep);
+  rotateCommand(ep);
+  throttleCommand(ep);
+  signaturesCommand(ep);
+  filterCommand(ep);
+  testCommand(ep);
+  renewalsCommands(program);
+}
+
+interface CreateOptions {
+  workspace: string;
+  url: string;
+  scopes: string;
+  events: string;
+  standardWebhooks?: boolean;
+  exchange?: string;
+  routingKey?: string;
+  subject?: string;
+  filter?: string;
+  json?: boolean;
+}
+
+function createCommand(ep: Command): void {
   ep.command('create')
     .description('register an endpoint; its signing secret is printed once; a verification event is sent')
     .requiredOption('--workspace <id>', 'workspace id')
@@ -68,60 +93,54 @@ export function endpointCommands(program: Command): void {
     .option('--subject <template>', 'NATS: subject; placeholders {type}, {workspace}, {endpoint}', 'wsops.{workspace}.{type}')
     .option('--filter <json>', FILTER_HELP)
     .option('--json', 'machine output')
-    .action(
-      async (opts: {
-        workspace: string;
-        url: string;
-        scopes: string;
-        events: string;
-        standardWebhooks?: boolean;
-        exchange?: string;
-        routingKey?: string;
-        subject?: string;
-        filter?: string;
-        json?: boolean;
-      }) => {
-        const { created, warning, allowPrivate, alerted } = await inWorkspace(opts.workspace, async (s) => {
-          const created = await createEndpoint(s, opts.workspace, {
-            ...opts,
-            ...destinationFlags(opts),
-            standardWebhooks: !!opts.standardWebhooks,
-          });
-          return {
-            created,
-            warning: await deliveryRefusalWarning(s, created.url),
-            allowPrivate: s.config.allowPrivateWebhooks,
-            // Failure alerts go to the console admins and the added recipients (src/alerts/recipients.ts).
-            alerted:
-              (await listAdmins(s.database.db, opts.workspace)).length +
-              (await s.database.db.selectFrom('alert_recipients').select('email').where('workspace_id', '=', opts.workspace).execute())
-                .length,
-          };
-        });
-        // `workspace create` makes no admin: say so where an operator first depends on the alerts.
-        if (alerted === 0)
-          process.stderr.write(
-            `wsops: workspace ${opts.workspace} has no console admin and no alert recipient, so this endpoint's failure alerts (failing deliveries, an auto-disable) reach nobody; add one: wsops admin create --workspace ${opts.workspace} --email EMAIL (or wsops alerts recipients --workspace ${opts.workspace} --add EMAIL)\n`,
-          );
-        // verify checks the URL again: a command that needed the setting to register it needs it too.
-        const setting = allowPrivate ? 'WSOPS_ALLOW_PRIVATE_WEBHOOKS=true ' : '';
-        const verifyAgain = `${setting}wsops endpoint verify --workspace ${opts.workspace} ${created.id}`;
-        if (warning)
-          process.stderr.write(
-            `wsops: ${warning}; then send the verification again, with the setting for that command too (or in .env): ${verifyAgain}\n`,
-          );
-        print(!!opts.json, created, () =>
-          [
-            `endpoint ${created.id} registered (${created.status}); a signed endpoint.verification was queued.`,
-            ...(created.kind === 'https' ? [] : [destinationNote(created)]),
-            `signing secret: ${created.secret}`,
-            `The secret is shown only now; it signs every delivery (X-Service-Signature${created.standard_webhooks ? ', and webhook-signature for Standard Webhooks libraries' : ''}).`,
-            'Events are delivered once the endpoint answers the verification with a 2xx; events before that are not delivered.',
-            `If your receiver answered before it had the secret, send the verification again now: ${verifyAgain}`,
-          ].join('\n'),
+    .action(async (opts: CreateOptions) => {
+      const { created, warning, allowPrivate, alerted } = await registerEndpoint(opts);
+      // `workspace create` makes no admin: say so where an operator first depends on the alerts.
+      if (alerted === 0)
+        process.stderr.write(
+          `wsops: workspace ${opts.workspace} has no console admin and no alert recipient, so this endpoint's failure alerts (failing deliveries, an auto-disable) reach nobody; add one: wsops admin create --workspace ${opts.workspace} --email EMAIL (or wsops alerts recipients --workspace ${opts.workspace} --add EMAIL)\n`,
         );
-      },
-    );
+      // verify checks the URL again: a command that needed the setting to register it needs it too.
+      const setting = allowPrivate ? 'WSOPS_ALLOW_PRIVATE_WEBHOOKS=true ' : '';
+      const verifyAgain = `${setting}wsops endpoint verify --workspace ${opts.workspace} ${created.id}`;
+      if (warning)
+        process.stderr.write(
+          `wsops: ${warning}; then send the verification again, with the setting for that command too (or in .env): ${verifyAgain}\n`,
+        );
+      print(!!opts.json, created, () =>
+        [
+          `endpoint ${created.id} registered (${created.status}); a signed endpoint.verification was queued.`,
+          ...(created.kind === 'https' ? [] : [destinationNote(created)]),
+          `signing secret: ${created.secret}`,
+          `The secret is shown only now; it signs every delivery (X-Service-Signature${created.standard_webhooks ? ', and webhook-signature for Standard Webhooks libraries' : ''}).`,
+          'Events are delivered once the endpoint answers the verification with a 2xx; events before that are not delivered.',
+          `If your receiver answered before it had the secret, send the verification again now: ${verifyAgain}`,
+        ].join('\n'),
+      );
+    });
+}
+
+/** The registration, and what the command then warns of: a URL deliveries would be refused, nobody to alert. */
+async function registerEndpoint(opts: CreateOptions) {
+  return inWorkspace(opts.workspace, async (s) => {
+    const created = await createEndpoint(s, opts.workspace, {
+      ...opts,
+      ...destinationFlags(opts),
+      standardWebhooks: !!opts.standardWebhooks,
+    });
+    return {
+      created,
+      warning: await deliveryRefusalWarning(s, created.url),
+      allowPrivate: s.config.allowPrivateWebhooks,
+      // Failure alerts go to the console admins and the added recipients (src/alerts/recipients.ts).
+      alerted:
+        (await listAdmins(s.database.db, opts.workspace)).length +
+        (await s.database.db.selectFrom('alert_recipients').select('email').where('workspace_id', '=', opts.workspace).execute()).length,
+    };
+  });
+}
+
+function listCommand(ep: Command): void {
   ep.command('list')
     .description('list endpoints (disabled ones stay listed)')
     .requiredOption('--workspace <id>', 'workspace id')
@@ -135,6 +154,10 @@ export function endpointCommands(program: Command): void {
         ),
       );
     });
+}
+
+/** `endpoint disable`, `enable` and `verify`: one form (an endpoint id in, its status out), so one declaration. */
+function switchCommands(ep: Command): void {
   const simple = [
     [
       'disable',
@@ -173,6 +196,9 @@ export function endpointCommands(program: Command): void {
         );
       });
   }
+}
+
+function rotateCommand(ep: Command): void {
   ep.command('rotate')
     .description('rotate the signing secret: the new one signs at once, the old one beside it for the grace period')
     .requiredOption('--workspace <id>', 'workspace id')
@@ -185,7 +211,9 @@ export function endpointCommands(program: Command): void {
       const rotated = await inWorkspace(opts.workspace, (s) => rotateSecret(s, opts.workspace, id, Number(opts.graceHours)));
       print(!!opts.json, rotated, () => `new signing secret for ${rotated.id}: ${rotated.secret}\nThe secret is shown only now.`);
     });
+}
 
+function throttleCommand(ep: Command): void {
   ep.command('throttle')
     .description('cap the deliveries per second to one endpoint (throttled deliveries wait in the queue; never dropped, never failures)')
     .requiredOption('--workspace <id>', 'workspace id')
@@ -206,7 +234,9 @@ export function endpointCommands(program: Command): void {
           : `endpoint ${id} is sent at most ${result.max_per_second} deliveries per second; the rest wait in the queue`,
       );
     });
+}
 
+function signaturesCommand(ep: Command): void {
   ep.command('signatures')
     .description('choose the signature headers: X-Service-Signature always, the Standard Webhooks headers beside it when on')
     .requiredOption('--workspace <id>', 'workspace id')
@@ -227,7 +257,9 @@ export function endpointCommands(program: Command): void {
           : `endpoint ${id} is sent X-Service-Signature alone`,
       );
     });
+}
 
+function filterCommand(ep: Command): void {
   ep.command('filter')
     .description('set or clear the content filter: only events matching it are sent to the endpoint (docs/guide/filters.md)')
     .requiredOption('--workspace <id>', 'workspace id')
@@ -244,7 +276,9 @@ export function endpointCommands(program: Command): void {
           : `endpoint ${id} has no filter: it is sent every event it subscribes to`,
       );
     });
+}
 
+function testCommand(ep: Command): void {
   ep.command('test')
     .description('send a signed endpoint.test event to one endpoint (never counted toward auto-disable)')
     .requiredOption('--workspace <id>', 'workspace id')
@@ -258,7 +292,10 @@ export function endpointCommands(program: Command): void {
           : `test event ${sent.event_id} queued for ${id}; see it with: wsops deliveries --workspace ${opts.workspace} --endpoint ${id}`,
       );
     });
+}
 
+/** `renewals check`, loaded with the endpoint commands (main.ts). */
+function renewalsCommands(program: Command): void {
   const renewals = program.command('renewals').description('vendor renewal warnings');
   renewals
     .command('check')

@@ -1,10 +1,12 @@
 /**
- * The problem responses of the internal document, one per status the internal listener
- * answers, and which of them each kind of operation can meet. Shared by the record, import,
- * action and operations parts of the document.
+ * The problems of the internal document: their schemas, the problem responses (one per status
+ * the internal listener answers), and which of them each kind of operation can meet. Shared by
+ * the record, import, action, operations and endpoint parts of the document.
  */
 import { ERROR_CATALOGUE, type ErrorCode } from '../errors.js';
 import type { JsonSchema } from '../registers/fields.js';
+import { FIELD_PROBLEM_CODES } from '../registers/record-input.js';
+import { problemSchema } from './openapi.js';
 
 export const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const responseRef = (name: string) => ({ $ref: `#/components/responses/${name}` });
@@ -71,3 +73,40 @@ export const WITH_PATH = { ...OPERATOR, '404': responseRef('NotFound'), '414': r
 export const WITH_JSON_BODY = { ...WITH_PATH, '413': responseRef('PayloadTooLarge'), '415': responseRef('UnsupportedMediaType') };
 
 export const only = (name: string) => responseRef(name);
+
+/** The `code` of a refused field, in a record write's 422 and in an import's refused line alike. */
+export function fieldCodeSchema(): JsonSchema {
+  return {
+    type: 'string',
+    enum: Object.keys(FIELD_PROBLEM_CODES),
+    description: Object.entries(FIELD_PROBLEM_CODES)
+      .map(([c, d]) => `\`${c}\`: ${d}`)
+      .join('\n'),
+  };
+}
+
+/** The problem document, with the members a record write or an import adds, and its field problems. */
+export function problemSchemas(): Record<string, JsonSchema> {
+  return {
+    FieldProblem: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['pointer', 'code', 'detail'],
+      properties: { pointer: { type: 'string' }, code: fieldCodeSchema(), detail: { type: 'string' } },
+    },
+    Problem: problemSchema({
+      pointer: { type: 'string', description: 'On a 422: the JSON pointer of the first refused field.' },
+      errors: { type: 'array', items: schemaRef('FieldProblem'), description: 'On a 422: every refused field.' },
+      referrers: {
+        type: 'array',
+        items: schemaRef('Referrers'),
+        description: 'On a 409 `referenced`: the records that still name the one to delete.',
+      },
+      lines_applied: {
+        type: 'integer',
+        description: 'On a 503 to an import: the lines its batches had applied, in whole batches, before it stopped.',
+      },
+      import_id: { type: 'string', description: 'On a 503 to an import: its id (`wsops imports` lists it).' },
+    }),
+  };
+}

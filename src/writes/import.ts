@@ -22,7 +22,7 @@ import type { Register } from '../registers/define.js';
 import { idPattern, idRule } from '../registers/fields.js';
 import { clip, type FieldProblemCode, type RecordObject, readRecordInput } from '../registers/record-input.js';
 import type { Database } from '../store/database.js';
-import { isDeadlock, nextSlice, type RecordBatch, type StoredRecord, sliceUsed } from '../store/record-batches.js';
+import { type ImportProgress, isDeadlock, nextSlice, type RecordBatch, type StoredRecord, sliceUsed } from '../store/record-batches.js';
 import type { RecordsTable } from '../store/schema.js';
 import { storageFaultOf } from '../store/storage-faults.js';
 import { mayNamePrototype, prototypeKeyIn } from '../text-rules.js';
@@ -623,10 +623,37 @@ export async function importRecords(
   options: ImportOptions,
 ): Promise<ImportReport> {
   await getWorkspace(services.database.db, workspaceId);
+  const run = await startImport(services, workspaceId, options);
+  const heartbeat = keepAlive(run);
+  let committed: boolean;
+  try {
+    committed = options.atomic ? await importAtomically(run, source) : await importInBatches(run, source);
+  } catch (err) {
+    clearInterval(heartbeat);
+    throw await recordFailure(run, err);
+  }
+  clearInterval(heartbeat);
+  options.onProgress?.({ lines: run.report.lines, refused: run.report.refusedCount });
+  return settle(services, workspaceId, run.report, run.startedAt, options, committed);
+}
+
+/** One import as it runs: what its steps share. */
+interface ImportRun {
+  services: ImportServices;
+  workspaceId: string;
+  options: ImportOptions;
+  report: Report;
+  startedAt: string;
+  applier: Applier;
+  /** One line of the body: its operation joins `into`, or the line is refused. */
+  accept: (line: Line, into: Op[]) => void;
+}
+
+/** Records the import as started (the Data page lists it from now on). */
+async function startImport(services: ImportServices, workspaceId: string, options: ImportOptions): Promise<ImportRun> {
   const report = new Report();
   const startedAt = new Date(services.clock()).toISOString();
-  const db = services.database.db;
-  await db
+  await services.database.db
     .insertInto('record_imports')
     .values({
       id: report.id,
@@ -643,9 +670,14 @@ export async function importRecords(
       alive_at: startedAt,
     })
     .execute();
-  // While it waits for its client between batches, the import still shows it is alive.
+  const applier = new Applier(services, workspaceId, report, options);
+  return { services, workspaceId, options, report, startedAt, applier, accept: lineAcceptor(report, options) };
+}
+
+/** While it waits for its client between batches, the import still shows it is alive. */
+function keepAlive({ services, report }: ImportRun): NodeJS.Timeout {
   const heartbeat = setInterval(() => {
-    void db
+    void services.database.db
       .updateTable('record_imports')
       .set({ alive_at: new Date(services.clock()).toISOString() })
       .where('id', '=', report.id)
@@ -654,32 +686,13 @@ export async function importRecords(
       .catch(() => undefined);
   }, HEARTBEAT_MS);
   heartbeat.unref();
-  /** The progress a batch records in its own transaction: the lines up to its end, the counts with its own. */
-  const progressAt = (lines: number, refused: number, batch: BatchCounts) => ({
-    id: report.id,
-    lines,
-    refused,
-    aliveAt: new Date(services.clock()).toISOString(),
-    report: JSON.stringify({
-      id: report.id,
-      workspace_id: workspaceId,
-      dry_run: !!options.dryRun,
-      atomic: !!options.atomic,
-      keep_timestamps: !!options.keepTimestamps,
-      lines,
-      counts: report.countsWith(batch),
-      refused_count: refused,
-      refused: report.refused.slice(0, 100),
-      started_at: startedAt,
-    }),
-  });
-  const applier = new Applier(services, workspaceId, report, options);
-  const batchLines = services.database.engine.importBatchLines;
+  return heartbeat;
+}
+
+/** Made once per import: the function every line of the body goes through. */
+function lineAcceptor(report: Report, options: ImportOptions): ImportRun['accept'] {
   const keep = !!options.keepTimestamps;
-  let committed = !options.dryRun;
-  let inFlight: () => Promise<void> = () => Promise.resolve();
-  /** One line of the body: its operation joins `into`, or the line is refused. */
-  const accept = (line: Line, into: Op[]) => {
+  return (line, into) => {
     // Counted, not numbered: blank lines, and the blank line a CSV's header becomes
     // (csv-operations.ts), are never accepted, so a header and 2 rows are 2 lines.
     report.lines++;
@@ -697,149 +710,216 @@ export async function importRecords(
       into.push(op);
     }
   };
-  try {
-    if (options.atomic) {
-      const ops: Op[] = [];
-      for await (const lines of ndjsonLines(source, MAX_LINE_BYTES)) {
-        for (const line of lines) {
-          if (sliceUsed()) await nextSlice();
-          if (line.number > ATOMIC_MAX_LINES) {
-            throw new AppError(
-              'payload_too_large',
-              `An atomic import holds at most ${ATOMIC_MAX_LINES} lines; split the file, or import it without atomic=true (batches).`,
-            );
-          }
-          accept(line, ops);
-        }
+}
+
+/** The progress a batch records in its own transaction: the lines up to its end, the counts with its own. */
+function progressAt(run: ImportRun, lines: number, refused: number, batch: BatchCounts): ImportProgress {
+  const { report, options } = run;
+  return {
+    id: report.id,
+    lines,
+    refused,
+    aliveAt: new Date(run.services.clock()).toISOString(),
+    report: JSON.stringify({
+      id: report.id,
+      workspace_id: run.workspaceId,
+      dry_run: !!options.dryRun,
+      atomic: !!options.atomic,
+      keep_timestamps: !!options.keepTimestamps,
+      lines,
+      counts: report.countsWith(batch),
+      refused_count: refused,
+      refused: report.refused.slice(0, 100),
+      started_at: run.startedAt,
+    }),
+  };
+}
+
+/** `atomic`: the body read whole, then applied in one transaction. Returns whether it committed. */
+async function importAtomically(run: ImportRun, source: AsyncIterable<Buffer | string>): Promise<boolean> {
+  const { accept, report } = run;
+  const ops: Op[] = [];
+  for await (const lines of ndjsonLines(source, MAX_LINE_BYTES)) {
+    for (const line of lines) {
+      if (sliceUsed()) await nextSlice();
+      if (line.number > ATOMIC_MAX_LINES) {
+        throw new AppError(
+          'payload_too_large',
+          `An atomic import holds at most ${ATOMIC_MAX_LINES} lines; split the file, or import it without atomic=true (batches).`,
+        );
       }
-      if (report.refusedCount === 0) {
-        await services.database.engine
-          .writeRecords(async (tx) => {
-            for (let i = 0; i < ops.length; i += batchLines) await applier.apply(tx, ops.slice(i, i + batchLines));
-            await applier.finish(tx);
-            // A refused reference undoes the whole import: roll back by throwing.
-            if (report.refusedCount > 0 && !options.dryRun) throw new RolledBack();
-            await tx.importProgress(progressAt(report.lines, report.refusedCount, report.pendingCounts()));
-          })
-          .then(
-            () => report.commit(report.takePending(), report.lines),
-            (err) => {
-              // Rolled back for a refused line: the report still says what each line would have done.
-              const counts = report.takePending();
-              if (err instanceof RolledBack) report.commit(counts, 0);
-              throw err;
-            },
-          );
-      }
-      if (report.refusedCount > 0) committed = false;
-    } else {
-      // The next batch is read while the previous one is checked and written, and checked
-      // while it is written (on PostgreSQL, on another session: the database works while this
-      // process parses and checks). At most two batches are open; they commit one after
-      // another, in line order, and a batch whose predecessor fails rolls back.
-      let batch: Op[] = [];
-      let writing: Promise<void> = Promise.resolve();
-      /** The batch before the last: committed before the next batch starts. */
-      let older: Promise<void> = Promise.resolve();
-      /** The last batch, once checked (its state is the next one's `before`). */
-      let checked: Promise<Unsettled | undefined> = Promise.resolve(undefined);
-      inFlight = () => writing;
-      const flush = async () => {
-        const before = await checked;
-        await older;
-        if (batch.length === 0 && !applier.hasReady) return;
-        const ops = batch;
-        batch = [];
-        const lines = report.lines;
-        const refused = report.refusedCount;
-        const previous = writing;
-        let counts: BatchCounts = {};
-        let settle!: { resolve: (u: Unsettled) => void; reject: (err: unknown) => void };
-        checked = new Promise((resolve, reject) => {
-          settle = { resolve, reject };
-        });
-        // A batch that fails to check stops the reading at the next flush.
-        checked.catch(() => undefined);
-        const thisBatch = services.database.engine
-          .writeRecords(async (tx) => {
-            let c: Checked;
-            try {
-              c = await applier.check(tx, ops, undefined, before);
-            } catch (err) {
-              settle.reject(err);
-              throw err;
-            }
-            counts = report.takePending();
-            settle.resolve({ state: c.state, deletes: c.deletes.length > 0, committed: thisBatch });
-            await applier.write(tx, c);
-            await previous;
-            await applier.lockNamedUnsettled(tx, c, report.appliedLines, report.id);
-            await tx.importProgress(progressAt(lines, refused, counts));
-          })
-          .then(() => {
-            report.commit(counts, lines);
-            options.onProgress?.({ lines, refused: report.refusedCount });
-          });
-        // A transaction that fails before its check (BEGIN refused) must not leave the next flush waiting.
-        thisBatch.catch((err) => settle.reject(err));
-        older = writing;
-        writing = thisBatch;
-        // Awaited by a later flush or at the end; until then its failure is not unhandled.
-        writing.catch(() => undefined);
-      };
-      for await (const lines of ndjsonLines(source, MAX_LINE_BYTES)) {
-        for (const line of lines) {
-          // A chunk of the body holds hundreds of lines, parsed without a turn of the event loop
-          // otherwise.
-          if (sliceUsed()) await nextSlice();
-          accept(line, batch);
-          if (batch.length >= batchLines) await flush();
-        }
-      }
-      await flush();
-      await writing;
-      await services.database.engine
-        .writeRecords(async (tx) => {
-          await applier.finish(tx);
-          await tx.importProgress(progressAt(report.lines, report.refusedCount, report.pendingCounts()));
-        })
-        .then(() => report.commit(report.takePending(), report.lines));
+      accept(line, ops);
     }
+  }
+  if (report.refusedCount > 0) return false;
+  try {
+    await applyInOneTransaction(run, ops);
+  } catch (err) {
+    if (err instanceof RolledBack) return false;
+    throw err;
+  }
+  return !run.options.dryRun && report.refusedCount === 0;
+}
+
+/** An atomic import's one transaction; a reference refused at its end rolls it back (RolledBack). */
+async function applyInOneTransaction(run: ImportRun, ops: Op[]): Promise<void> {
+  const { services, report, applier, options } = run;
+  const batchLines = services.database.engine.importBatchLines;
+  await services.database.engine
+    .writeRecords(async (tx) => {
+      for (let i = 0; i < ops.length; i += batchLines) await applier.apply(tx, ops.slice(i, i + batchLines));
+      await applier.finish(tx);
+      // A refused reference undoes the whole import: roll back by throwing.
+      if (report.refusedCount > 0 && !options.dryRun) throw new RolledBack();
+      await tx.importProgress(progressAt(run, report.lines, report.refusedCount, report.pendingCounts()));
+    })
+    .then(
+      () => report.commit(report.takePending(), report.lines),
+      (err) => {
+        // Rolled back for a refused line: the report still says what each line would have done.
+        const counts = report.takePending();
+        if (err instanceof RolledBack) report.commit(counts, 0);
+        throw err;
+      },
+    );
+}
+
+/**
+ * The body in batches, each its own transaction. The next batch is read while the previous one
+ * is checked and written, and checked while it is written (on PostgreSQL, on another session: the
+ * database works while this process parses and checks). At most two batches are open; they
+ * commit one after another, in line order, and a batch whose predecessor fails rolls back.
+ * Returns whether it committed (not for a dry run).
+ */
+async function importInBatches(run: ImportRun, source: AsyncIterable<Buffer | string>): Promise<boolean> {
+  const { accept, applier } = run;
+  const batchLines = run.services.database.engine.importBatchLines;
+  let batch: Op[] = [];
+  let writing: Promise<void> = Promise.resolve();
+  /** The batch before the last: committed before the next batch starts. */
+  let older: Promise<void> = Promise.resolve();
+  /** The last batch, once checked (its state is the next one's `before`). */
+  let checked: Promise<Unsettled | undefined> = Promise.resolve(undefined);
+  const flush = async () => {
+    const before = await checked;
+    await older;
+    if (batch.length === 0 && !applier.hasReady) return;
+    const ops = batch;
+    batch = [];
+    const started = startBatch(run, ops, before, writing);
+    checked = started.checked;
+    older = writing;
+    writing = started.committed;
+  };
+  try {
+    for await (const lines of ndjsonLines(source, MAX_LINE_BYTES)) {
+      for (const line of lines) {
+        // A chunk of the body holds hundreds of lines, parsed without a turn of the event loop
+        // otherwise.
+        if (sliceUsed()) await nextSlice();
+        accept(line, batch);
+        if (batch.length >= batchLines) await flush();
+      }
+    }
+    await flush();
+    await writing;
+    await finishBatches(run);
   } catch (err) {
     // A batch still being written when the stream failed is whole or absent: wait for it, so
     // the report counts what was committed.
-    await inFlight().catch(() => undefined);
-    if (!(err instanceof RolledBack)) {
-      clearInterval(heartbeat);
-      // With the database lost the outcome cannot be recorded: the row stays unfinished until a
-      // reader finds its heartbeat stale (import-runs.ts); the caller hears the first failure.
-      await settle(services, workspaceId, report, startedAt, options, false, err as Error).catch(() => undefined);
-      const fault = storageFaultOf(err);
-      if (fault) {
-        throw new AppError(
-          fault.code,
-          `${fault.message}. The import ${report.id} stopped after ${report.appliedLines} lines applied in whole batches; running the same import again converges.`,
-          { lines_applied: report.appliedLines, import_id: report.id },
-          fault,
-        );
-      }
-      if (isDeadlock(err)) {
-        // A batch's transaction cannot be run again (the check changed the import's state), so
-        // the deadlock's victim ends the import, said as such rather than as a fault.
-        throw new AppError(
-          'conflict',
-          `A batch of the import and a concurrent write (another import deleting records, or a write naming a record this batch deletes) waited for each other's rows, and PostgreSQL ended the batch. The import ${report.id} stopped after ${report.appliedLines} lines applied in whole batches; running the same import again converges.`,
-          { lines_applied: report.appliedLines, import_id: report.id },
-          err,
-        );
-      }
-      throw err;
-    }
-    committed = false;
+    await writing.catch(() => undefined);
+    throw err;
   }
-  clearInterval(heartbeat);
-  options.onProgress?.({ lines: report.lines, refused: report.refusedCount });
-  return settle(services, workspaceId, report, startedAt, options, committed);
+  return !run.options.dryRun;
+}
+
+/**
+ * Opens one batch's transaction, which checks `ops`, writes them, and commits once `previous`
+ * has. Returns its check (settled before it is written) and its commit.
+ */
+function startBatch(
+  run: ImportRun,
+  ops: Op[],
+  before: Unsettled | undefined,
+  previous: Promise<void>,
+): { checked: Promise<Unsettled>; committed: Promise<void> } {
+  const { services, report, applier, options } = run;
+  const lines = report.lines;
+  const refused = report.refusedCount;
+  let counts: BatchCounts = {};
+  let settleChecked!: { resolve: (u: Unsettled) => void; reject: (err: unknown) => void };
+  const checked = new Promise<Unsettled>((resolve, reject) => {
+    settleChecked = { resolve, reject };
+  });
+  // A batch that fails to check stops the reading at the next flush.
+  checked.catch(() => undefined);
+  const committed = services.database.engine
+    .writeRecords(async (tx) => {
+      let c: Checked;
+      try {
+        c = await applier.check(tx, ops, undefined, before);
+      } catch (err) {
+        settleChecked.reject(err);
+        throw err;
+      }
+      counts = report.takePending();
+      settleChecked.resolve({ state: c.state, deletes: c.deletes.length > 0, committed });
+      await applier.write(tx, c);
+      await previous;
+      await applier.lockNamedUnsettled(tx, c, report.appliedLines, report.id);
+      await tx.importProgress(progressAt(run, lines, refused, counts));
+    })
+    .then(() => {
+      report.commit(counts, lines);
+      options.onProgress?.({ lines, refused: report.refusedCount });
+    });
+  // A transaction that fails before its check (BEGIN refused) must not leave the next flush waiting.
+  committed.catch((err) => settleChecked.reject(err));
+  // Awaited by a later flush or at the end; until then its failure is not unhandled.
+  committed.catch(() => undefined);
+  return { checked, committed };
+}
+
+/** After the last batch: what still waits for a reference, written or refused in a last transaction. */
+async function finishBatches(run: ImportRun): Promise<void> {
+  const { services, report, applier } = run;
+  await services.database.engine
+    .writeRecords(async (tx) => {
+      await applier.finish(tx);
+      await tx.importProgress(progressAt(run, report.lines, report.refusedCount, report.pendingCounts()));
+    })
+    .then(() => report.commit(report.takePending(), report.lines));
+}
+
+/**
+ * A failed import: its outcome recorded as far as the database allows, and the error its caller
+ * hears (a storage fault or a deadlock says what the import had applied).
+ */
+async function recordFailure(run: ImportRun, err: unknown): Promise<unknown> {
+  const { services, workspaceId, report, startedAt, options } = run;
+  // With the database lost the outcome cannot be recorded: the row stays unfinished until a
+  // reader finds its heartbeat stale (import-runs.ts); the caller hears the first failure.
+  await settle(services, workspaceId, report, startedAt, options, false, err as Error).catch(() => undefined);
+  const fault = storageFaultOf(err);
+  if (fault) {
+    return new AppError(
+      fault.code,
+      `${fault.message}. The import ${report.id} stopped after ${report.appliedLines} lines applied in whole batches; running the same import again converges.`,
+      { lines_applied: report.appliedLines, import_id: report.id },
+      fault,
+    );
+  }
+  if (isDeadlock(err)) {
+    // A batch's transaction cannot be run again (the check changed the import's state), so
+    // the deadlock's victim ends the import, said as such rather than as a fault.
+    return new AppError(
+      'conflict',
+      `A batch of the import and a concurrent write (another import deleting records, or a write naming a record this batch deletes) waited for each other's rows, and PostgreSQL ended the batch. The import ${report.id} stopped after ${report.appliedLines} lines applied in whole batches; running the same import again converges.`,
+      { lines_applied: report.appliedLines, import_id: report.id },
+      err,
+    );
+  }
+  return err;
 }
 
 class RolledBack extends Error {}
