@@ -16,7 +16,7 @@ import { sqliteActionStatements } from './sqlite-actions.js';
 import { checkpointInBackground, WAL_LIMIT_BYTES } from './sqlite-checkpoints.js';
 import { preparedStatement } from './sqlite-prepared.js';
 import { sqliteQueue } from './sqlite-queue.js';
-import { openSqliteReader, sqliteHotQueries, sqlitePages, versionStamp } from './sqlite-reads.js';
+import { LIMIT, openSqliteReader, sqliteHotQueries, sqlitePages, versionStamp } from './sqlite-reads.js';
 import { BUSY_TIMEOUT_MS, lockWaitingDialect } from './sqlite-write-lock.js';
 
 /** What Kysely runs for a ROLLBACK when SQLite already rolled the transaction back. */
@@ -58,6 +58,7 @@ export const sqliteAdapter: Adapter = {
   importBatchLines: 250,
   exportPageRows: 1000,
   scanSliceRows: 1000,
+  limitPlaceholder: LIMIT,
   lockRows: (query) => query,
   inIndexOrder: (target, fn) => fn(target),
   async beginSnapshot(conn) {
