@@ -106,7 +106,7 @@ export function eventsListHandler(
     const visible = visibleTypes(catalogue, ctx);
     const types = asked ? asked.filter((t) => visible.includes(t)) : visible;
     if (types.length === 0) return reply.type(JSON_TYPE).send('{"data":[],"has_more":false,"next_cursor":null}');
-    const page = await eventPage(services.database.db, {
+    const page = await eventPage(services.database, {
       workspaceId: ctx.workspaceId,
       types,
       since,

@@ -3,7 +3,8 @@
  * `(created_at, id)`, of the types the caller may see, and one event by id. The stored body is
  * served as it is: each item is exactly what the event's webhook deliveries carry.
  */
-import { type Kysely, sql } from '#kysely';
+import type { Kysely } from '#kysely';
+import type { Database } from './database.js';
 import type { DB } from './schema.js';
 
 export interface EventPosition {
@@ -34,27 +35,30 @@ export interface EventPage {
   next: EventPosition | undefined;
 }
 
-export async function eventPage(db: Kysely<DB>, q: EventQuery): Promise<EventPage> {
-  let query = db
-    .selectFrom('events')
-    .select(['id', 'created_at', 'body'])
-    .where('workspace_id', '=', q.workspaceId)
-    .where('type', 'in', q.types);
+/**
+ * A page as one prepared statement of the hot queries (engine.ts): on SQLite on the read
+ * connection, as the registers' pages are, not on the writer's through the query builder, whose
+ * building, compiling and per-row objects cost more than the query; on PostgreSQL a named
+ * statement, parsed once per session. One text per number of types and kind of bound, so a
+ * handful per process.
+ */
+export async function eventPage(database: Pick<Database, 'engine'>, q: EventQuery): Promise<EventPage> {
+  const types = q.types.map(() => '?').join(', ');
   // One lower bound only. Past the first page the cursor's position implies `since` (a cursor is
   // bound to it) and the horizon; with either beside it, SQLite (after ANALYZE) ranged from that
   // bound or skip-scanned and sorted, filtering every row up to the position, as pageConditions in
   // page-queries.ts found for the registers (figures: ADR 51).
-  if (q.after) query = query.where(sql<boolean>`(created_at, id) > (${q.after.createdAt}, ${q.after.id})`);
-  else query = query.where('created_at', '>=', q.since !== undefined && q.since > q.notBefore ? q.since : q.notBefore);
-  const rows = await query
-    .orderBy('created_at')
-    .orderBy('id')
-    .limit(q.limit + 1)
-    .execute();
+  const [bound, values] = q.after
+    ? ['(created_at, id) > (?, ?)', [q.after.createdAt, q.after.id]]
+    : ['created_at >= ?', [q.since !== undefined && q.since > q.notBefore ? q.since : q.notBefore]];
+  const rows = (await database.engine.hot.rows(
+    `SELECT id, created_at, body FROM events WHERE workspace_id = ? AND type IN (${types}) AND ${bound} ORDER BY created_at, id LIMIT ${database.engine.limitPlaceholder}`,
+    [q.workspaceId, ...q.types, ...values, q.limit + 1],
+  )) as [string, string, string][];
   const hasMore = rows.length > q.limit;
   if (hasMore) rows.pop();
   const last = rows[rows.length - 1];
-  return { bodies: rows.map((r) => r.body), next: hasMore && last ? { createdAt: last.created_at, id: last.id } : undefined };
+  return { bodies: rows.map((r) => r[2]), next: hasMore && last ? { createdAt: last[1], id: last[0] } : undefined };
 }
 
 /** One event's stored body, if it is of the workspace, of a type given, and not older than `notBefore`. */

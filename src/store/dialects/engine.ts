@@ -104,6 +104,12 @@ export interface Adapter extends DocFields {
    * query, which the planner runs as scans of the table rather than walks of its key in slices.
    */
   readonly scanSliceRows: number | null;
+  /**
+   * The placeholder of a LIMIT in a prepared hot query. SQLite's planner looks into a bare
+   * `LIMIT ?`, so binding it would expire the statement every run (sqlite-reads.ts); PostgreSQL
+   * takes the plain one.
+   */
+  readonly limitPlaceholder: string;
   /** A SELECT that locks the rows it reads until the transaction ends (SQLite: already locked, every write transaction holds the database's write lock, BEGIN IMMEDIATE). */
   lockRows<Q extends { forUpdate(): Q }>(query: Q): Q;
   /**

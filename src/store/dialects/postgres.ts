@@ -50,6 +50,7 @@ export const postgresAdapter: Adapter = {
   importBatchLines: 1000,
   exportPageRows: 5000,
   scanSliceRows: null,
+  limitPlaceholder: '?',
   lockRows: (query) => query.forUpdate(),
   inIndexOrder: (target, fn) =>
     target.transaction().execute(async (trx) => {

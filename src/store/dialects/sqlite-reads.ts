@@ -41,7 +41,7 @@ export function sqliteHotQueries(connection: SQLite.Database): HotQueries {
  * re-parses and re-plans it: a third of a page query's time (perf probes counted one parse per
  * step). `+?` is an expression the planner does not look into; the value is the same.
  */
-const LIMIT = '+?';
+export const LIMIT = '+?';
 
 const EMPTY = Buffer.alloc(0);
 
