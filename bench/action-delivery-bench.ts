@@ -224,8 +224,9 @@ export async function actionDeliveryBench(o: ActionDeliveryOptions, log: (s: str
             `machine ${Math.round(((machine1.busy - machine0.busy) / span) * 100)}% busy of ${cpus().length * 100}% (steal ${Math.round(((machine1.steal - machine0.steal) / span) * 100)}%), of which the bench's driver ${Math.round((driverCpu / span) * 100)}% and receiver ${Math.round((receiverCpu / span) * 100)}%; ` +
             `delivered ${Math.round(during / span)}/s while actions arrive, ${t2 > t1 ? Math.round(after / ((t2 - t1) / 1000)) : '-'}/s after (${((t2 - t1) / 1000).toFixed(1)} s to drain); ` +
             `commit → received p50 ${all.p50} ms, p99 ${all.p99} ms, max ${all.max} ms; per 10 s window p50/p99/max ms: ${windows.join(', ')}; load ${load0.toFixed(1)} → ${load1.toFixed(1)}`,
-          goal: 'p99 ≤ 1 s in every 10 s window; CPU ≤ 1.5× a PUT',
-          met: worst <= 1000 && actionUs <= 1.5 * putUs && drive.errors === 0,
+          // CPU per action against a PUT is printed for information: its goal was retired (issue 62).
+          goal: 'p99 ≤ 1 s in every 10 s window',
+          met: worst <= 1000 && drive.errors === 0,
         });
         log(`${rows.at(-1)?.benchmark}: ${rows.at(-1)?.result}`);
       } finally {
