@@ -192,7 +192,8 @@ export interface Engine extends Adapter {
   readCommitted<R>(query: string | RawBuilder<R>): Promise<R[]>;
   /**
    * Writes pages of rows as they are (explicit ids included) into `table`, each page in one
-   * transaction (`wsops copy`, the seed). SQLite: one prepared single-row insert per row.
+   * transaction (`wsops copy`, the seed). SQLite: one prepared single-row insert per row, and
+   * for `records` the page's search words indexed in one statement after its inserts.
    * PostgreSQL: one statement per page that unnests one array per column, typed as the
    * target's columns.
    */
