@@ -73,8 +73,8 @@ const userName = column('user_name', false);
 const workEmail = column('work_email', false);
 /** The short rows' key: its own index. */
 const ID = column('person_id', true);
-/** manager.value: an equality is looked up in the index of references (who names the manager), then checked on the short row. */
-const MANAGER = column('manager_id', true, false);
+/** manager.value: the manager's id, compared exactly. */
+const MANAGER = column('manager_id', true);
 
 const attributes: Record<string, Attribute> = {
   id: ID,
@@ -153,15 +153,6 @@ function compare(op: string, path: string, compValue: unknown): Part {
   const value = attr.caseExact ? compValue : compValue.toLowerCase();
   if (op === 'ne') return negate(compare('eq', path, compValue));
   const test = op as Exclude<Op, 'ne'>;
-  if (attr === MANAGER && test === 'eq') {
-    return {
-      where: (ctx) =>
-        sql<boolean>`(r.person_id IN (SELECT source_id FROM record_refs WHERE workspace_id = ${ctx.workspaceId} AND target_id = ${value})
-          AND ${attr.value(ctx)} = ${value})`,
-      indexed: true,
-      few: true,
-    };
-  }
   const served = attr.indexed && (test === 'eq' || test === 'sw');
   return { where: (ctx) => textTest(ctx, attr.value(ctx), test, value), indexed: served, few: served && test === 'eq' };
 }

@@ -2,7 +2,16 @@ import { type Kysely, sql } from '#kysely';
 import type { Dialect } from '../database.js';
 
 /** The short rows' columns a SCIM filter looks up by equality or prefix (docs/adr/0055-scim-filters-served-by-indexes.md). */
-const LOOKED_UP = ['user_name', 'work_email', 'display_name', 'given_name', 'family_name', 'external_id', 'employee_number'] as const;
+const LOOKED_UP = [
+  'user_name',
+  'work_email',
+  'display_name',
+  'given_name',
+  'family_name',
+  'external_id',
+  'employee_number',
+  'manager_id',
+] as const;
 
 /** Indexes of migration 0037 over the people's documents that only SCIM filters read, now served by the short rows. */
 const REPLACED = ['display_name', 'given_name', 'family_name'] as const;
