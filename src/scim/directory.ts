@@ -112,34 +112,44 @@ export async function listUsers(
   const sliceRows = database.engine.scanSliceRows;
   const { total, ids } =
     matched === undefined
-      ? {
-          total: await visibleCount(db, workspaceId),
-          ids: await pageIds(db, sql`(SELECT workspace_id, register, id, id AS person_id FROM records) r`, unlinked, startIndex, count),
-        }
+      ? await both(
+          visibleCount(db, workspaceId),
+          pageIds(db, sql`(SELECT workspace_id, register, id, id AS person_id FROM records) r`, unlinked, startIndex, count),
+        )
       : filter?.complement
-        ? {
+        ? await both(
             // The negation of an equality: the people SCIM sees less the equality's few matches,
             // counted in its index; nearly every person matches, so a page walks few ids past its own.
-            total:
-              (await visibleCount(db, workspaceId)) -
-              (await countOf(db, sql`${visible} AND ${filter.complement({ workspaceId, fields: database.engine })}`)),
-            ids: await pageIds(db, PEOPLE, sql`${visible} AND ${matched}`, startIndex, count),
-          }
+            Promise.all([
+              visibleCount(db, workspaceId),
+              countOf(db, sql`${visible} AND ${filter.complement({ workspaceId, fields: database.engine })}`),
+            ]).then(([all, not]) => all - not),
+            pageIds(db, PEOPLE, sql`${visible} AND ${matched}`, startIndex, count),
+          )
         : filter?.indexed || sliceRows === null
-          ? {
-              total: await countOf(db, sql`${visible} AND ${matched}`),
-              ids: await pageIds(db, PEOPLE, sql`${visible} AND ${matched}`, startIndex, count),
-            }
+          ? await both(countOf(db, sql`${visible} AND ${matched}`), pageIds(db, PEOPLE, sql`${visible} AND ${matched}`, startIndex, count))
           : await scan(db, people, sql`${visible} AND ${matched}`, startIndex, count, sliceRows);
   if (ids.length === 0) return { total, page: [] };
-  const rows = await db
-    .selectFrom('records')
-    .select(['id', 'doc'])
-    .where('workspace_id', '=', workspaceId)
-    .where('id', 'in', ids)
-    .orderBy('id')
-    .execute();
-  return { total, page: await withLinks(db, workspaceId, rows) };
+  const [rows, links] = await Promise.all([
+    db.selectFrom('records').select(['id', 'doc']).where('workspace_id', '=', workspaceId).where('id', 'in', ids).orderBy('id').execute(),
+    linksOf(db, workspaceId, ids),
+  ]);
+  return {
+    total,
+    page: rows.map((r) => {
+      const l = links.get(r.id);
+      return { person: JSON.parse(r.doc) as RecordObject, link: linkOf(l), deletedAt: l?.deleted_at ?? null };
+    }),
+  };
+}
+
+/**
+ * A count and a page, as independent queries: on PostgreSQL each on its own connection at once
+ * (two backends, so a list waits for the longer, not for both); SQLite runs them in turn.
+ */
+async function both(total: Promise<number>, ids: Promise<string[]>): Promise<{ total: number; ids: string[] }> {
+  const [t, i] = await Promise.all([total, ids]);
+  return { total: t, ids: i };
 }
 
 async function countOf(db: Kysely<DB>, where: RawBuilder<unknown>): Promise<number> {
@@ -149,10 +159,12 @@ async function countOf(db: Kysely<DB>, where: RawBuilder<unknown>): Promise<numb
 
 /** The people SCIM sees, counted from the people's id index less the few a DELETE kept (no probe per person). */
 async function visibleCount(db: Kysely<DB>, workspaceId: string): Promise<number> {
-  const { rows: all } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM records
-    WHERE workspace_id = ${workspaceId} AND register = 'people'`.execute(db);
-  const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM scim_people
-    WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL`.execute(db);
+  const [{ rows: all }, { rows }] = await Promise.all([
+    sql<{ n: number | string }>`SELECT count(*) AS n FROM records
+      WHERE workspace_id = ${workspaceId} AND register = 'people'`.execute(db),
+    sql<{ n: number | string }>`SELECT count(*) AS n FROM scim_people
+      WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL`.execute(db),
+  ]);
   return Number(all[0]?.n ?? 0) - Number(rows[0]?.n ?? 0);
 }
 
