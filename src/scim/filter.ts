@@ -107,9 +107,9 @@ export const FILTER_OPERATORS = ['eq', 'ne', 'co', 'sw', 'ew', 'pr', 'and', 'or'
 /**
  * A compiled part: its condition, and whether an index serves it (it is counted and paged in
  * that index); if not, it is tested on every person's row (a scan, run in slices: directory.ts).
- * An equality selects few people (`few`); its negation (`not`, `ne`, `active eq true`) is then
- * counted as the people SCIM sees less the equality's matches, and paged in id order, where
- * nearly every person matches (`complement`): no scan either.
+ * An equality selects few people (`few`); its negation (`not`, `ne`, `active eq true`, `pr`) is
+ * then counted as the people SCIM sees less the equality's matches, and paged in id order, where
+ * nearly every person matches (`complement`): not a scan of the rows, but a count of everyone.
  */
 interface Part {
   where: Condition;
@@ -135,17 +135,20 @@ function compare(op: string, path: string, compValue: unknown): Part {
   const attr = attributes[name];
   if (!attr)
     throw invalidFilter(`A filter may not name ${JSON.stringify(path.slice(0, 80))}; it may name ${FILTER_ATTRIBUTES.join(', ')}.`);
-  // Written as a range of the attribute's index ('' sorts first), never unknown.
-  const present: Part = {
-    where: (ctx) => sql<boolean>`(${attr.value(ctx)} IS NOT NULL AND ${ctx.fields.nonEmpty(attr.value(ctx))})`,
+  // No value, looked up in the attribute's index (null and '' both); never unknown. Its negation,
+  // `pr`, is counted as everyone less these, which an attribute most people have makes few.
+  const absent: Part = {
+    where: (ctx) => sql<boolean>`(${attr.value(ctx)} IS NULL OR ${attr.value(ctx)} = '')`,
     indexed: attr.indexed,
+    few: attr.indexed,
   };
+  const present = negate(absent);
   if (op === 'pr') return present;
   if (typeof compValue === 'boolean' || compValue === null) {
     if (op !== 'eq' && op !== 'ne') throw invalidFilter(`${op} compares text; true, false and null take eq or ne.`);
     // Text is never true or false; null is "no value".
     if (compValue !== null) return always(op === 'ne');
-    return op === 'eq' ? negate(present) : present;
+    return op === 'eq' ? absent : present;
   }
   if (typeof compValue !== 'string') throw invalidFilter('Compare with a quoted string, true, false or null.');
   if (!['eq', 'ne', 'co', 'sw', 'ew'].includes(op))
@@ -281,5 +284,8 @@ export function compileFilter(text: string): CompiledFilter {
   return { where: part.where, indexed: part.indexed, complement: part.complement?.where };
 }
 
-/** Whether a filter reads every person's row of the workspace (a scan, paced per workspace: routes.ts). */
-export const scans = (filter: CompiledFilter): boolean => !filter.indexed && filter.complement === undefined;
+/**
+ * Whether a filter's read grows with the directory, so it is paced per workspace (routes.ts): a
+ * scan of every person's row, or a negation, whose count is of everyone SCIM sees.
+ */
+export const scans = (filter: CompiledFilter): boolean => !filter.indexed;

@@ -16,8 +16,6 @@ export interface DocFields {
   endsWith(expr: RawBuilder<unknown>, suffix: string): RawBuilder<boolean>;
   /** `expr` holds `part` (compared exactly). */
   contains(expr: RawBuilder<unknown>, part: string): RawBuilder<boolean>;
-  /** `expr` is not empty text (false or null for ''), in the form an index on `expr` serves as a range. */
-  nonEmpty(expr: RawBuilder<unknown>): RawBuilder<boolean>;
 }
 
 const FIELD = /^[a-z_]+$/;
@@ -39,8 +37,6 @@ export const sqliteDocFields: DocFields = {
   startsWith: (expr, prefix) => sql`${expr} GLOB ${`${prefix.replace(/[*?[]/g, (c) => `[${c}]`)}*`}`,
   endsWith: (expr, suffix) => sql`substr(${expr}, ${-suffix.length}) = ${suffix}`,
   contains: (expr, part) => sql`instr(${expr}, ${part}) > 0`,
-  // Every text but '' sorts after '' (BINARY).
-  nonEmpty: (expr) => sql`${expr} > ''`,
 };
 
 export const postgresDocFields: DocFields = {
@@ -57,6 +53,4 @@ export const postgresDocFields: DocFields = {
   endsWith: (expr, suffix) => sql`right(${expr}, ${suffix.length}::int) = ${suffix}`,
   // An escaped LIKE, which a pg_trgm index serves where migration 0045 could make one.
   contains: (expr, part) => sql`${expr} LIKE ${`%${part.replace(/[\\%_]/g, (c) => `\\${c}`)}%`}`,
-  // The byte-wise comparison a text_pattern_ops index serves: every text but '' sorts after ''.
-  nonEmpty: (expr) => sql`${expr} ~>~ ''`,
 };
