@@ -110,24 +110,35 @@ export async function listUsers(
     AND r.id NOT IN (SELECT person_id FROM scim_people WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL)`;
   const matched = filter?.where({ workspaceId, fields: database.engine });
   const sliceRows = database.engine.scanSliceRows;
+  // A paced read (a count of the whole directory) keeps to one backend at a time, as its scans do
+  // (ADR 54): running its count and page at once would take both of a small server's cores from
+  // the other workspaces. A list or an indexed filter reads both at once.
+  const together = matched === undefined || filter?.indexed === true;
+  const both = async (total: () => Promise<number>, ids: () => Promise<string[]>) => {
+    if (!together) return { total: await total(), ids: await ids() };
+    const [t, i] = await Promise.all([total(), ids()]);
+    return { total: t, ids: i };
+  };
   const { total, ids } =
     matched === undefined
       ? await both(
-          visibleCount(database, workspaceId),
-          pageIds(db, sql`(SELECT workspace_id, register, id, id AS person_id FROM records) r`, unlinked, startIndex, count),
+          () => visibleCount(database, workspaceId, true),
+          () => pageIds(db, sql`(SELECT workspace_id, register, id, id AS person_id FROM records) r`, unlinked, startIndex, count),
         )
       : filter?.complement
         ? await both(
             // The negation of an equality: the people SCIM sees less the equality's few matches,
             // counted in its index; nearly every person matches, so a page walks few ids past its own.
-            Promise.all([
-              visibleCount(database, workspaceId),
-              countOf(db, sql`${visible} AND ${filter.complement({ workspaceId, fields: database.engine })}`),
-            ]).then(([all, not]) => all - not),
-            pageIds(db, PEOPLE, sql`${visible} AND ${matched}`, startIndex, count),
+            async () =>
+              (await visibleCount(database, workspaceId, false)) -
+              (await countOf(db, sql`${visible} AND ${filter.complement?.({ workspaceId, fields: database.engine })}`)),
+            () => pageIds(db, PEOPLE, sql`${visible} AND ${matched}`, startIndex, count),
           )
         : filter?.indexed || sliceRows === null
-          ? await both(countOf(db, sql`${visible} AND ${matched}`), pageIds(db, PEOPLE, sql`${visible} AND ${matched}`, startIndex, count))
+          ? await both(
+              () => countOf(db, sql`${visible} AND ${matched}`),
+              () => pageIds(db, PEOPLE, sql`${visible} AND ${matched}`, startIndex, count),
+            )
           : await scan(db, people, sql`${visible} AND ${matched}`, startIndex, count, sliceRows);
   if (ids.length === 0) return { total, page: [] };
   const [rows, links] = await Promise.all([
@@ -143,29 +154,23 @@ export async function listUsers(
   };
 }
 
-/**
- * A count and a page, as independent queries: on PostgreSQL each on its own connection at once
- * (two backends, so a list waits for the longer, not for both); SQLite runs them in turn.
- */
-async function both(total: Promise<number>, ids: Promise<string[]>): Promise<{ total: number; ids: string[] }> {
-  const [t, i] = await Promise.all([total, ids]);
-  return { total: t, ids: i };
-}
-
 async function countOf(db: Kysely<DB>, where: RawBuilder<unknown>): Promise<number> {
   const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM ${PEOPLE} WHERE ${where}`.execute(db);
   return Number(rows[0]?.n ?? 0);
 }
 
 /** The people SCIM sees, counted from the people's id index less the few a DELETE kept (no probe per person). */
-async function visibleCount(database: Database, workspaceId: string): Promise<number> {
+async function visibleCount(database: Database, workspaceId: string, together: boolean): Promise<number> {
   const db = database.db;
-  const [all, { rows }] = await Promise.all([
-    peopleCount(db, workspaceId, database.engine.scanSliceRows),
-    sql<{ n: number | string }>`SELECT count(*) AS n FROM scim_people
-      WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL`.execute(db),
-  ]);
-  return all - Number(rows[0]?.n ?? 0);
+  const all = () => peopleCount(db, workspaceId, database.engine.scanSliceRows);
+  const kept = async () => {
+    const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM scim_people
+      WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL`.execute(db);
+    return Number(rows[0]?.n ?? 0);
+  };
+  if (!together) return (await all()) - (await kept());
+  const [n, k] = await Promise.all([all(), kept()]);
+  return n - k;
 }
 
 /**

@@ -20,8 +20,8 @@ const REPLACED = ['display_name', 'given_name', 'family_name'] as const;
  * SCIM filters are answered by indexes over `scim_people_fields` (migration 0043) rather than by
  * a lookup in the people's documents joined back to the short rows, or by a scan:
  * - one index per compared column, keyed by workspace and value, then `deleted_at` (every list
- *   leaves out the people a DELETE kept): an `eq`, `sw` or `pr` is counted and paged in the index
- *   alone, each entry carrying the person's id (the table's key). Not partial on `deleted_at`:
+ *   leaves out the people a DELETE kept): an `eq` or `sw` is counted and paged in the index
+ *   alone, each entry carrying the person's id (the table's key), and `pr` counts who has no value. Not partial on `deleted_at`:
  *   SQLite would then prefer one of them, and a sort, to the key's order for a page that walks ids;
  * - the people who are not ACTIVE (`active eq false`), by id, so a page of them is read in order;
  * - 0037's expression indexes over the documents' names go: nothing else reads them, and each
