@@ -110,27 +110,48 @@ export async function listUsers(
     AND r.id NOT IN (SELECT person_id FROM scim_people WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL)`;
   const matched = filter?.where({ workspaceId, fields: database.engine });
   const sliceRows = database.engine.scanSliceRows;
+  // A paced read (a count of the whole directory) keeps to one backend at a time, as its scans do
+  // (ADR 54): running its count and page at once would take both of a small server's cores from
+  // the other workspaces. A list or an indexed filter reads both at once.
+  const together = matched === undefined || filter?.indexed === true;
+  const both = async (total: () => Promise<number>, ids: () => Promise<string[]>) => {
+    if (!together) return { total: await total(), ids: await ids() };
+    const [t, i] = await Promise.all([total(), ids()]);
+    return { total: t, ids: i };
+  };
   const { total, ids } =
     matched === undefined
-      ? {
-          total: await visibleCount(db, workspaceId),
-          ids: await pageIds(db, sql`(SELECT workspace_id, register, id, id AS person_id FROM records) r`, unlinked, startIndex, count),
-        }
-      : filter?.indexed || sliceRows === null
-        ? {
-            total: await countOf(db, sql`${visible} AND ${matched}`),
-            ids: await pageIds(db, PEOPLE, sql`${visible} AND ${matched}`, startIndex, count),
-          }
-        : await scan(db, people, sql`${visible} AND ${matched}`, startIndex, count, sliceRows);
+      ? await both(
+          () => visibleCount(database, workspaceId, true),
+          () => pageIds(db, sql`(SELECT workspace_id, register, id, id AS person_id FROM records) r`, unlinked, startIndex, count),
+        )
+      : filter?.complement
+        ? await both(
+            // The negation of an equality: the people SCIM sees less the equality's few matches,
+            // counted in its index; nearly every person matches, so a page walks few ids past its own.
+            async () =>
+              (await visibleCount(database, workspaceId, false)) -
+              (await countOf(db, sql`${visible} AND ${filter.complement?.({ workspaceId, fields: database.engine })}`)),
+            () => pageIds(db, PEOPLE, sql`${visible} AND ${matched}`, startIndex, count),
+          )
+        : filter?.indexed || sliceRows === null
+          ? await both(
+              () => countOf(db, sql`${visible} AND ${matched}`),
+              () => pageIds(db, PEOPLE, sql`${visible} AND ${matched}`, startIndex, count),
+            )
+          : await scan(db, people, sql`${visible} AND ${matched}`, startIndex, count, sliceRows);
   if (ids.length === 0) return { total, page: [] };
-  const rows = await db
-    .selectFrom('records')
-    .select(['id', 'doc'])
-    .where('workspace_id', '=', workspaceId)
-    .where('id', 'in', ids)
-    .orderBy('id')
-    .execute();
-  return { total, page: await withLinks(db, workspaceId, rows) };
+  const [rows, links] = await Promise.all([
+    db.selectFrom('records').select(['id', 'doc']).where('workspace_id', '=', workspaceId).where('id', 'in', ids).orderBy('id').execute(),
+    linksOf(db, workspaceId, ids),
+  ]);
+  return {
+    total,
+    page: rows.map((r) => {
+      const l = links.get(r.id);
+      return { person: JSON.parse(r.doc) as RecordObject, link: linkOf(l), deletedAt: l?.deleted_at ?? null };
+    }),
+  };
 }
 
 async function countOf(db: Kysely<DB>, where: RawBuilder<unknown>): Promise<number> {
@@ -139,12 +160,43 @@ async function countOf(db: Kysely<DB>, where: RawBuilder<unknown>): Promise<numb
 }
 
 /** The people SCIM sees, counted from the people's id index less the few a DELETE kept (no probe per person). */
-async function visibleCount(db: Kysely<DB>, workspaceId: string): Promise<number> {
-  const { rows: all } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM records
-    WHERE workspace_id = ${workspaceId} AND register = 'people'`.execute(db);
-  const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM scim_people
-    WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL`.execute(db);
-  return Number(all[0]?.n ?? 0) - Number(rows[0]?.n ?? 0);
+async function visibleCount(database: Database, workspaceId: string, together: boolean): Promise<number> {
+  const db = database.db;
+  const all = () => peopleCount(db, workspaceId, database.engine.scanSliceRows);
+  const kept = async () => {
+    const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM scim_people
+      WHERE workspace_id = ${workspaceId} AND deleted_at IS NOT NULL`.execute(db);
+    return Number(rows[0]?.n ?? 0);
+  };
+  if (!together) return (await all()) - (await kept());
+  const [n, k] = await Promise.all([all(), kept()]);
+  return n - k;
+}
+
+/**
+ * The workspace's people, counted in the people's id index. SQLite, whose reads hold the event
+ * loop, counts a slice of ids at a time (index entries, so slices five times a scan's) with a turn
+ * of the loop between: another workspace's request waits for a slice, not for the directory.
+ */
+async function peopleCount(db: Kysely<DB>, workspaceId: string, sliceRows: number | null): Promise<number> {
+  if (sliceRows === null) {
+    const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM records
+      WHERE workspace_id = ${workspaceId} AND register = 'people'`.execute(db);
+    return Number(rows[0]?.n ?? 0);
+  }
+  const slice = sliceRows * 5;
+  let total = 0;
+  for (let after = ''; ; ) {
+    const { rows } = await sql<{ n: number | string; last: string | null }>`SELECT count(*) AS n, max(id) AS last FROM
+      (SELECT id FROM records WHERE workspace_id = ${workspaceId} AND register = 'people' AND id > ${after} ORDER BY id LIMIT ${slice})`.execute(
+      db,
+    );
+    const n = Number(rows[0]?.n ?? 0);
+    total += n;
+    if (n < slice || !rows[0]?.last) return total;
+    after = rows[0].last;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 /** A page's ids, in key order: a deep page skips index entries, not documents. */
@@ -187,9 +239,10 @@ async function scan(
     const matches = Number(counted[0]?.matches ?? 0);
     const skip = Math.max(0, startIndex - 1 - total);
     if (ids.length < count && matches > skip) {
-      const { rows } = await sql<{ id: string }>`SELECT r.person_id AS id FROM ${PEOPLE}
-        WHERE ${where} AND r.person_id > ${after} AND r.person_id <= ${last}
-        ORDER BY r.person_id LIMIT ${count - ids.length} OFFSET ${skip}`.execute(db);
+      // The slice's rows by key, as counted: an index of the short rows would walk the workspace.
+      const { rows } = await sql<{ id: string }>`SELECT r.person_id AS id
+        FROM (SELECT * FROM ${PEOPLE} WHERE ${people} AND r.person_id > ${after} AND r.person_id <= ${last}) r
+        WHERE ${where} ORDER BY r.person_id LIMIT ${count - ids.length} OFFSET ${skip}`.execute(db);
       ids.push(...rows.map((r) => r.id));
     }
     total += matches;

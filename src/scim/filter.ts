@@ -5,9 +5,10 @@
  * compare ignoring case, ids, externalId and employeeNumber exactly). The condition is on a row
  * `r` of scim_people_fields (migration 0043: the compared fields of each person, short, kept
  * lower-cased where they compare ignoring case), never on the people's JSON documents. No list
- * reads a register into the process: equality and prefix comparisons are served by the indexes
- * of migration 0037, anything else is a scan of those short rows in the database, which the
- * caller's budget pays for (routes.ts).
+ * reads a register into the process: equality, prefix and presence tests are served by the
+ * short rows' indexes (migration 0044), and the negation of an equality is counted from them;
+ * anything else is a scan of those short rows in the database, which the caller's budget pays
+ * for (routes.ts).
  */
 
 import { type Filter, parse } from 'scim2-parse-filter';
@@ -49,77 +50,42 @@ interface Attribute {
   /** The attribute's value for the scim_people_fields row `r` (lower-cased where it ignores case). */
   value(ctx: FilterContext): RawBuilder<unknown>;
   /**
-   * The ids of the people whose value passes an equality or prefix test, looked up by an index:
-   * the planner then finds the few matches and each by id, rather than walk every person (which
-   * SQLite chose for an equality without statistics). Absent: no index serves the attribute.
+   * Whether an index over the short rows serves an equality, prefix or presence test of the
+   * value (migration 0044: keyed by workspace and value, over the people SCIM sees), so the test
+   * is counted and paged in that index instead of testing every person's row.
    */
-  lookup?(ctx: FilterContext, op: 'eq' | 'sw', value: string): RawBuilder<unknown>;
+  indexed: boolean;
 }
 
-const selectLinked = (ctx: FilterContext, test: RawBuilder<boolean>) =>
-  sql`SELECT person_id FROM scim_people WHERE workspace_id = ${ctx.workspaceId} AND ${test}`;
+/** A column of scim_people_fields, kept lower-cased unless the attribute compares case-exactly. */
+const column = (name: string, caseExact: boolean, indexed = true): Attribute => ({
+  caseExact,
+  value: () => sql.ref(`r.${name}`),
+  indexed,
+});
 
 /**
- * A field of the people's documents compared ignoring case: read from scim_people_fields (kept
- * lower-cased), looked up by its expression index over the documents (migration 0037).
+ * userName: the one SCIM wrote (scim_people.user_name_key), else, for a person SCIM never named
+ * (or one a DELETE kept, which released it), the work email: scim_people_fields.user_name holds
+ * the one that applies.
  */
-function docAttribute(field: string): Attribute {
-  return {
-    caseExact: false,
-    value: () => sql.ref(`r.${field}`),
-    lookup: (ctx, op, value) =>
-      sql`SELECT p.id FROM records p WHERE p.workspace_id = ${ctx.workspaceId} AND p.register = 'people'
-        AND ${textTest(ctx, ctx.fields.lowerDocText('p', field), op, value)}`,
-  };
-}
-
-/** What SCIM keeps beside a person (scim_people, indexed by workspace and column; a copy in scim_people_fields). */
-function linkAttribute(column: string, caseExact: boolean): Attribute {
-  return {
-    caseExact,
-    value: () => sql.ref(`r.${column}`),
-    lookup: (ctx, op, value) => selectLinked(ctx, textTest(ctx, sql.ref(column), op, value)),
-  };
-}
-
-/**
- * userName: the one SCIM wrote (scim_people.user_name_key, unique), else, for a person SCIM never
- * named (or one a DELETE kept, which released it), the work email (scim_people_fields.user_name
- * holds the one that applies).
- */
-const userName: Attribute = {
-  caseExact: false,
-  value: () => sql.ref('r.user_name'),
-  lookup: (ctx, op, value) =>
-    sql`${selectLinked(ctx, textTest(ctx, sql.ref('user_name_key'), op, value))} UNION ALL
-      SELECT p.id FROM records p WHERE p.workspace_id = ${ctx.workspaceId} AND p.register = 'people'
-        AND ${textTest(ctx, ctx.fields.lowerDocText('p', 'work_email'), op, value)}
-        AND NOT EXISTS (SELECT 1 FROM scim_people c WHERE c.workspace_id = p.workspace_id AND c.person_id = p.id AND c.user_name_key IS NOT NULL)`,
-};
-
-const ID: Attribute = {
-  caseExact: true,
-  value: () => sql.ref('r.person_id'),
-  lookup: (ctx, op, value) =>
-    sql`SELECT p.id FROM records p WHERE p.workspace_id = ${ctx.workspaceId} AND p.register = 'people' AND ${textTest(ctx, sql.ref('p.id'), op, value)}`,
-};
-
-/** manager.value: an equality is looked up in the index of references (who names the manager), then checked in the document. */
-const MANAGER: Attribute = {
-  caseExact: true,
-  value: () => sql.ref('r.manager_id'),
-};
+const userName = column('user_name', false);
+const workEmail = column('work_email', false);
+/** The short rows' key: its own index. */
+const ID = column('person_id', true);
+/** manager.value: the manager's id, compared exactly. */
+const MANAGER = column('manager_id', true);
 
 const attributes: Record<string, Attribute> = {
   id: ID,
   username: userName,
-  'emails.value': docAttribute('work_email'),
-  emails: docAttribute('work_email'),
-  externalid: linkAttribute('external_id', true),
-  displayname: docAttribute('display_name'),
-  'name.givenname': docAttribute('given_name'),
-  'name.familyname': docAttribute('family_name'),
-  [`${ENTERPRISE_SCHEMA.toLowerCase()}:employeenumber`]: linkAttribute('employee_number', true),
+  'emails.value': workEmail,
+  emails: workEmail,
+  externalid: column('external_id', true),
+  displayname: column('display_name', false),
+  'name.givenname': column('given_name', false),
+  'name.familyname': column('family_name', false),
+  [`${ENTERPRISE_SCHEMA.toLowerCase()}:employeenumber`]: column('employee_number', true),
   [`${ENTERPRISE_SCHEMA.toLowerCase()}:manager.value`]: MANAGER,
 };
 
@@ -139,19 +105,29 @@ export const FILTER_ATTRIBUTES = [
 export const FILTER_OPERATORS = ['eq', 'ne', 'co', 'sw', 'ew', 'pr', 'and', 'or', 'not'];
 
 /**
- * A compiled part: its condition, and whether an index serves it (it selects few people, found
- * by index); if not, it is tested on every person's row (a scan, run in slices: directory.ts).
+ * A compiled part: its condition, and whether an index serves it (it is counted and paged in
+ * that index); if not, it is tested on every person's row (a scan, run in slices: directory.ts).
+ * An equality selects few people (`few`); its negation (`not`, `ne`, `active eq true`, `pr`) is
+ * then counted as the people SCIM sees less the equality's matches, and paged in id order, where
+ * nearly every person matches (`complement`): not a scan of the rows, but a count of everyone.
  */
 interface Part {
   where: Condition;
   indexed: boolean;
+  few?: boolean;
+  /** Set on the negation of a `few` part: that part. */
+  complement?: Part;
 }
 
 const always = (value: boolean): Part => ({
   where: () => (value ? sql<boolean>`(1 = 1)` : sql<boolean>`(1 = 0)`),
   indexed: false,
 });
-const negate = (p: Part): Part => ({ where: (ctx) => sql<boolean>`NOT ${p.where(ctx)}`, indexed: false });
+function negate(p: Part): Part {
+  // Conditions are never unknown: not (not x) is x, and keeps x's index.
+  if (p.complement) return p.complement;
+  return { where: (ctx) => sql<boolean>`NOT ${p.where(ctx)}`, indexed: false, complement: p.few ? p : undefined };
+}
 
 function compare(op: string, path: string, compValue: unknown): Part {
   const name = path.toLowerCase().replace(/^urn:ietf:params:scim:schemas:core:2\.0:user:/, '');
@@ -159,16 +135,20 @@ function compare(op: string, path: string, compValue: unknown): Part {
   const attr = attributes[name];
   if (!attr)
     throw invalidFilter(`A filter may not name ${JSON.stringify(path.slice(0, 80))}; it may name ${FILTER_ATTRIBUTES.join(', ')}.`);
-  const present: Part = {
-    where: (ctx) => sql<boolean>`(${attr.value(ctx)} IS NOT NULL AND ${attr.value(ctx)} <> '')`,
-    indexed: false,
+  // No value, looked up in the attribute's index (null and '' both); never unknown. Its negation,
+  // `pr`, is counted as everyone less these, which an attribute most people have makes few.
+  const absent: Part = {
+    where: (ctx) => sql<boolean>`(${attr.value(ctx)} IS NULL OR ${attr.value(ctx)} = '')`,
+    indexed: attr.indexed,
+    few: attr.indexed,
   };
+  const present = negate(absent);
   if (op === 'pr') return present;
   if (typeof compValue === 'boolean' || compValue === null) {
     if (op !== 'eq' && op !== 'ne') throw invalidFilter(`${op} compares text; true, false and null take eq or ne.`);
     // Text is never true or false; null is "no value".
     if (compValue !== null) return always(op === 'ne');
-    return op === 'eq' ? negate(present) : present;
+    return op === 'eq' ? absent : present;
   }
   if (typeof compValue !== 'string') throw invalidFilter('Compare with a quoted string, true, false or null.');
   if (!['eq', 'ne', 'co', 'sw', 'ew'].includes(op))
@@ -176,20 +156,16 @@ function compare(op: string, path: string, compValue: unknown): Part {
   const value = attr.caseExact ? compValue : compValue.toLowerCase();
   if (op === 'ne') return negate(compare('eq', path, compValue));
   const test = op as Exclude<Op, 'ne'>;
-  if (attr === MANAGER && test === 'eq') {
-    return {
-      where: (ctx) =>
-        sql<boolean>`(r.person_id IN (SELECT source_id FROM record_refs WHERE workspace_id = ${ctx.workspaceId} AND target_id = ${value})
-          AND ${attr.value(ctx)} = ${value})`,
-      indexed: true,
-    };
-  }
-  const lookup = attr.lookup;
-  if (lookup && (test === 'eq' || test === 'sw')) {
-    return { where: (ctx) => sql<boolean>`r.person_id IN (${lookup(ctx, test, value)})`, indexed: true };
-  }
-  return { where: (ctx) => textTest(ctx, attr.value(ctx), test, value), indexed: false };
+  const served = attr.indexed && (test === 'eq' || test === 'sw');
+  return { where: (ctx) => textTest(ctx, attr.value(ctx), test, value), indexed: served, few: served && test === 'eq' };
 }
+
+/** The people who are not ACTIVE, as the partial index of migration 0044 names them (the same text, so it serves). */
+const INACTIVE: Part = {
+  where: () => sql<boolean>`(r.status IS NULL OR r.status <> 'ACTIVE')`,
+  indexed: true,
+  few: true,
+};
 
 /** active: the person's status (true: ACTIVE); the string "true"/"false" compares as the boolean. */
 function compareActive(op: string, compValue: unknown): Part {
@@ -197,10 +173,7 @@ function compareActive(op: string, compValue: unknown): Part {
   if (op !== 'eq' && op !== 'ne') throw invalidFilter('active is true or false: compare it with eq or ne.');
   const wanted = typeof compValue === 'string' ? compValue.toLowerCase() === 'true' : compValue === true;
   const active = (op === 'eq') === wanted;
-  return {
-    where: () => (active ? sql<boolean>`(r.status = 'ACTIVE')` : sql<boolean>`(r.status IS NULL OR r.status <> 'ACTIVE')`),
-    indexed: false,
-  };
+  return active ? negate(INACTIVE) : INACTIVE;
 }
 
 /** Parts joined by and or or. */
@@ -289,8 +262,10 @@ function nesting(text: string): number {
 export interface CompiledFilter {
   /** The condition on the scim_people_fields row `r`. */
   where: Condition;
-  /** Whether an index serves it (it selects few people, looked up by index); else it tests every person's row, in slices (directory.ts). */
+  /** Whether an index serves it (counted and paged in the index); else it tests every person's row, in slices (directory.ts). */
   indexed: boolean;
+  /** Set when the filter is the negation of an equality an index serves: that equality, counted in its index. */
+  complement?: Condition;
 }
 
 /** The condition of a filter, or a 400 invalidFilter saying what is wrong with it. */
@@ -305,5 +280,12 @@ export function compileFilter(text: string): CompiledFilter {
     const why = err instanceof RangeError ? 'it nests too deeply' : String((err as Error).message).slice(0, 120);
     throw invalidFilter(`The filter could not be parsed: ${why}. Example: userName eq "ada@example.com".`);
   }
-  return compile(ast, 0);
+  const part = compile(ast, 0);
+  return { where: part.where, indexed: part.indexed, complement: part.complement?.where };
 }
+
+/**
+ * Whether a filter's read grows with the directory, so it is paced per workspace (routes.ts): a
+ * scan of every person's row, or a negation, whose count is of everyone SCIM sees.
+ */
+export const scans = (filter: CompiledFilter): boolean => !filter.indexed;

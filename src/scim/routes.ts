@@ -13,7 +13,7 @@ import { authenticateScim } from './auth.js';
 import { listUsers } from './directory.js';
 import { GROUPS_UNSUPPORTED, listOf, resourceTypes, schemas, serviceProviderConfig } from './discovery.js';
 import { invalidSyntax, notFound, SCIM_CONTENT_TYPE, ScimError, scimErrorHandler, sendError } from './errors.js';
-import { compileFilter } from './filter.js';
+import { compileFilter, scans as scansAll } from './filter.js';
 import { OnePerKey } from './one-per-key.js';
 import { patchedUser } from './patch.js';
 import { project, readQuery } from './query.js';
@@ -123,7 +123,7 @@ export function registerScimRoutes(app: FastifyInstance, services: ScimRoutesSer
           });
         };
         // A filter no index serves reads the workspace's people in the database: one at a time per workspace.
-        const text = filter === undefined || filter.indexed ? await read() : await scanned(token.workspaceId, read, reply);
+        const text = filter === undefined || !scansAll(filter) ? await read() : await scanned(token.workspaceId, read, reply);
         return reply.code(200).type(SCIM_CONTENT_TYPE).send(text);
       });
 
