@@ -14,6 +14,7 @@ import type { Database } from '../../store/database.js';
 import type { DB, DeliveryJobsTable, WebhookEndpointsTable } from '../../store/schema.js';
 import { SUBSCRIBABLE_EVENTS, TEST_EVENT, VERIFICATION_EVENT } from '../events/event-types.js';
 import { emitTestEvent } from '../events/outbox.js';
+import { makeDueNow } from './queue.js';
 
 /** What this file takes of the services built at start (services.ts). */
 export interface DeliveriesServices {
@@ -306,15 +307,10 @@ export async function resendDelivery(
     if (!job) throw new AppError('not_found', `no delivery ${deliveryOrJobId} of endpoint ${endpointId}; list them with: wsops deliveries`);
     refuseDisabled(endpoint, 'resend the delivery');
     // Not while a worker holds it and is attempting it: made due again, another worker would send
-    // it beside that attempt, and the attempt's outcome would no longer be recorded. The UPDATE
-    // decides, so a claim between a read and the write cannot slip through.
-    const resent = await trx
-      .updateTable('delivery_jobs')
-      .set({ state: 'pending', next_attempt_at: at, lease_until: null, updated_at: at })
-      .where('id', '=', job.id)
-      .where((eb) => eb.or([eb('locked_by', 'is', null), eb('lease_until', 'is', null), eb('lease_until', '<=', at)]))
-      .executeTakeFirst();
-    if (Number(resent.numUpdatedRows) === 0) {
+    // it beside that attempt, and the attempt's outcome would no longer be recorded. makeDueNow's
+    // UPDATE leaves a job under a live lease alone, so a claim between a read and the write cannot
+    // slip through.
+    if ((await makeDueNow(trx, [job.id], services.clock())).length === 0) {
       throw new AppError(
         'invalid_state',
         `delivery ${job.id} of ${job.event_type} ${job.event_id} is being attempted now; resend it once that attempt is recorded (within seconds)`,
