@@ -5,7 +5,6 @@
 import { ACTION_AUDIT_WORDS } from './actions/audit-words.js';
 import { ALERT_AUDIT_WORDS } from './alerts/audit-words.js';
 import type { AuditAction, AuditRow, AuditWords } from './audit/audit.js';
-import { describeAudit } from './audit/audit.js';
 import { KEY_AUDIT_WORDS } from './keys/audit-words.js';
 import { SCIM_AUDIT_WORDS } from './scim/audit-words.js';
 import { SIGN_IN_AUDIT_WORDS } from './sign-in/audit-words.js';
@@ -29,5 +28,18 @@ const WORDS = {
 /** Every action's words; `action.*` words the domain actions. */
 export const AUDIT_WORDS: AuditWords = WORDS;
 
-/** What an entry did, in plain text (the caller escapes it). */
-export const describeAuditEntry = (e: Pick<AuditRow, 'action' | 'target' | 'key_id' | 'detail'>): string => describeAudit(AUDIT_WORDS, e);
+/**
+ * What an entry did, in plain text (the caller escapes it): its action's words, else its family's
+ * (`action.*` words every `action.…`); an action with none reads as itself.
+ */
+export function describeAudit(e: Pick<AuditRow, 'action' | 'target' | 'key_id' | 'detail'>): string {
+  const target = e.target ?? e.key_id ?? '';
+  const family = `${e.action.slice(0, e.action.indexOf('.') + 1)}*`;
+  const say = Object.hasOwn(AUDIT_WORDS, e.action)
+    ? AUDIT_WORDS[e.action]
+    : Object.hasOwn(AUDIT_WORDS, family)
+      ? AUDIT_WORDS[family]
+      : undefined;
+  if (say) return say({ action: e.action, target, detail: e.detail });
+  return `${e.action}${target ? ` ${target}` : ''}`;
+}

@@ -206,16 +206,3 @@ export const auditText = (v: unknown): string | undefined => (typeof v === 'stri
 /** "Created API key key_1 (Badge reader)", or without the name when the detail has none. */
 export const namedTarget = (what: string, e: WordedEntry, name: unknown): string =>
   auditText(name) ? `${what} ${e.target} (${auditText(name)})` : `${what} ${e.target}`;
-
-/**
- * What was done, in words, from every feature's words (`words`, composed by src/audit-words.ts):
- * the action's own, else its family's (`action.*` words every `action.…`); an action with none
- * reads as itself.
- */
-export function describeAudit(words: AuditWords, e: Pick<AuditRow, 'action' | 'target' | 'key_id' | 'detail'>): string {
-  const target = e.target ?? e.key_id ?? '';
-  const family = `${e.action.slice(0, e.action.indexOf('.') + 1)}*`;
-  const say = Object.hasOwn(words, e.action) ? words[e.action] : Object.hasOwn(words, family) ? words[family] : undefined;
-  if (say) return say({ action: e.action, target, detail: e.detail });
-  return `${e.action}${target ? ` ${target}` : ''}`;
-}

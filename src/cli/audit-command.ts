@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ACTOR_KINDS, AUDIT_KINDS, AUDIT_MAX_LIMIT, auditPage, describeActor } from '../audit/audit.js';
-import { describeAuditEntry } from '../audit-words.js';
+import { describeAudit } from '../audit-words.js';
 import { parsePositiveInt, print, table, UsageError } from '../cli-kit/output.js';
 import { withDatabase } from '../cli-kit/with-database.js';
 import { getWorkspace } from '../workspaces/workspaces.js';
@@ -26,7 +26,7 @@ export function auditCommand(program: Command): void {
         return auditPage(s.database.db, opts.workspace, { kind: opts.kind, actor: opts.actor, limit, before });
       });
       print(!!opts.json, { entries: page.entries, next_before: page.nextBefore }, () => {
-        const rows = page.entries.map((e) => ({ seq: e.seq, at: e.at, who: describeActor(e.actor), what: describeAuditEntry(e) }));
+        const rows = page.entries.map((e) => ({ seq: e.seq, at: e.at, who: describeActor(e.actor), what: describeAudit(e) }));
         const more = page.nextBefore !== null ? `\nolder entries: --before ${page.nextBefore}` : '';
         return `${table(rows, ['seq', 'at', 'who', 'what'])}${more}`;
       });

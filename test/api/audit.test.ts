@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { AUDIT_KINDS, auditKindOf, auditPage, listAudit, recordAudit } from '../../src/audit/audit.js';
-import { AUDIT_WORDS, describeAuditEntry as describeAudit } from '../../src/audit-words.js';
+import { AUDIT_WORDS, describeAudit } from '../../src/audit-words.js';
 import { createKey, revokeKey } from '../../src/keys/keys.js';
 import { READ_SCOPES } from '../../src/registers/define.js';
 import { setModule } from '../../src/workspaces/workspaces.js';

@@ -12,7 +12,7 @@ import { createAlertTransport } from '../../src/alerts/mail.js';
 import { alertRounds } from '../../src/alerts/rounds.js';
 import { ALERT_RETRY_DELAYS_MS, runAlertRound } from '../../src/alerts/send.js';
 import { listAudit } from '../../src/audit/audit.js';
-import { describeAuditEntry } from '../../src/audit-words.js';
+import { describeAudit } from '../../src/audit-words.js';
 import { createAdminLink } from '../../src/sign-in/sign-in-links.js';
 import { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint, enableEndpoint } from '../../src/webhooks/endpoints/endpoints.js';
@@ -170,7 +170,7 @@ for (const dialect of DIALECTS) {
       assert.ok(audit.every((a) => a.actor === 'system' && a.target === ep.id && a.detail.recipients === 2));
       const failingEntry = audit.find((a) => a.detail.stage === 'failing');
       assert.match(
-        describeAuditEntry(failingEntry as NonNullable<typeof failingEntry>),
+        describeAudit(failingEntry as NonNullable<typeof failingEntry>),
         /has been failing for over 1 hour$/,
         'the threshold in force',
       );

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ACTOR_KINDS, AUDIT_KINDS, type AuditQuery, type AuditRow, auditPage, describeActor } from '../../audit/audit.js';
-import { describeAuditEntry } from '../../audit-words.js';
+import { describeAudit } from '../../audit-words.js';
 import type { ConsoleServices, NavEntry } from '../../console-kit/context.js';
 import { type PageContext, pageContext } from '../../console-kit/context.js';
 import { type Html, html } from '../../console-kit/html.js';
@@ -109,7 +109,7 @@ async function renderAudit(ctx: PageContext, query: RawQuery) {
       (e) => html`<tr>
   <td class="nowrap">${formatTime(e.at)}</td>
   <td>${describeActor(e.actor)}</td>
-  <td>${describeAuditEntry(e)}</td>
+  <td>${describeAudit(e)}</td>
   <td>${details(e)}</td>
 </tr>`,
     );
