@@ -35,9 +35,8 @@ export function registerConsole(app: FastifyInstance, services: Services): void 
   app.register(
     async (scope) => {
       await registerConsoleSecurity(scope, services);
-      scope.addHook('onRequest', async (request) => {
-        request.consoleNav = NAV;
-      });
+      // Read by every page's context (console-kit/context.ts); the same list for every request.
+      scope.decorateRequest('consoleNav', { getter: () => NAV });
       registerAssets(scope);
       registerSignInPages(scope, services);
       registerSecondFactorPages(scope, services);
