@@ -124,7 +124,7 @@ for (const dialect of DIALECTS) {
         await drain();
         const [failed] = (await attempts(ep.id)).filter((a) => a.event_id === eventId);
         assert.equal(failed?.outcome, 'failed');
-        assert.equal(failed?.error_class, 'connection');
+        assert.equal(failed?.error_class, 'connection', `the failure recorded: ${(await row(ep.id)).last_failure}`);
         await server.start();
         h.clock.advance(60_000);
         await drain();

@@ -131,7 +131,7 @@ function classify(err: unknown, subject: string): Omit<AttemptOutcome, 'latencyM
   if (/Authorization|authentication|permissions? violation/i.test(text)) return failed('auth', e.message ?? text);
   if (/JetStream|stream/i.test(e.name ?? '')) return failed('broker_refused', e.message ?? text);
   // Refused, or a connection the server closed under the publish (it stopped): the broker is not there.
-  if (/connection refused|closed connection|ClosedConnection|disconnect|ConnectionError/i.test(text))
+  if (/connection (refused|closed)|closed connection|ClosedConnection|disconnect|ConnectionError/i.test(text))
     return failed('connection', e.message ?? text);
   const { errorClass, message } = classifyError(err);
   return failed(errorClass, message);
